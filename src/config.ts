@@ -1,0 +1,28 @@
+/** Every default named once (ARCHITECTURE: "Configuration has one home"). */
+export const config = {
+  apiKeyPrefix: "vk_",
+  defaultScopes: ["agents:read", "agents:write", "journal:read", "journal:write", "admin"] as const,
+  jwt: { issuer: "vigil", audience: "vigil-widget", maxTtlSeconds: 3600, defaultTtlSeconds: 900 },
+  rateLimits: {
+    requestsPerMinutePerKey: 100,
+    turnsPerMinutePerAgent: 20,
+    callsPerMinutePerAgentTool: 60,
+  },
+  run: {
+    maxStepsPerRun: 8,
+    /** A run interrupted this many times (crash, eviction) ends failed_terminal instead of resuming. */
+    maxAttempts: 3,
+    /** Hot window read to build a run's context: bounded whatever the agent's age. */
+    contextWindowMessages: 40,
+    /** How long after a wake the DO re-checks for interrupted work (survives restarts). */
+    watchdogSeconds: 30,
+  },
+  sse: { heartbeatMs: 15_000, replayBatch: 500 },
+  pagination: { defaultLimit: 50, maxLimit: 200 },
+  idempotency: { retentionHours: 24 },
+  defaultModel: "builtin:echo",
+  defaultSessionId: "default",
+} as const;
+
+export type Scope = (typeof config.defaultScopes)[number];
+export const SCOPES = config.defaultScopes;

@@ -1,0 +1,98 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** The agent's identity and configuration (one row). */
+export const agentMeta = sqliteTable("agent_meta", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  kind: text("kind").notNull(),
+  displayName: text("display_name").notNull(),
+  lifecycle: text("lifecycle").notNull(),
+  mode: text("mode").notNull(),
+  allowedCategoryIds: text("allowed_category_ids", { mode: "json" }).$type<string[]>().notNull(),
+  config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  version: integer("version").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  destroyedAt: text("destroyed_at"),
+});
+
+/** Seed 000 AgentState (one row). */
+export const agentState = sqliteTable("agent_state", {
+  agentId: text("agent_id").primaryKey(),
+  revision: integer("revision").notNull(),
+  lastWakeAt: text("last_wake_at"),
+  nextWakeAt: text("next_wake_at"),
+  sleepUntil: text("sleep_until"),
+  recentHeadMessageId: text("recent_head_message_id"),
+  latestSummaryMessageId: text("latest_summary_message_id"),
+  consecutiveFailureCount: integer("consecutive_failure_count").notNull(),
+  slots: text("slots", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+});
+
+/** Immutable, linked messages: one row per message, never rewritten. */
+export const messages = sqliteTable(
+  "messages",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull(),
+    threadId: text("thread_id").notNull(),
+    kind: text("kind").notNull(),
+    text: text("text"),
+    content: text("content", { mode: "json" }).$type<unknown>(),
+    prevMessageId: text("prev_message_id"),
+    runKey: text("run_key"),
+    authority: text("authority"),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("messages_id").on(table.id), index("messages_thread_seq").on(table.threadId, table.seq)],
+);
+
+/** Persisted wakes waiting for (or in) their run; the runKey is the dedupe key. */
+export const wakeInbox = sqliteTable(
+  "wake_inbox",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    runKey: text("run_key").notNull(),
+    reason: text("reason").notNull(),
+    threadId: text("thread_id").notNull(),
+    authority: text("authority").notNull(),
+    input: text("input", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    enqueuedAt: text("enqueued_at").notNull(),
+  },
+  (table) => [uniqueIndex("wake_inbox_run_key").on(table.runKey)],
+);
+
+/** The wake-run log: every started run ends in exactly one terminal status. */
+export const runs = sqliteTable(
+  "runs",
+  {
+    runKey: text("run_key").primaryKey(),
+    reason: text("reason").notNull(),
+    threadId: text("thread_id").notNull(),
+    status: text("status").notNull(),
+    attempt: integer("attempt").notNull(),
+    enqueuedAt: text("enqueued_at").notNull(),
+    startedAt: text("started_at"),
+    endedAt: text("ended_at"),
+    errorCode: text("error_code"),
+    trace: text("trace", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (table) => [index("runs_enqueued").on(table.enqueuedAt)],
+);
+
+/** Append-only event log; `seq` is the SSE id. */
+export const events = sqliteTable(
+  "events",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    type: text("type").notNull(),
+    runKey: text("run_key"),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("events_run_key").on(table.runKey)],
+);
+
+
+export { counters } from "./common-schema";

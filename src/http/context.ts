@@ -1,0 +1,15 @@
+import type { Scope } from "../config";
+import type { Env } from "../env";
+
+/** Who is calling, resolved once by the auth middleware. */
+export type Principal =
+  | { kind: "apiKey"; tenantId: string; keyId: string; scopes: Scope[] }
+  | { kind: "jwt"; tenantId: string; subject: string; scopes: Scope[]; agents: string[] };
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: { principal: Principal };
+}
+
+export const actorOf = (principal: Principal): string =>
+  principal.kind === "apiKey" ? `key:${principal.keyId}` : `jwt:${principal.subject}`;

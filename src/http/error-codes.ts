@@ -1,0 +1,29 @@
+/** Stable error codes and their HTTP statuses. Codes never change once published. */
+export const ERROR_STATUS = {
+  validation_failed: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  version_conflict: 409,
+  idempotency_conflict: 409,
+  idempotency_in_progress: 409,
+  invalid_transition: 409,
+  agent_dormant: 409,
+  agent_not_started: 409,
+  agent_destroyed: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** A failure as a value: what DO methods return instead of throwing. */
+export type Failure = { ok: false; code: ErrorCode; message: string };
+export type Result<T> = ({ ok: true } & T) | Failure;
+
+export const failure = (code: ErrorCode, message: string): Failure => ({ ok: false, code, message });

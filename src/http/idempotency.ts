@@ -1,0 +1,42 @@
+import type { MiddlewareHandler } from "hono";
+import { sha256Hex } from "../core/sha256";
+import { ApiError } from "./api-error";
+import { tenantStub } from "./auth";
+import type { AppEnv } from "./context";
+
+const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * `Idempotency-Key` on creating POSTs: the first response is stored and replayed for the same key
+ * and body; a different body under the same key is a 409. Streaming responses are not stored —
+ * their runKey is derived from the key, so a retry dedupes in the agent's inbox instead.
+ */
+export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string } = {}): MiddlewareHandler<AppEnv> {
+  return async function idempotencyGuard(c, next) {
+    const key = c.req.header("idempotency-key");
+    if (key === undefined) return next();
+    if (!KEY_PATTERN.test(key)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
+    const tenantId = options.storeIn ? options.storeIn(c) : c.get("principal").tenantId;
+    const stub = tenantStub(c.env, tenantId);
+    const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
+    const requestHash = sha256Hex(`${scope}\n${c.req.header("accept") ?? ""}\n${await c.req.text()}`);
+    const begun = await stub.idempotencyBegin(scope, key, requestHash);
+    if (begun.state === "conflict") throw new ApiError("idempotency_conflict", "this Idempotency-Key was used with a different request body");
+    if (begun.state === "in_progress") throw new ApiError("idempotency_in_progress", "a request with this Idempotency-Key is still in progress", { retryAfterSeconds: 1 });
+    if (begun.state === "replay") {
+      return new Response(begun.body, { status: begun.status, headers: { "content-type": "application/json", "idempotent-replayed": "true" } });
+    }
+    try {
+      await next();
+    } catch (error) {
+      await stub.idempotencyAbort(scope, key);
+      throw error;
+    }
+    const contentType = c.res.headers.get("content-type") ?? "";
+    if (c.res.status < 500 && contentType.includes("json") && !c.error) {
+      await stub.idempotencyComplete(scope, key, c.res.status, await c.res.clone().text());
+    } else {
+      await stub.idempotencyAbort(scope, key);
+    }
+  };
+}

@@ -1,0 +1,193 @@
+import { Agent as AgentBase } from "agents";
+import { config } from "../../config";
+import type { LifecycleCommand } from "../../core/lifecycle";
+import { rateLimitKeys } from "../../core/rate-limit";
+import { runKeys, threadIds } from "../../core/run-keys";
+import * as schema from "../../db/agent-schema";
+import type { Env } from "../../env";
+import { tenantStub } from "../stubs";
+import { failure, type Result } from "../../http/error-codes";
+import migrations from "../../../migrations/agent";
+import { resolveModel } from "../../model/resolve";
+import type { Agent, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents";
+import { decodeCursor, encodeCursor, type Page } from "../../schema/common";
+import type { Authority, Message } from "../../schema/messages";
+import type { AgentEvent, Run } from "../../schema/runs";
+import type { WakeJob } from "../../schema/wake";
+import { z } from "zod";
+import { consumeCounter } from "../counters";
+import { FaultSeam } from "../faults";
+import { openDatabase } from "../sqlite";
+import { EventLog } from "./event-log";
+import { History } from "./history";
+import { AgentProfile } from "./profile";
+import { InjectedCrash, RunLoop } from "./run-loop";
+import type { AgentDb } from "./types";
+import { WakeInbox, type EnqueueOutcome } from "./wake-inbox";
+
+export interface TurnInput {
+  text: string;
+  sessionId: string;
+  turnId: string;
+  authority: Authority;
+  stream: boolean;
+}
+
+/**
+ * One agent: a thin shell that wires its parts (profile, history, inbox, run loop, event log) to
+ * its own SQLite and exposes a small typed RPC surface. The rules live in src/core.
+ */
+export class AgentDO extends AgentBase<Env> {
+  private readonly db: AgentDb;
+  private readonly log: EventLog;
+  private readonly profile: AgentProfile;
+  private readonly history: History;
+  private readonly inbox: WakeInbox;
+  private readonly loop: RunLoop;
+  private readonly faults: FaultSeam;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Work interrupted by a restart or eviction resumes on the first activation afterwards.
+    this.db = openDatabase(ctx, schema, migrations, () => {
+      if (this.inbox.pendingCount() > 0) this.startDraining();
+    });
+    this.log = new EventLog(this.db);
+    this.profile = new AgentProfile(this.db, this.log);
+    this.history = new History(this.db, this.log, () => this.profile.get()?.id ?? "");
+    this.inbox = new WakeInbox(this.db, this.log);
+    this.faults = new FaultSeam(env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
+    this.loop = new RunLoop({
+      events: this.log,
+      profile: this.profile,
+      history: this.history,
+      inbox: this.inbox,
+      resolveModel,
+      fault: (point) => this.faults.hit(point),
+    });
+  }
+
+  async createAgent(tenantId: string, agentId: string, body: CreateAgentBody): Promise<Result<{ agent: Agent }>> {
+    const result = this.profile.create(tenantId, agentId, body);
+    if (result.ok) await this.syncDirectory(tenantId, result.agent);
+    return result;
+  }
+
+  getAgent(): Agent | null {
+    return this.profile.get();
+  }
+
+  async getState(): Promise<Result<{ state: AgentState }>> {
+    const state = this.profile.state();
+    return state ? { ok: true, state } : failure("not_found", "agent not found");
+  }
+
+  async patchAgent(body: PatchAgentBody): Promise<Result<{ agent: Agent }>> {
+    const result = this.profile.patch(body);
+    if (result.ok) await this.syncDirectory(this.tenantId(), result.agent);
+    return result;
+  }
+
+  async applyLifecycle(command: LifecycleCommand): Promise<Result<{ agent: Agent }>> {
+    const result = this.profile.command(command);
+    if (!result.ok) return result;
+    if (result.changed) await this.syncDirectory(this.tenantId(), result.agent);
+    // Destroy: queued wakes settle as skipped_destroyed now rather than lingering.
+    if (command === "destroy" && this.inbox.pendingCount() > 0) this.startDraining();
+    return { ok: true, agent: result.agent };
+  }
+
+  /** A user turn: admission, per-agent turn limit, deterministic runKey, inbox. */
+  async submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
+    const admitted = this.profile.admit();
+    if (!admitted.ok) return admitted;
+    const agentId = admitted.agent.id;
+    const runKey = runKeys.userInitiated(agentId, turn.sessionId, turn.turnId);
+    if (!this.inbox.getRun(runKey)) {
+      const limit = consumeCounter(this.db, rateLimitKeys.agentTurns(agentId), config.rateLimits.turnsPerMinutePerAgent, 60_000);
+      if (!limit.allowed) {
+        return { ok: false, code: "rate_limited", message: `this agent accepts ${config.rateLimits.turnsPerMinutePerAgent} turns per minute; retry in ${limit.retryAfterSeconds}s` };
+      }
+    }
+    // Subscribe before enqueueing so the stream cannot miss the run's first events.
+    const stream = turn.stream ? this.log.subscribe(0, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    const outcome = this.inbox.enqueue({
+      runKey,
+      reason: "userInitiated",
+      threadId: threadIds.interactive(agentId, turn.sessionId),
+      authority: turn.authority,
+      input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId },
+    });
+    this.startDraining();
+    return { ok: true, runKey, outcome: outcome.status, stream };
+  }
+
+  /**
+   * Any other wake (manual, queue-delivered). Duplicates of a known runKey are acknowledged and
+   * dropped; a wake for a dormant or destroyed agent is recorded and settles as skipped.
+   */
+  async enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    const outcome = this.inbox.enqueue(job);
+    this.startDraining();
+    return { ok: true, ...outcome };
+  }
+
+  async listMessages(query: { limit: number; cursor?: string | undefined; threadId?: string | undefined }): Promise<Result<Page<Message>>> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    const before = decodeCursor(query.cursor, z.object({ s: z.number().int() }));
+    if (query.cursor && !before) return failure("validation_failed", "cursor is not valid");
+    const page = this.history.list({ threadId: query.threadId, beforeSeq: before?.s, limit: query.limit });
+    return { ok: true, data: page.data, nextCursor: page.lastSeq === null ? null : encodeCursor({ s: page.lastSeq }) };
+  }
+
+  async listRuns(query: { limit: number; cursor?: string | undefined }): Promise<Result<Page<Run>>> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    const before = decodeCursor(query.cursor, z.object({ e: z.string(), k: z.string() }));
+    if (query.cursor && !before) return failure("validation_failed", "cursor is not valid");
+    const page = this.inbox.listRuns(query.limit, before ? { enqueuedAt: before.e, runKey: before.k } : undefined);
+    return { ok: true, data: page.data, nextCursor: page.last ? encodeCursor({ e: page.last.enqueuedAt, k: page.last.runKey }) : null };
+  }
+
+  async getRun(runKey: string): Promise<Result<{ run: Run }>> {
+    const run = this.profile.get() ? this.inbox.getRun(runKey) : null;
+    return run ? { ok: true, run } : failure("not_found", "run not found");
+  }
+
+  listEvents(after: number, limit: number): AgentEvent[] {
+    return this.log.listAfter(after, limit);
+  }
+
+  /** SSE body: replay after `after`, then live. */
+  openEvents(after: number): Result<{ stream: ReadableStream<Uint8Array> }> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    return { ok: true, stream: this.log.subscribe(after) };
+  }
+
+  /** Test seam; refused unless VIGIL_FAULTS=enabled. */
+  armFault(point: string, times = 1): boolean {
+    return this.faults.arm(point, times);
+  }
+
+  /** Wakes the drain after a restart even if no request arrives (Agent SDK schedule → DO alarm). */
+  async watchdog(): Promise<void> {
+    if (this.inbox.pendingCount() > 0) this.startDraining();
+  }
+
+  private startDraining(): void {
+    const drained = this.loop.kick().catch((error: unknown) => {
+      // An injected crash leaves the run mid-flight on purpose; the watchdog or the next call resumes it.
+      if (!(error instanceof InjectedCrash)) console.error(JSON.stringify({ level: "error", msg: "drain failed", error: String(error) }));
+    });
+    this.ctx.waitUntil(drained);
+    void this.schedule(config.run.watchdogSeconds, "watchdog", undefined, { idempotent: true }).catch(() => undefined);
+  }
+
+  private tenantId(): string {
+    return this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
+  }
+
+  private async syncDirectory(tenantId: string, agent: Agent): Promise<void> {
+    await tenantStub(this.env, tenantId).upsertAgentDirectory(agent);
+  }
+}

@@ -1,0 +1,48 @@
+import type { InferSelectModel } from "drizzle-orm";
+import type { Agent, AgentConfig, AgentState } from "../../schema/agents";
+import type { Message } from "../../schema/messages";
+import type { AgentEvent, Run } from "../../schema/runs";
+import type { agentMeta, agentState, events, messages, runs } from "../../db/agent-schema";
+
+/** Row → public record mappings: the only place that knows both shapes. */
+export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {
+  return {
+    id: row.id,
+    kind: row.kind,
+    displayName: row.displayName,
+    lifecycle: row.lifecycle as Agent["lifecycle"],
+    mode: row.mode as Agent["mode"],
+    allowedCategoryIds: row.allowedCategoryIds,
+    config: row.config as AgentConfig,
+    version: row.version,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export function toState(row: InferSelectModel<typeof agentState>): AgentState {
+  const { agentId: _agentId, ...state } = row;
+  return state;
+}
+
+export function toMessage(agentId: string, row: InferSelectModel<typeof messages>): Message {
+  const message: Message = {
+    id: row.id,
+    agentId,
+    threadId: row.threadId,
+    kind: row.kind as Message["kind"],
+    createdAt: row.createdAt,
+    metadata: { ...row.metadata, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
+  };
+  if (row.text !== null) message.text = row.text;
+  if (row.content !== null && row.content !== undefined) message.content = row.content;
+  return message;
+}
+
+export function toRun(row: InferSelectModel<typeof runs>): Run {
+  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"] };
+}
+
+export function toEvent(row: InferSelectModel<typeof events>): AgentEvent {
+  return { seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt };
+}

@@ -1,0 +1,26 @@
+/**
+ * Test-only fault injection (ARCHITECTURE "Testing"): a named point throws while armed. Arming is
+ * refused unless the deployment sets VIGIL_FAULTS=enabled, so production can never reach it.
+ */
+export class FaultSeam {
+  private readonly armed = new Map<string, number>();
+
+  constructor(
+    private readonly enabled: boolean,
+    private readonly makeError: (point: string) => Error,
+  ) {}
+
+  arm(point: string, times = 1): boolean {
+    if (!this.enabled) return false;
+    this.armed.set(point, times);
+    return true;
+  }
+
+  hit(point: string): void {
+    const remaining = this.armed.get(point);
+    if (!remaining) return;
+    if (remaining <= 1) this.armed.delete(point);
+    else this.armed.set(point, remaining - 1);
+    throw this.makeError(point);
+  }
+}

@@ -1,0 +1,153 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError, fail } from "../http/api-error";
+import { agentStub, requireAgentAccess, requireScope, tenantStub } from "../http/auth";
+import { createRouter } from "../http/app";
+import { idempotent } from "../http/idempotency";
+import { randomId } from "../ids";
+import { Agent, AgentState, CreateAgentBody, ListAgentsQuery, PatchAgentBody } from "../schema/agents";
+import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
+
+export const agentRoutes = createRouter();
+agentRoutes.post("/v1/agents", idempotent());
+
+agentRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/agents",
+    summary: "Create an agent",
+    request: { ...jsonBody(CreateAgentBody), headers: IdempotencyHeader },
+    responses: { 201: json(Agent, "The agent"), 400: problems[400], 401: problems[401] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:write");
+    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot create agents");
+    const agentId = randomId("ag_");
+    const result = await agentStub(c.env, principal.tenantId, agentId).createAgent(principal.tenantId, agentId, c.req.valid("json"));
+    if (!result.ok) fail(result);
+    return c.json(result.agent, 201);
+  },
+);
+
+agentRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents",
+    summary: "List agents (children only with ?include=children)",
+    request: { query: PaginationQuery.merge(ListAgentsQuery) },
+    responses: { 200: json(page(Agent), "A page of agents"), 400: problems[400], 401: problems[401] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const query = c.req.valid("query");
+    const result = await tenantStub(c.env, principal.tenantId).listAgents({ limit: query.limit, cursor: query.cursor, includeChildren: query.include === "children" });
+    if (!result.ok) fail(result);
+    const data = principal.kind === "jwt" ? result.data.filter((agent) => principal.agents.includes(agent.id)) : result.data;
+    return c.json({ data, nextCursor: result.nextCursor }, 200);
+  },
+);
+
+agentRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}",
+    summary: "Get an agent",
+    request: { params: AgentIdParam },
+    responses: { 200: json(Agent, "The agent"), 401: problems[401], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const agent = await agentStub(c.env, principal.tenantId, id).getAgent();
+    if (!agent) throw new ApiError("not_found", "agent not found");
+    return c.json(agent, 200);
+  },
+);
+
+agentRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/v1/agents/{id}",
+    summary: "Change an agent's configuration (optional optimistic `version`)",
+    request: { params: AgentIdParam, ...jsonBody(PatchAgentBody) },
+    responses: { 200: json(Agent, "The agent"), 400: problems[400], 404: problems[404], 409: problems[409] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:write");
+    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot reconfigure agents");
+    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).patchAgent(c.req.valid("json"));
+    if (!result.ok) fail(result);
+    return c.json(result.agent, 200);
+  },
+);
+
+agentRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/agents/{id}",
+    summary: "Destroy an agent (terminal)",
+    request: { params: AgentIdParam },
+    responses: { 200: json(Agent, "The destroyed agent"), 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:write");
+    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot destroy agents");
+    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).applyLifecycle("destroy");
+    if (!result.ok) fail(result);
+    return c.json(result.agent, 200);
+  },
+);
+
+for (const [action, command] of [["pause", "pause"], ["resume", "resume"]] as const) {
+  agentRoutes.openapi(
+    createRoute({
+      method: "post",
+      path: `/v1/agents/{id}/${action}`,
+      summary: action === "pause" ? "Pause an agent (dormant)" : "Resume an agent (active)",
+      request: { params: AgentIdParam },
+      responses: { 200: json(Agent, "The agent"), 404: problems[404], 409: problems[409] },
+      security,
+    }),
+    async (c) => {
+      const principal = c.get("principal");
+      requireScope(principal, "agents:write");
+      if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot change lifecycle");
+      const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).applyLifecycle(command);
+      if (!result.ok) fail(result);
+      return c.json(result.agent, 200);
+    },
+  );
+}
+
+agentRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/state",
+    summary: "The agent's state (seed 000 AgentState)",
+    request: { params: AgentIdParam },
+    responses: { 200: json(AgentState, "State"), 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const result = await agentStub(c.env, principal.tenantId, id).getState();
+    if (!result.ok) fail(result);
+    return c.json(result.state, 200);
+  },
+);
+
+export const WakeBody = z.object({ note: z.string().max(2000).optional() }).strict();

@@ -1,0 +1,41 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError, fail } from "../http/api-error";
+import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { createRouter } from "../http/app";
+import { parseEventCursor } from "../core/sse";
+import { AgentIdParam } from "../schema/common";
+import { problems, security } from "./openapi-helpers";
+import { sseResponse } from "./sse";
+
+export const eventRoutes = createRouter();
+
+eventRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/events",
+    summary: "The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live",
+    request: {
+      params: AgentIdParam,
+      query: z.object({ after: z.string().optional(), access_token: z.string().optional() }),
+      headers: z.object({ "last-event-id": z.string().optional() }),
+    },
+    responses: {
+      200: { content: { "text/event-stream": { schema: z.string() } }, description: "Frames `id: <seq>`, `event: <type>`, `data: <json>`; heartbeat every 15 s" },
+      400: problems[400],
+      404: problems[404],
+    },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const raw = c.req.header("last-event-id") ?? c.req.valid("query").after;
+    const after = raw === undefined ? 0 : parseEventCursor(raw);
+    if (after === undefined) throw new ApiError("validation_failed", "Last-Event-ID / after must be a non-negative integer", { fields: [{ path: "after", message: "must be a non-negative integer" }] });
+    const result = await agentStub(c.env, principal.tenantId, id).openEvents(after);
+    if (!result.ok) fail(result);
+    return sseResponse(result.stream) as never;
+  },
+);

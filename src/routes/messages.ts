@@ -1,0 +1,77 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { config } from "../config";
+import { ApiError, fail } from "../http/api-error";
+import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { createRouter } from "../http/app";
+import { idempotent } from "../http/idempotency";
+import { randomId } from "../ids";
+import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { ListMessagesQuery, Message, PostMessageBody, RunAccepted } from "../schema/messages";
+import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
+import { sseResponse } from "./sse";
+
+export const messageRoutes = createRouter();
+messageRoutes.post("/v1/agents/:id/messages", idempotent());
+
+messageRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/agents/{id}/messages",
+    summary: "Send a user message; 202 {runKey}, or the run as SSE with Accept: text/event-stream",
+    request: { params: AgentIdParam, ...jsonBody(PostMessageBody), headers: IdempotencyHeader },
+    responses: {
+      202: json(RunAccepted, "The run was queued"),
+      200: { content: { "text/event-stream": { schema: z.string() } }, description: "The run's events: text.delta, run.completed" },
+      400: problems[400],
+      404: problems[404],
+      409: problems[409],
+      429: problems[429],
+    },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:write");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const body = c.req.valid("json");
+    const stream = (c.req.header("accept") ?? "").includes("text/event-stream");
+    // The turn id is the Idempotency-Key when given, so a retried POST maps to the same runKey.
+    const turnId = c.req.header("idempotency-key") ?? randomId("turn_");
+    const result = await agentStub(c.env, principal.tenantId, id).submitTurn({
+      text: body.text,
+      sessionId: body.sessionId ?? config.defaultSessionId,
+      turnId,
+      authority: "operator_instruction",
+      stream,
+    });
+    if (!result.ok) {
+      if (result.code === "rate_limited") throw new ApiError("rate_limited", result.message, { retryAfterSeconds: 60 });
+      fail(result);
+    }
+    if (stream && result.stream) return sseResponse(result.stream, { "x-vigil-run-key": result.runKey }) as never;
+    return c.json({ runKey: result.runKey }, 202);
+  },
+);
+
+messageRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/messages",
+    summary: "Message history, newest first",
+    request: { params: AgentIdParam, query: PaginationQuery.merge(ListMessagesQuery) },
+    responses: { 200: json(page(Message), "A page of messages"), 400: problems[400], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const query = c.req.valid("query");
+    const threadId = query.threadId ?? (query.sessionId ? `${id}:session:${query.sessionId}` : undefined);
+    const result = await agentStub(c.env, principal.tenantId, id).listMessages({ limit: query.limit, cursor: query.cursor, threadId });
+    if (!result.ok) fail(result);
+    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+  },
+);

@@ -1,0 +1,26 @@
+import { z } from "@hono/zod-openapi";
+import { Problem } from "../schema/common";
+
+/** Request/response fragments shared by every route definition. */
+export const jsonBody = <T extends z.ZodTypeAny>(schema: T) => ({
+  body: { content: { "application/json": { schema } }, required: true },
+});
+
+export const json = <T extends z.ZodTypeAny>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+
+export const problems = {
+  400: { content: { "application/problem+json": { schema: Problem } }, description: "Invalid request" },
+  401: { content: { "application/problem+json": { schema: Problem } }, description: "Missing or invalid credentials" },
+  404: { content: { "application/problem+json": { schema: Problem } }, description: "Not found (also for other tenants' resources)" },
+  409: { content: { "application/problem+json": { schema: Problem } }, description: "Conflict" },
+  429: { content: { "application/problem+json": { schema: Problem } }, description: "Rate limited; see Retry-After" },
+} as const;
+
+export const security = [{ bearer: [] as string[] }];
+
+export const IdempotencyHeader = z.object({
+  "idempotency-key": z.string().max(128).optional().openapi({ description: "Same key + same body → same response, no second effect" }),
+});

@@ -1,0 +1,88 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError, fail } from "../http/api-error";
+import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { createRouter } from "../http/app";
+import { idempotent } from "../http/idempotency";
+import { randomId } from "../ids";
+import { runKeys, threadIds } from "../core/run-keys";
+import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { RunAccepted } from "../schema/messages";
+import { Run } from "../schema/runs";
+import { IdempotencyHeader, json, problems, security } from "./openapi-helpers";
+
+export const runRoutes = createRouter();
+runRoutes.post("/v1/agents/:id/wake", idempotent());
+
+runRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/runs",
+    summary: "The wake-run log, newest first",
+    request: { params: AgentIdParam, query: PaginationQuery },
+    responses: { 200: json(page(Run), "A page of runs"), 400: problems[400], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const result = await agentStub(c.env, principal.tenantId, id).listRuns(c.req.valid("query"));
+    if (!result.ok) fail(result);
+    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+  },
+);
+
+runRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/runs/{runKey}",
+    summary: "One run with its trace",
+    request: { params: AgentIdParam.extend({ runKey: z.string().regex(/^[0-9a-f]{64}$/, "must be a 64-character hex runKey") }) },
+    responses: { 200: json(Run, "The run"), 400: problems[400], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id, runKey } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const result = await agentStub(c.env, principal.tenantId, id).getRun(runKey);
+    if (!result.ok) fail(result);
+    return c.json(result.run, 200);
+  },
+);
+
+runRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/agents/{id}/wake",
+    summary: "Wake the agent now (reason manual), through the wake queue",
+    request: { params: AgentIdParam, headers: IdempotencyHeader },
+    responses: { 202: json(RunAccepted, "The wake was queued"), 404: problems[404], 409: problems[409] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:write");
+    const { id } = c.req.valid("param");
+    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot wake agents");
+    const agent = await agentStub(c.env, principal.tenantId, id).getAgent();
+    if (!agent) throw new ApiError("not_found", "agent not found");
+    if (agent.lifecycle !== "active") {
+      const code = agent.lifecycle === "destroyed" ? "agent_destroyed" : "agent_dormant";
+      throw new ApiError(code, code === "agent_dormant" ? `resume is required: POST /v1/agents/${id}/resume` : "the agent is destroyed");
+    }
+    const runKey = runKeys.manual(id, c.req.header("idempotency-key") ?? randomId("wake_"));
+    await c.env.WAKE_QUEUE.send({
+      tenantId: principal.tenantId,
+      agentId: id,
+      reason: "manual",
+      runKey,
+      threadId: threadIds.autonomous(id, runKey),
+      authority: "runtime_instruction",
+      input: {},
+    });
+    return c.json({ runKey }, 202);
+  },
+);

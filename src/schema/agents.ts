@@ -1,0 +1,116 @@
+import { z } from "@hono/zod-openapi";
+import { LIFECYCLES } from "../core/lifecycle";
+import { WAKE_REASONS } from "../core/run-keys";
+import { IsoTimestamp, ResourceId } from "./common";
+
+export const AGENT_MODES = ["autonomous", "interactive", "hybrid"] as const;
+
+/** `provider:model`; only the offline builtin provider runs until the gateway lands. */
+export const ModelId = z
+  .string()
+  .max(200)
+  .regex(/^(builtin|openai|anthropic|openai-compatible|workers-ai):[A-Za-z0-9._:/-]+$/, "must be provider:model, e.g. builtin:echo")
+  .refine((id) => id === "builtin:echo" || id === "builtin:playbook", {
+    message: "only builtin:echo and builtin:playbook are available on this deployment",
+  });
+
+const RegexSource = z
+  .string()
+  .max(500)
+  .refine((source) => {
+    try {
+      new RegExp(source, "i");
+      return true;
+    } catch {
+      return false;
+    }
+  }, "must be a valid regular expression");
+
+/** builtin:playbook rules: the first rule whose `when` matches decides the reply. */
+export const PlaybookRule = z
+  .object({
+    when: z
+      .object({ reason: z.enum(WAKE_REASONS).optional(), textPattern: RegexSource.optional() })
+      .strict()
+      .default({}),
+    reply: z.string().max(4000),
+  })
+  .strict();
+export const Playbook = z.object({ rules: z.array(PlaybookRule).max(100), fallbackReply: z.string().max(4000).optional() }).strict();
+export type Playbook = z.infer<typeof Playbook>;
+
+/** Options of the builtin provider; `chunkDelayMs` paces streamed words (demos, crash tests). */
+export const ModelOptions = z.object({ chunkDelayMs: z.number().int().min(0).max(5000).optional() }).strict();
+
+export const AgentConfig = z.object({
+  modelId: z.string(),
+  instructions: z.string().nullable(),
+  playbook: Playbook.nullable(),
+  modelOptions: ModelOptions,
+});
+export type AgentConfig = z.infer<typeof AgentConfig>;
+
+export const Agent = z
+  .object({
+    id: z.string(),
+    kind: z.string(),
+    displayName: z.string(),
+    lifecycle: z.enum(LIFECYCLES),
+    mode: z.enum(AGENT_MODES),
+    allowedCategoryIds: z.array(z.string()),
+    config: AgentConfig,
+    version: z.number().int(),
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+  })
+  .openapi("Agent");
+export type Agent = z.infer<typeof Agent>;
+
+export const CreateAgentBody = z
+  .object({
+    kind: z.string().trim().min(1).max(64).regex(/^[a-z0-9][a-z0-9_-]*$/, "lowercase letters, digits, _ and -"),
+    displayName: z.string().trim().min(1).max(120),
+    mode: z.enum(AGENT_MODES).default("hybrid"),
+    allowedCategoryIds: z.array(ResourceId).max(100).default([]),
+    instructions: z.string().max(20_000).optional(),
+    model: ModelId.default("builtin:echo"),
+    modelOptions: ModelOptions.default({}),
+    playbook: Playbook.optional(),
+    start: z.boolean().default(true),
+  })
+  .strict()
+  .openapi("CreateAgent");
+export type CreateAgentBody = z.infer<typeof CreateAgentBody>;
+
+export const PatchAgentBody = z
+  .object({
+    displayName: z.string().trim().min(1).max(120).optional(),
+    mode: z.enum(AGENT_MODES).optional(),
+    allowedCategoryIds: z.array(ResourceId).max(100).optional(),
+    instructions: z.string().max(20_000).nullable().optional(),
+    model: ModelId.optional(),
+    modelOptions: ModelOptions.optional(),
+    playbook: Playbook.nullable().optional(),
+    /** Optimistic concurrency: when given, must equal the current version. */
+    version: z.number().int().min(1).optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).some((key) => key !== "version"), "at least one field to change")
+  .openapi("PatchAgent");
+export type PatchAgentBody = z.infer<typeof PatchAgentBody>;
+
+export const AgentState = z
+  .object({
+    revision: z.number().int(),
+    lastWakeAt: IsoTimestamp.nullable(),
+    nextWakeAt: IsoTimestamp.nullable(),
+    sleepUntil: IsoTimestamp.nullable(),
+    recentHeadMessageId: z.string().nullable(),
+    latestSummaryMessageId: z.string().nullable(),
+    consecutiveFailureCount: z.number().int(),
+    slots: z.record(z.string(), z.unknown()),
+  })
+  .openapi("AgentState");
+export type AgentState = z.infer<typeof AgentState>;
+
+export const ListAgentsQuery = z.object({ include: z.enum(["children"]).optional() });

@@ -1,0 +1,15 @@
+import { buildApp } from "./http/routes";
+import type { Env } from "./env";
+import { consumeWakes } from "./queues/wake-consumer";
+
+export { AgentDO } from "./objects/agent/agent-do";
+export { TenantDO } from "./objects/tenant/tenant-do";
+
+const app = buildApp();
+
+export default {
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+  async queue(batch, env) {
+    if (batch.queue.startsWith("vigil-wake")) await consumeWakes(batch, env);
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,75 @@
+import { SELF } from "cloudflare:test";
+
+export const ADMIN = "test-admin-token";
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** One call through the real Worker entrypoint (router, auth, DOs). */
+export async function api<T = any>(method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers["content-type"] ??= "application/json";
+  const response = await SELF.fetch(`https://vigil.test${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // SSE and other non-JSON bodies stay text
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+export async function createTenant(name = "acme"): Promise<{ tenantId: string; key: string }> {
+  const res = await api("POST", "/v1/tenants", { key: ADMIN, body: { name } });
+  if (res.status !== 201) throw new Error(`tenant: ${res.status} ${JSON.stringify(res.body)}`);
+  return { tenantId: res.body.tenant.id, key: res.body.apiKey };
+}
+
+export async function createAgent(key: string, body: Record<string, unknown> = {}): Promise<any> {
+  const res = await api("POST", "/v1/agents", { key, body: { kind: "coach", displayName: "Coach", ...body } });
+  if (res.status !== 201) throw new Error(`agent: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Polls until `check` returns a value (runs finish asynchronously inside the agent DO). */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export async function waitForRun(key: string, agentId: string, runKey: string): Promise<any> {
+  return eventually(async () => {
+    const res = await api("GET", `/v1/agents/${agentId}/runs/${runKey}`, { key });
+    return res.status === 200 && !["queued", "running"].includes(res.body.status) ? res.body : undefined;
+  });
+}
+
+/** Parses an SSE body into frames. */
+export function parseSse(text: string): Array<{ id?: number; event: string; data: any }> {
+  return text
+    .split("\n\n")
+    .filter((block) => block.split("\n").some((line) => line.startsWith("event:")))
+    .map((block) => {
+      const frame: { id?: number; event: string; data: any } = { event: "", data: null };
+      for (const line of block.split("\n")) {
+        if (line.startsWith("id: ")) frame.id = Number(line.slice(4));
+        else if (line.startsWith("event: ")) frame.event = line.slice(7);
+        else if (line.startsWith("data: ")) frame.data = JSON.parse(line.slice(6));
+      }
+      return frame;
+    });
+}
