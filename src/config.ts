@@ -26,3 +26,24 @@ export const config = {
 
 export type Scope = (typeof config.defaultScopes)[number];
 export const SCOPES = config.defaultScopes;
+
+export type RateLimits = { -readonly [K in keyof typeof config.rateLimits]: number };
+
+/**
+ * Deployment override of the rate limits (`VIGIL_RATE_LIMITS` = JSON, e.g. for a load test);
+ * unknown keys and non-positive values are ignored so a typo cannot disable limiting.
+ */
+export function rateLimitsFrom(raw: string | undefined): RateLimits {
+  const limits: RateLimits = { ...config.rateLimits };
+  if (!raw) return limits;
+  try {
+    const parsed = JSON.parse(raw) as Record<string, unknown>;
+    for (const key of Object.keys(limits) as Array<keyof RateLimits>) {
+      const value = parsed[key];
+      if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) limits[key] = value;
+    }
+  } catch {
+    // malformed override: keep the defaults
+  }
+  return limits;
+}

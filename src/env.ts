@@ -11,4 +11,8 @@ export interface Env {
   VIGIL_MASTER_KEY: string;
   /** "enabled" only in tests: arms the fault-injection seam. */
   VIGIL_FAULTS?: string;
+  /** "enabled" only for `npm run bench`: exposes /__bench measurement routes. */
+  VIGIL_BENCH?: string;
+  /** JSON override of config.rateLimits for this deployment. */
+  VIGIL_RATE_LIMITS?: string;
 }

@@ -23,7 +23,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** A failure as a value: what DO methods return instead of throwing. */
-export type Failure = { ok: false; code: ErrorCode; message: string };
+export type Failure = { ok: false; code: ErrorCode; message: string; retryAfterSeconds?: number };
 export type Result<T> = ({ ok: true } & T) | Failure;
 
 export const failure = (code: ErrorCode, message: string): Failure => ({ ok: false, code, message });

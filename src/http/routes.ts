@@ -2,6 +2,7 @@ import { ApiError } from "./api-error";
 import { authenticate } from "./auth";
 import { createRouter, toErrorResponse } from "./app";
 import { agentRoutes } from "../routes/agents";
+import { benchRoutes } from "../routes/bench";
 import { eventRoutes } from "../routes/events";
 import { healthRoutes } from "../routes/health";
 import { keyRoutes } from "../routes/keys";
@@ -22,6 +23,7 @@ export function buildApp() {
   authed.route("/", messageRoutes);
   authed.route("/", eventRoutes);
   authed.route("/", runRoutes);
+  authed.route("/", benchRoutes);
   app.route("/", authed);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "API key (vk_…) or widget JWT" });

@@ -46,7 +46,7 @@ messageRoutes.openapi(
       stream,
     });
     if (!result.ok) {
-      if (result.code === "rate_limited") throw new ApiError("rate_limited", result.message, { retryAfterSeconds: 60 });
+      if (result.code === "rate_limited") throw new ApiError("rate_limited", result.message, { retryAfterSeconds: result.retryAfterSeconds ?? 60 });
       fail(result);
     }
     if (stream && result.stream) return sseResponse(result.stream, { "x-vigil-run-key": result.runKey }) as never;

@@ -1,5 +1,5 @@
 import { Agent as AgentBase } from "agents";
-import { config } from "../../config";
+import { config, rateLimitsFrom } from "../../config";
 import type { LifecycleCommand } from "../../core/lifecycle";
 import { rateLimitKeys } from "../../core/rate-limit";
 import { runKeys, threadIds } from "../../core/run-keys";
@@ -20,6 +20,7 @@ import { FaultSeam } from "../faults";
 import { openDatabase } from "../sqlite";
 import { EventLog } from "./event-log";
 import { History } from "./history";
+import { runBenchOp, type BenchOp } from "./bench-ops";
 import { AgentProfile } from "./profile";
 import { InjectedCrash, RunLoop } from "./run-loop";
 import type { AgentDb } from "./types";
@@ -104,9 +105,10 @@ export class AgentDO extends AgentBase<Env> {
     const agentId = admitted.agent.id;
     const runKey = runKeys.userInitiated(agentId, turn.sessionId, turn.turnId);
     if (!this.inbox.getRun(runKey)) {
-      const limit = consumeCounter(this.db, rateLimitKeys.agentTurns(agentId), config.rateLimits.turnsPerMinutePerAgent, 60_000);
+      const perMinute = rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent;
+      const limit = consumeCounter(this.db, rateLimitKeys.agentTurns(agentId), perMinute, 60_000);
       if (!limit.allowed) {
-        return { ok: false, code: "rate_limited", message: `this agent accepts ${config.rateLimits.turnsPerMinutePerAgent} turns per minute; retry in ${limit.retryAfterSeconds}s` };
+        return { ok: false, code: "rate_limited", message: `this agent accepts ${perMinute} turns per minute; retry in ${limit.retryAfterSeconds}s`, retryAfterSeconds: limit.retryAfterSeconds };
       }
     }
     // Subscribe before enqueueing so the stream cannot miss the run's first events.
@@ -162,6 +164,12 @@ export class AgentDO extends AgentBase<Env> {
   openEvents(after: number): Result<{ stream: ReadableStream<Uint8Array> }> {
     if (!this.profile.get()) return failure("not_found", "agent not found");
     return { ok: true, stream: this.log.subscribe(after) };
+  }
+
+  /** Bench seam (VIGIL_BENCH=enabled only): measurement loops run inside the DO. */
+  benchOp(op: BenchOp): Result<{ done: number }> {
+    if (this.env.VIGIL_BENCH !== "enabled") return failure("not_found", "no such route");
+    return runBenchOp(this.db, this.history, op);
   }
 
   /** Test seam; refused unless VIGIL_FAULTS=enabled. */

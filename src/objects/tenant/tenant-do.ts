@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { desc, lt } from "drizzle-orm";
 import { z } from "zod";
-import { config, type Scope } from "../../config";
+import { config, rateLimitsFrom, type RateLimits, type Scope } from "../../config";
 import { rateLimitKeys } from "../../core/rate-limit";
 import * as schema from "../../db/tenant-schema";
 import type { Env } from "../../env";
@@ -37,6 +37,7 @@ export class TenantDO extends DurableObject<Env> {
   private readonly keys: ApiKeys;
   private readonly directory: AgentDirectory;
   private readonly idempotencyStore: IdempotencyStore;
+  private readonly limits: RateLimits;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -44,6 +45,7 @@ export class TenantDO extends DurableObject<Env> {
     this.keys = new ApiKeys(this.db);
     this.directory = new AgentDirectory(this.db);
     this.idempotencyStore = new IdempotencyStore(this.db);
+    this.limits = rateLimitsFrom(env.VIGIL_RATE_LIMITS);
   }
 
   initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
@@ -66,9 +68,9 @@ export class TenantDO extends DurableObject<Env> {
   authenticate(keyHash: string): AuthOutcome {
     const key = this.getTenant() ? this.keys.findActive(keyHash) : null;
     if (!key) return { ok: false, code: "unauthorized", message: "the API key is not valid or was revoked" };
-    const limit = consumeCounter(this.db, rateLimitKeys.client(key.id), config.rateLimits.requestsPerMinutePerKey, 60_000);
+    const limit = consumeCounter(this.db, rateLimitKeys.client(key.id), this.limits.requestsPerMinutePerKey, 60_000);
     if (!limit.allowed) {
-      return { ok: false, code: "rate_limited", message: `at most ${config.rateLimits.requestsPerMinutePerKey} requests per minute per key`, retryAfterSeconds: limit.retryAfterSeconds };
+      return { ok: false, code: "rate_limited", message: `at most ${this.limits.requestsPerMinutePerKey} requests per minute per key`, retryAfterSeconds: limit.retryAfterSeconds };
     }
     return { ok: true, keyId: key.id, scopes: key.scopes };
   }
@@ -76,7 +78,7 @@ export class TenantDO extends DurableObject<Env> {
   /** Rate limit for JWT principals (per subject), same budget as a key. */
   chargeClient(clientId: string): AuthOutcome {
     if (!this.getTenant()) return { ok: false, code: "unauthorized", message: "unknown tenant" };
-    const limit = consumeCounter(this.db, rateLimitKeys.client(clientId), config.rateLimits.requestsPerMinutePerKey, 60_000);
+    const limit = consumeCounter(this.db, rateLimitKeys.client(clientId), this.limits.requestsPerMinutePerKey, 60_000);
     if (!limit.allowed) return { ok: false, code: "rate_limited", message: "too many requests", retryAfterSeconds: limit.retryAfterSeconds };
     return { ok: true, keyId: clientId, scopes: [] };
   }
