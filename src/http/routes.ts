@@ -1,6 +1,7 @@
 import { ApiError } from "./api-error";
 import { authenticate } from "./auth";
 import { createRouter, toErrorResponse } from "./app";
+import { requireJsonBodies } from "./content-type";
 import { agentRoutes } from "../routes/agents";
 import { benchRoutes } from "../routes/bench";
 import { eventRoutes } from "../routes/events";
@@ -13,6 +14,7 @@ import { tenantRoutes } from "../routes/tenants";
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
   const app = createRouter();
+  app.use("*", requireJsonBodies({ exemptPrefixes: ["/v1/hooks/"] }));
   app.route("/", healthRoutes);
   app.route("/", tenantRoutes);
 

@@ -73,3 +73,35 @@ export function parseSse(text: string): Array<{ id?: number; event: string; data
       return frame;
     });
 }
+
+/** Reads an open SSE response until `done` says so (or the timeout), then cancels it. */
+export async function readSseUntil(
+  response: Response,
+  done: (frames: Array<{ id?: number; event: string; data: any }>) => boolean,
+  timeoutMs = 10_000,
+): Promise<Array<{ id?: number; event: string; data: any }>> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<{ done: true; value: undefined }>((resolve) => setTimeout(() => resolve({ done: true, value: undefined }), Math.max(1, deadline - Date.now()))),
+      ]);
+      if (chunk.value) text += decoder.decode(chunk.value, { stream: true });
+      if (done(parseSse(text)) || chunk.done) break;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return parseSse(text);
+}
+
+export async function openEvents(key: string, agentId: string, options: { after?: number; lastEventId?: number } = {}): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (options.lastEventId !== undefined) headers["last-event-id"] = String(options.lastEventId);
+  const query = options.after !== undefined ? `?after=${options.after}` : "";
+  return SELF.fetch(`https://vigil.test/v1/agents/${agentId}/events${query}`, { headers });
+}
