@@ -9,7 +9,7 @@ const app = buildApp();
 
 export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
-  async queue(batch, env) {
+  async queue(batch, env, _ctx) {
     if (batch.queue.startsWith("vigil-wake")) await consumeWakes(batch, env);
   },
 } satisfies ExportedHandler<Env>;

@@ -37,7 +37,7 @@ describe("runs", () => {
     await waitForRun(key, agent.id, runKey);
     const runs = await api("GET", `/v1/agents/${agent.id}/runs`, { key });
     expect(runs.body.data.map((r: any) => r.runKey)).toEqual([runKey]);
-    const events = await agentDo(tenantId, agent.id).listEvents(0, 1000);
+    const events = (await agentDo(tenantId, agent.id).listEvents(0, 1000)) as Array<{ type: string }>;
     expect(events.filter((e: any) => e.type === "run.started")).toHaveLength(1);
   });
 

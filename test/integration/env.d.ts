@@ -1,0 +1,7 @@
+import type { Env as VigilEnv } from "../../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends VigilEnv {}
+  }
+}
