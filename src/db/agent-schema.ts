@@ -96,3 +96,30 @@ export const events = sqliteTable(
 
 
 export { counters } from "./common-schema";
+
+/** The agent's timers; `nextRunAt` (epoch ms) arms the DO alarm at the earliest due item. */
+export const timers = sqliteTable("timers", {
+  id: text("id").primaryKey(),
+  name: text("name"),
+  spec: text("spec", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  catchupPolicy: text("catchup_policy").notNull(),
+  catchupWindowSeconds: integer("catchup_window_seconds").notNull(),
+  nextRunAt: integer("next_run_at"),
+  status: text("status").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Every scheduler decision (fire, catch-up, skip, reschedule, manual trigger), append-only. */
+export const schedulerDecisions = sqliteTable(
+  "scheduler_decisions",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    timerId: text("timer_id").notNull(),
+    action: text("action").notNull(),
+    runKey: text("run_key"),
+    decision: text("decision", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("scheduler_decisions_timer").on(table.timerId, table.seq)],
+);

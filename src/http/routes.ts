@@ -10,6 +10,13 @@ import { keyRoutes } from "../routes/keys";
 import { messageRoutes } from "../routes/messages";
 import { runRoutes } from "../routes/runs";
 import { tenantRoutes } from "../routes/tenants";
+import { hookRoutes } from "../routes/hooks";
+import { journalRoutes } from "../routes/journal";
+import { subscriptionRoutes } from "../routes/subscriptions";
+import { tenantEventRoutes } from "../routes/tenant-events";
+import { timerRoutes } from "../routes/timers";
+import { triggerRoutes } from "../routes/triggers";
+import { webhookSourceRoutes } from "../routes/webhook-sources";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
@@ -17,6 +24,7 @@ export function buildApp() {
   app.use("*", requireJsonBodies({ exemptPrefixes: ["/v1/hooks/"] }));
   app.route("/", healthRoutes);
   app.route("/", tenantRoutes);
+  app.route("/", hookRoutes);
 
   const authed = createRouter();
   authed.use("*", authenticate());
@@ -25,6 +33,12 @@ export function buildApp() {
   authed.route("/", messageRoutes);
   authed.route("/", eventRoutes);
   authed.route("/", runRoutes);
+  authed.route("/", journalRoutes);
+  authed.route("/", subscriptionRoutes);
+  authed.route("/", tenantEventRoutes);
+  authed.route("/", timerRoutes);
+  authed.route("/", triggerRoutes);
+  authed.route("/", webhookSourceRoutes);
   authed.route("/", benchRoutes);
   app.route("/", authed);
 

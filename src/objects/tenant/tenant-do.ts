@@ -15,6 +15,7 @@ import { nowIso, openDatabase } from "../sqlite";
 import { AgentDirectory } from "./directory";
 import { IdempotencyStore, type IdempotencyBegin } from "./idempotency";
 import { ApiKeys } from "./keys";
+import { NotificationLog } from "./notification-log";
 import type { TenantDb } from "./types";
 
 export type AuthOutcome =
@@ -38,6 +39,8 @@ export class TenantDO extends DurableObject<Env> {
   private readonly directory: AgentDirectory;
   private readonly idempotencyStore: IdempotencyStore;
   private readonly limits: RateLimits;
+  /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
+  private readonly notifications: NotificationLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -46,6 +49,7 @@ export class TenantDO extends DurableObject<Env> {
     this.directory = new AgentDirectory(this.db);
     this.idempotencyStore = new IdempotencyStore(this.db);
     this.limits = rateLimitsFrom(env.VIGIL_RATE_LIMITS);
+    this.notifications = new NotificationLog(this.db, () => this.getTenant()?.id ?? "tenant");
   }
 
   initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
