@@ -131,6 +131,14 @@ export class TenantDO extends DurableObject<Env> {
     this.idempotencyStore.abort(scope, key);
   }
 
+  /**
+   * Matches recorded, undispatched notification batches against the subscription index and queues
+   * one wake per match. Every writer that records a batch calls this after its transaction commits.
+   */
+  private async dispatchPending(): Promise<void> {
+    // The subscription dispatcher (src/objects/tenant/dispatcher.ts) plugs in here.
+  }
+
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
     this.db.insert(schema.audit).values({ at: nowIso(), actor, action, target, detail }).run();
   }
