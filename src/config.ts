@@ -14,6 +14,8 @@ export const config = {
     maxAttempts: 3,
     /** Hot window read to build a run's context: bounded whatever the agent's age. */
     contextWindowMessages: 40,
+    /** Autonomous wakes merged into one run at most (each keeps its own runKey and terminal row). */
+    maxCoalescedWakes: 20,
     /** How long after a wake the DO re-checks for interrupted work (survives restarts). */
     watchdogSeconds: 30,
   },

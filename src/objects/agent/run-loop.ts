@@ -1,6 +1,7 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { streamText, type ModelMessage } from "ai";
 import { config } from "../../config";
+import { selectCompanions } from "../../core/coalescing";
 import { H } from "../../core/hash";
 import type { Agent } from "../../schema/agents";
 import type { Message } from "../../schema/messages";
@@ -73,38 +74,20 @@ export class RunLoop {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
     }
 
+    const companions = selectCompanions(item, inbox.pending(config.run.maxCoalescedWakes + 1), config.run.maxCoalescedWakes);
+    for (const companion of companions) inbox.markRunning(companion.runKey);
+
     const startedAt = Date.now();
     try {
-      const text = typeof item.input.text === "string" ? item.input.text : undefined;
-      if (text !== undefined) {
-        this.deps.history.append({
-          id: runMessageIds.input(item.runKey),
-          threadId: item.threadId,
-          kind: item.authority === "external_evidence" ? "observation" : "user",
-          text,
-          runKey: item.runKey,
-          authority: item.authority,
-        });
-      }
-      const observation = readObservation(item.input);
-      if (observation) {
-        this.deps.history.append({
-          id: runMessageIds.observation(item.runKey),
-          threadId: item.threadId,
-          kind: "observation",
-          text: observation.summary,
-          content: observation.data,
-          runKey: item.runKey,
-          authority: item.authority,
-          metadata: { reason: item.reason },
-        });
-      }
+      for (const wake of [item, ...companions]) this.appendWakeInput(wake, item.threadId);
       this.deps.fault("run.beforeModel");
       const reply = await this.replyOnce(agent!, item);
       this.deps.fault("run.afterReply");
       const state = profile.recordWake(nowIso(), reply.message.id, false);
       events.append("state.changed", item.runKey, { state });
+      for (const companion of companions) this.end(companion, "completed", null, { coalescedInto: item.runKey, replyMessageId: reply.message.id });
       this.end(item, "completed", null, {
+        coalescedRunKeys: companions.map((companion) => companion.runKey),
         steps: 1,
         model: agent!.config.modelId,
         usage: reply.usage,
@@ -117,7 +100,37 @@ export class RunLoop {
       if (error instanceof InjectedCrash) throw error;
       const code = errorCode(error);
       profile.recordWake(nowIso(), null, true);
-      this.end(item, "failed_terminal", code, { latencyMs: Date.now() - startedAt, error: String((error as Error)?.message ?? error).slice(0, 500) });
+      const detail = String((error as Error)?.message ?? error).slice(0, 500);
+      for (const companion of companions) this.end(companion, "failed_terminal", code, { coalescedInto: item.runKey, error: detail });
+      this.end(item, "failed_terminal", code, { latencyMs: Date.now() - startedAt, error: detail });
+    }
+  }
+
+  /** Appends what a wake brought (a user's text, or an observation) to the thread the run answers in. */
+  private appendWakeInput(wake: InboxItem, threadId: string): void {
+    const text = typeof wake.input.text === "string" ? wake.input.text : undefined;
+    if (text !== undefined) {
+      this.deps.history.append({
+        id: runMessageIds.input(wake.runKey),
+        threadId,
+        kind: wake.authority === "external_evidence" ? "observation" : "user",
+        text,
+        runKey: wake.runKey,
+        authority: wake.authority,
+      });
+    }
+    const observation = readObservation(wake.input);
+    if (observation) {
+      this.deps.history.append({
+        id: runMessageIds.observation(wake.runKey),
+        threadId,
+        kind: "observation",
+        text: observation.summary,
+        content: observation.data,
+        runKey: wake.runKey,
+        authority: wake.authority,
+        metadata: { reason: wake.reason },
+      });
     }
   }
 

@@ -47,8 +47,18 @@ export class WakeInbox {
 
   /** The oldest waiting wake (FIFO per agent). */
   next(): InboxItem | null {
-    const row = this.db.select().from(schema.wakeInbox).orderBy(asc(schema.wakeInbox.seq)).limit(1).get();
-    return row ? { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] } : null;
+    return this.pending(1)[0] ?? null;
+  }
+
+  /** Waiting wakes, oldest first (bounded). */
+  pending(limit: number): InboxItem[] {
+    return this.db
+      .select()
+      .from(schema.wakeInbox)
+      .orderBy(asc(schema.wakeInbox.seq))
+      .limit(limit)
+      .all()
+      .map((row) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
   }
 
   pendingCount(): number {
