@@ -123,3 +123,30 @@ export const schedulerDecisions = sqliteTable(
   },
   (table) => [index("scheduler_decisions_timer").on(table.timerId, table.seq)],
 );
+
+/**
+ * Planned tool actions (seed 000 §4.3.1): persisted with their actionStableId and operationId
+ * before anything executes, so a replayed run reuses the plan instead of regenerating it.
+ */
+export const actions = sqliteTable(
+  "actions",
+  {
+    operationId: text("operation_id").primaryKey(),
+    runKey: text("run_key").notNull(),
+    step: integer("step").notNull(),
+    callIndex: integer("call_index").notNull(),
+    toolCallId: text("tool_call_id").notNull(),
+    toolName: text("tool_name").notNull(),
+    toolVersion: text("tool_version").notNull(),
+    args: text("args", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    actionStableId: text("action_stable_id").notNull(),
+    riskLevel: text("risk_level").notNull(),
+    previewOnly: integer("preview_only", { mode: "boolean" }).notNull(),
+    /** planned → executing → completed | failed (awaiting_approval while a decision is open). */
+    status: text("status").notNull(),
+    result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("actions_run_step").on(table.runKey, table.step, table.callIndex)],
+);

@@ -190,3 +190,49 @@ export const agentTriggers = sqliteTable(
   },
   (table) => [index("agent_triggers_agent").on(table.agentId)],
 );
+
+/** Journal mutations applied by tool sagas, keyed by operationId: phase 1 runs at most once. */
+export const appliedOperations = sqliteTable("applied_operations", {
+  operationId: text("operation_id").primaryKey(),
+  agentId: text("agent_id").notNull(),
+  toolName: text("tool_name").notNull(),
+  result: text("result", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  appliedAt: text("applied_at").notNull(),
+});
+
+/** Tenant-registered HTTP tools; the request-signing secret is stored encrypted. */
+export const tenantTools = sqliteTable(
+  "tenant_tools",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    description: text("description").notNull(),
+    inputSchema: text("input_schema", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    url: text("url").notNull(),
+    method: text("method").notNull(),
+    riskLevel: text("risk_level").notNull(),
+    capability: text("capability").notNull(),
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    createdAt: text("created_at").notNull(),
+    deletedAt: text("deleted_at"),
+  },
+  (table) => [index("tenant_tools_name").on(table.name)],
+);
+
+/** Seed 002 decisions (tool approvals, options, ask_user questions), tenant-wide. */
+export const decisions = sqliteTable(
+  "decisions",
+  {
+    id: text("id").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    runKey: text("run_key"),
+    operationId: text("operation_id"),
+    type: text("type").notNull(),
+    status: text("status").notNull(),
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    resolution: text("resolution", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: text("created_at").notNull(),
+    resolvedAt: text("resolved_at"),
+  },
+  (table) => [index("decisions_status_created").on(table.status, table.createdAt), index("decisions_agent").on(table.agentId)],
+);
