@@ -3,6 +3,10 @@ export const ERROR_STATUS = {
   validation_failed: 400,
   invalid_json: 400,
   unauthorized: 401,
+  /** Webhook source ingress: unknown source, missing/malformed/forged signature. */
+  signature_invalid: 401,
+  /** Webhook source ingress: a valid signature outside the replay window. */
+  timestamp_stale: 401,
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
@@ -16,6 +20,8 @@ export const ERROR_STATUS = {
   agent_destroyed: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** A body names a record (journal parent, category, rating target) that does not exist. */
+  invalid_reference: 422,
   rate_limited: 429,
   internal_error: 500,
 } as const;
