@@ -1,0 +1,557 @@
+import { ResumableSse, type ReconnectPolicy, type SseFrame } from "./sse";
+
+// ---------------------------------------------------------------------------------------------
+// Records as the API returns them (SPEC §10: camelCase JSON, ISO-8601 UTC timestamps).
+// ---------------------------------------------------------------------------------------------
+
+export type Scope = "agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin";
+export type Lifecycle = "created" | "active" | "dormant" | "destroyed";
+export type AgentMode = "autonomous" | "interactive" | "hybrid";
+export type MessageKind = "observation" | "user" | "assistant" | "thought" | "action" | "toolResult" | "summary" | "system";
+export type RunStatus = "queued" | "running" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal";
+export type WakeReason = "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
+
+export const TERMINAL_RUN_STATUSES: ReadonlyArray<RunStatus> = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"];
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export interface Tenant {
+  id: string;
+  name: string;
+  timeZone: string;
+  createdAt: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  name: string | null;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface PlaybookRule {
+  when?: { reason?: WakeReason; textPattern?: string };
+  reply: string;
+}
+
+export interface Playbook {
+  rules: PlaybookRule[];
+  fallbackReply?: string;
+}
+
+export interface ModelOptions {
+  /** builtin models: delay between streamed words. */
+  chunkDelayMs?: number;
+}
+
+export interface Agent {
+  id: string;
+  kind: string;
+  displayName: string;
+  lifecycle: Lifecycle;
+  mode: AgentMode;
+  allowedCategoryIds: string[];
+  config: { modelId: string; instructions: string | null; playbook: Playbook | null; modelOptions: ModelOptions };
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AgentState {
+  revision: number;
+  lastWakeAt: string | null;
+  nextWakeAt: string | null;
+  sleepUntil: string | null;
+  recentHeadMessageId: string | null;
+  latestSummaryMessageId: string | null;
+  consecutiveFailureCount: number;
+  slots: Record<string, unknown>;
+}
+
+export interface Message {
+  id: string;
+  agentId: string;
+  threadId: string;
+  kind: MessageKind;
+  text?: string;
+  content?: unknown;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface Run {
+  runKey: string;
+  reason: WakeReason;
+  threadId: string;
+  status: RunStatus;
+  attempt: number;
+  enqueuedAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  errorCode: string | null;
+  trace: Record<string, unknown>;
+}
+
+/**
+ * One event from an SSE stream. Persisted events carry their `seq` (the SSE id, monotonic per
+ * agent); live-only events such as `text.delta` have `seq: null` and are never replayed.
+ */
+export interface AgentEvent {
+  seq: number | null;
+  type: string;
+  runKey: string | null;
+  data: Record<string, unknown>;
+  createdAt: string | null;
+}
+
+export interface CreateTenantInput {
+  name: string;
+  timeZone?: string;
+}
+
+export interface CreateKeyInput {
+  name?: string;
+  scopes?: Scope[];
+}
+
+export interface MintTokenInput {
+  sub: string;
+  agents: string[];
+  scope?: Array<"agents:read" | "agents:write">;
+  ttlSeconds?: number;
+}
+
+export interface CreateAgentInput {
+  kind: string;
+  displayName: string;
+  mode?: AgentMode;
+  allowedCategoryIds?: string[];
+  instructions?: string;
+  /** `provider:model`, default `builtin:echo`. */
+  model?: string;
+  modelOptions?: ModelOptions;
+  playbook?: Playbook;
+  /** `false` creates the agent in `created` (not yet accepting work). */
+  start?: boolean;
+}
+
+export interface PatchAgentInput {
+  displayName?: string;
+  mode?: AgentMode;
+  allowedCategoryIds?: string[];
+  instructions?: string | null;
+  model?: string;
+  modelOptions?: ModelOptions;
+  playbook?: Playbook | null;
+  /** Optimistic concurrency: the change applies only if the agent is still at this version. */
+  version?: number;
+}
+
+export interface SendMessageInput {
+  text: string;
+  sessionId?: string;
+}
+
+export interface ListOptions {
+  limit?: number;
+  cursor?: string;
+}
+
+/** Problem document (RFC 9457) with Vigil's stable `code`. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: Array<{ path: string; message: string }>;
+}
+
+export interface RequestOptions {
+  /** Same key + same body → same response and no second effect; a different body → 409. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+}
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+  reconnect?: ReconnectPolicy | false;
+}
+
+export interface VigilClientOptions {
+  /** e.g. `http://127.0.0.1:8787`. */
+  baseUrl: string;
+  /** An API key (`vk_…`), a widget JWT, or — for `createTenant` — the operator token. */
+  token?: string;
+  /** A fetch implementation; defaults to the global one. */
+  fetch?: typeof fetch;
+}
+
+/** Any non-2xx answer of the API, carrying the problem's stable `code`. */
+export class VigilApiError extends Error {
+  override readonly name = "VigilApiError";
+  readonly status: number;
+  readonly code: string;
+  readonly detail: string;
+  /** Seconds from `Retry-After` (429 and some 409s), when the server sent one. */
+  readonly retryAfterSeconds: number | undefined;
+  readonly problem: Problem;
+
+  constructor(problem: Problem, retryAfterSeconds?: number) {
+    super(`${problem.status} ${problem.code}: ${problem.detail}`);
+    this.status = problem.status;
+    this.code = problem.code;
+    this.detail = problem.detail;
+    this.problem = problem;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  /** Field-level validation failures, if any. */
+  get errors(): Array<{ path: string; message: string }> {
+    return this.problem.errors ?? [];
+  }
+
+  /** Reads a failed response; bodies that are not problem documents get the code `http_<status>`. */
+  static async from(response: Response): Promise<VigilApiError> {
+    const text = await response.text().catch(() => "");
+    let problem: Problem | undefined;
+    try {
+      const parsed = JSON.parse(text) as Partial<Problem>;
+      if (parsed && typeof parsed.code === "string") {
+        problem = {
+          type: parsed.type ?? "about:blank",
+          title: parsed.title ?? parsed.code,
+          status: typeof parsed.status === "number" ? parsed.status : response.status,
+          detail: parsed.detail ?? "",
+          code: parsed.code,
+          ...(Array.isArray(parsed.errors) ? { errors: parsed.errors } : {}),
+        };
+      }
+    } catch {
+      // not JSON: fall through to the generic problem
+    }
+    problem ??= { type: "about:blank", title: response.statusText || "error", status: response.status, detail: text.slice(0, 500), code: `http_${response.status}` };
+    const retryAfter = response.headers.get("retry-after");
+    return new VigilApiError(problem, retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined);
+  }
+}
+
+/** A resumable stream of an agent's events; `lastEventId` is where a later stream can continue. */
+export class EventStream implements AsyncIterable<AgentEvent> {
+  constructor(private readonly sse: ResumableSse) {}
+
+  get lastEventId(): string | undefined {
+    return this.sse.lastEventId;
+  }
+
+  close(): void {
+    this.sse.close();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
+    for await (const frame of this.sse) yield toAgentEvent(frame);
+  }
+}
+
+/** The events of one run started by `streamMessage`; ends after its `run.completed` / `run.failed`. */
+export class RunStream extends EventStream {
+  constructor(
+    sse: ResumableSse,
+    private readonly runKeyPromise: Promise<string>,
+  ) {
+    super(sse);
+  }
+
+  /** The run's key; resolves once iteration has started (the message is sent then) and the server accepted it. */
+  get runKey(): Promise<string> {
+    return this.runKeyPromise;
+  }
+}
+
+const RUN_END_EVENTS = ["run.completed", "run.failed"];
+
+/**
+ * A small typed client for the Vigil REST + SSE API. Dependency-free and fetch-based: it runs in
+ * browsers and in Node ≥ 20.
+ *
+ * ```ts
+ * const vigil = new VigilClient({ baseUrl: "http://127.0.0.1:8787", token: apiKey });
+ * const { runKey } = await vigil.sendMessage(agentId, { text: "hello" });
+ * const run = await vigil.waitForRun(agentId, runKey);
+ * ```
+ */
+export class VigilClient {
+  readonly baseUrl: string;
+  private readonly token: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: VigilClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.token = options.token;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    // Bound so that browsers do not throw "Illegal invocation" when fetch is called as a method.
+    this.fetchImpl = (input, init) => fetchImpl(input, init);
+  }
+
+  /** The same client with another credential. */
+  withToken(token: string): VigilClient {
+    return new VigilClient({ baseUrl: this.baseUrl, token, fetch: this.fetchImpl });
+  }
+
+  // --- service & operator --------------------------------------------------------------------
+
+  health(options?: RequestOptions): Promise<{ ok: true; service: "vigil" }> {
+    return this.json("GET", "/healthz", undefined, options);
+  }
+
+  /** Operator only: the client's token must be `VIGIL_ADMIN_TOKEN`. The API key is returned once. */
+  createTenant(input: CreateTenantInput, options?: RequestOptions): Promise<{ tenant: Tenant; apiKey: string }> {
+    return this.json("POST", "/v1/tenants", input, options);
+  }
+
+  // --- keys & widget tokens ------------------------------------------------------------------
+
+  createKey(input: CreateKeyInput = {}, options?: RequestOptions): Promise<{ id: string; key: string; scopes: Scope[] }> {
+    return this.json("POST", "/v1/keys", input, options);
+  }
+
+  listKeys(options?: RequestOptions): Promise<Page<ApiKeyInfo>> {
+    return this.json("GET", "/v1/keys", undefined, options);
+  }
+
+  revokeKey(keyId: string, options?: RequestOptions): Promise<ApiKeyInfo> {
+    return this.json("DELETE", `/v1/keys/${seg(keyId)}`, undefined, options);
+  }
+
+  /** A short-lived JWT for the chat widget, limited to `agents`. */
+  mintToken(input: MintTokenInput, options?: RequestOptions): Promise<{ token: string; expiresAt: string }> {
+    return this.json("POST", "/v1/tokens", input, options);
+  }
+
+  // --- agents --------------------------------------------------------------------------------
+
+  createAgent(input: CreateAgentInput, options?: RequestOptions): Promise<Agent> {
+    return this.json("POST", "/v1/agents", input, options);
+  }
+
+  listAgents(query: ListOptions & { include?: "children" } = {}, options?: RequestOptions): Promise<Page<Agent>> {
+    return this.json("GET", `/v1/agents${qs(query)}`, undefined, options);
+  }
+
+  getAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
+    return this.json("GET", `/v1/agents/${seg(agentId)}`, undefined, options);
+  }
+
+  updateAgent(agentId: string, patch: PatchAgentInput, options?: RequestOptions): Promise<Agent> {
+    return this.json("PATCH", `/v1/agents/${seg(agentId)}`, patch, options);
+  }
+
+  /** Destroys the agent (terminal). */
+  destroyAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
+    return this.json("DELETE", `/v1/agents/${seg(agentId)}`, undefined, options);
+  }
+
+  pauseAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
+    return this.json("POST", `/v1/agents/${seg(agentId)}/pause`, undefined, options);
+  }
+
+  resumeAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
+    return this.json("POST", `/v1/agents/${seg(agentId)}/resume`, undefined, options);
+  }
+
+  /** A manual wake through the wake queue. */
+  wakeAgent(agentId: string, options?: RequestOptions): Promise<{ runKey: string }> {
+    return this.json("POST", `/v1/agents/${seg(agentId)}/wake`, undefined, options);
+  }
+
+  getAgentState(agentId: string, options?: RequestOptions): Promise<AgentState> {
+    return this.json("GET", `/v1/agents/${seg(agentId)}/state`, undefined, options);
+  }
+
+  // --- conversation --------------------------------------------------------------------------
+
+  /** Queues a user turn; the reply arrives as a run (see `waitForRun`, `events`). */
+  sendMessage(agentId: string, input: SendMessageInput, options?: RequestOptions): Promise<{ runKey: string }> {
+    return this.json("POST", `/v1/agents/${seg(agentId)}/messages`, input, options);
+  }
+
+  /**
+   * Sends a user turn and streams its run: `text.delta`, …, ending with `run.completed` or
+   * `run.failed`. If the connection drops mid-run the stream continues from the agent's event log
+   * (`Last-Event-ID`), so persisted events are neither lost nor repeated; missed deltas are not
+   * replayed (they are live-only) but the reply's `message.appended` is. The message is sent when
+   * iteration starts.
+   */
+  streamMessage(agentId: string, input: SendMessageInput, options: RequestOptions & StreamOptions = {}): RunStream {
+    let resolveRunKey!: (runKey: string) => void;
+    let rejectRunKey!: (error: unknown) => void;
+    const runKeyPromise = new Promise<string>((resolve, reject) => {
+      resolveRunKey = resolve;
+      rejectRunKey = reject;
+    });
+    runKeyPromise.catch(() => undefined);
+    let runKey: string | undefined;
+    const sse = new ResumableSse({
+      signal: options.signal,
+      reconnect: options.reconnect,
+      retryFirstConnection: false,
+      toError: (response) => VigilApiError.from(response),
+      connect: async ({ lastEventId, attempt, signal }) => {
+        if (attempt === 0) {
+          try {
+            const response = await this.send("POST", `/v1/agents/${seg(agentId)}/messages`, input, {
+              ...options,
+              signal,
+              headers: { ...options.headers, accept: "text/event-stream" },
+            });
+            if (!response.ok) {
+              const error = await VigilApiError.from(response.clone());
+              rejectRunKey(error);
+              return response;
+            }
+            runKey = response.headers.get("x-vigil-run-key") ?? undefined;
+            if (!runKey && (response.headers.get("content-type") ?? "").includes("json")) {
+              runKey = ((await response.json()) as { runKey: string }).runKey;
+              resolveRunKey(runKey);
+              return this.openEvents(agentId, lastEventId ?? "0", signal);
+            }
+            if (!runKey) throw new Error("the server did not say which run it started");
+            resolveRunKey(runKey);
+            return response;
+          } catch (error) {
+            rejectRunKey(error);
+            throw error;
+          }
+        }
+        // Reconnect: the same run's events from the agent's log, after the last one seen.
+        return this.openEvents(agentId, lastEventId ?? "0", signal);
+      },
+      accept: (frame) => frameRunKey(frame) === runKey,
+      until: (frame) => RUN_END_EVENTS.includes(frame.event),
+    });
+    return new RunStream(sse, runKeyPromise);
+  }
+
+  /** History, newest first; `nextCursor` continues towards older messages. */
+  listMessages(agentId: string, query: ListOptions & { sessionId?: string; threadId?: string } = {}, options?: RequestOptions): Promise<Page<Message>> {
+    return this.json("GET", `/v1/agents/${seg(agentId)}/messages${qs(query)}`, undefined, options);
+  }
+
+  /**
+   * The agent's event log: replay after `after` (a seq; default: from the start), then live.
+   * Reconnects with `Last-Event-ID` after a dropped connection and never yields an event twice.
+   */
+  events(agentId: string, options: StreamOptions & { after?: number | string } = {}): EventStream {
+    const sse = new ResumableSse({
+      lastEventId: options.after === undefined ? undefined : String(options.after),
+      signal: options.signal,
+      reconnect: options.reconnect,
+      toError: (response) => VigilApiError.from(response),
+      connect: ({ lastEventId, signal }) => this.openEvents(agentId, lastEventId, signal),
+    });
+    return new EventStream(sse);
+  }
+
+  // --- runs ----------------------------------------------------------------------------------
+
+  listRuns(agentId: string, query: ListOptions = {}, options?: RequestOptions): Promise<Page<Run>> {
+    return this.json("GET", `/v1/agents/${seg(agentId)}/runs${qs(query)}`, undefined, options);
+  }
+
+  getRun(agentId: string, runKey: string, options?: RequestOptions): Promise<Run> {
+    return this.json("GET", `/v1/agents/${seg(agentId)}/runs/${seg(runKey)}`, undefined, options);
+  }
+
+  /**
+   * Polls until the run is terminal (completed, skipped_*, failed_terminal). A wake travels through
+   * the wake queue before its run exists, so `404` is read as "not there yet" until the timeout.
+   */
+  async waitForRun(agentId: string, runKey: string, options: { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {}): Promise<Run> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let status = "not found";
+      try {
+        const run = await this.getRun(agentId, runKey, options.signal ? { signal: options.signal } : undefined);
+        if (TERMINAL_RUN_STATUSES.includes(run.status)) return run;
+        status = run.status;
+      } catch (error) {
+        if (!(error instanceof VigilApiError && error.status === 404) || Date.now() > deadline) throw error;
+      }
+      if (Date.now() > deadline) throw new Error(`run ${runKey} is still ${status} after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 100));
+    }
+  }
+
+  // --- transport -----------------------------------------------------------------------------
+
+  /** One raw request with the client's credentials; the caller reads the response. */
+  send(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { accept: "application/json", ...options.headers };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
+    const init: RequestInit = { method, headers };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    if (options.signal) init.signal = options.signal;
+    return this.fetchImpl(`${this.baseUrl}${path}`, init);
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<T> {
+    const response = await this.send(method, path, body, options);
+    if (!response.ok) throw await VigilApiError.from(response);
+    return (await response.json()) as T;
+  }
+
+  private openEvents(agentId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { accept: "text/event-stream" };
+    if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
+    return this.send("GET", `/v1/agents/${seg(agentId)}/events`, undefined, { headers, signal });
+  }
+}
+
+function toAgentEvent(frame: SseFrame): AgentEvent {
+  let payload: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(frame.data) as unknown;
+    if (parsed && typeof parsed === "object") payload = parsed as Record<string, unknown>;
+  } catch {
+    payload = { raw: frame.data };
+  }
+  const seq = typeof payload.seq === "number" ? payload.seq : frame.id !== undefined && /^\d+$/.test(frame.id) ? Number(frame.id) : null;
+  return {
+    seq,
+    type: typeof payload.type === "string" ? payload.type : frame.event,
+    runKey: typeof payload.runKey === "string" ? payload.runKey : null,
+    data: payload.data && typeof payload.data === "object" ? (payload.data as Record<string, unknown>) : {},
+    createdAt: typeof payload.createdAt === "string" ? payload.createdAt : null,
+  };
+}
+
+function frameRunKey(frame: SseFrame): string | undefined {
+  try {
+    const parsed = JSON.parse(frame.data) as { runKey?: unknown };
+    return typeof parsed.runKey === "string" ? parsed.runKey : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+function qs(query: object): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
