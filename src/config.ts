@@ -22,6 +22,10 @@ export const config = {
   sse: { heartbeatMs: 15_000, replayBatch: 500 },
   pagination: { defaultLimit: 50, maxLimit: 200 },
   idempotency: { retentionHours: 24 },
+  /** Inbound webhooks (trigger and source ingress): raw bodies above this answer 413. */
+  ingress: { maxBodyBytes: 65_536 },
+  /** Tenant HTTP tools: per-call timeout, response cap (bytes), tools per tenant, input schema size (bytes). */
+  tenantTools: { timeoutMs: 10_000, maxResponseBytes: 65_536, maxPerTenant: 100, maxInputSchemaBytes: 32_768 },
   defaultModel: "builtin:echo",
   defaultSessionId: "default",
 } as const;

@@ -1,12 +1,14 @@
 import type { AgentDO } from "./objects/agent/agent-do";
 import type { TenantDO } from "./objects/tenant/tenant-do";
 import type { WakeJob } from "./schema/wake";
+import type { ToolSagaParams } from "./workflows/tool-saga";
 
 /** Bindings declared in wrangler.toml. */
 export interface Env {
   AGENT: DurableObjectNamespace<AgentDO>;
   TENANT: DurableObjectNamespace<TenantDO>;
   WAKE_QUEUE: Queue<WakeJob>;
+  TOOL_SAGA: Workflow<ToolSagaParams>;
   VIGIL_ADMIN_TOKEN: string;
   VIGIL_MASTER_KEY: string;
   /** "enabled" only in tests: arms the fault-injection seam. */

@@ -4,6 +4,7 @@ import { consumeWakes } from "./queues/wake-consumer";
 
 export { AgentDO } from "./objects/agent/agent-do";
 export { TenantDO } from "./objects/tenant/tenant-do";
+export { ToolSagaWorkflow } from "./workflows/tool-saga";
 
 const app = buildApp();
 

@@ -10,6 +10,7 @@ CREATE TABLE `actions` (
 	`action_stable_id` text NOT NULL,
 	`risk_level` text NOT NULL,
 	`preview_only` integer NOT NULL,
+	`envelope` text NOT NULL,
 	`status` text NOT NULL,
 	`result` text,
 	`created_at` text NOT NULL,

@@ -142,6 +142,8 @@ export const actions = sqliteTable(
     actionStableId: text("action_stable_id").notNull(),
     riskLevel: text("risk_level").notNull(),
     previewOnly: integer("preview_only", { mode: "boolean" }).notNull(),
+    /** The full seed 000 §4.3.1 action envelope as planned (verified on reuse). */
+    envelope: text("envelope", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     /** planned → executing → completed | failed (awaiting_approval while a decision is open). */
     status: text("status").notNull(),
     result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),

@@ -17,6 +17,7 @@ import { tenantEventRoutes } from "../routes/tenant-events";
 import { timerRoutes } from "../routes/timers";
 import { triggerRoutes } from "../routes/triggers";
 import { webhookSourceRoutes } from "../routes/webhook-sources";
+import { toolRoutes } from "../routes/tools";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
@@ -39,12 +40,13 @@ export function buildApp() {
   authed.route("/", timerRoutes);
   authed.route("/", triggerRoutes);
   authed.route("/", webhookSourceRoutes);
+  authed.route("/", toolRoutes);
   authed.route("/", benchRoutes);
-  app.route("/", authed);
-
+  // Public routes are registered before the authenticated sub-app, whose `*` middleware would catch them.
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "API key (vk_…) or widget JWT" });
   app.openAPIRegistry.registerComponent("securitySchemes", "operator", { type: "http", scheme: "bearer", description: "VIGIL_ADMIN_TOKEN" });
   app.doc31("/v1/openapi.json", { openapi: "3.1.0", info: { title: "Vigil API", version: "1.0.0" } });
+  app.route("/", authed);
 
   app.notFound(() => {
     throw new ApiError("not_found", "no such route");

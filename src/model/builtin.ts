@@ -1,29 +1,54 @@
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
+  LanguageModelV3Content,
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-import { chunkWords, estimateTokens, selectPlaybookReply } from "../core/playbook";
+import { chunkWords, estimateTokens, parseToolLines, renderArgs, selectPlaybookReply, selectPlaybookRule, type PlaybookToolCall } from "../core/playbook";
 import type { Playbook } from "../schema/agents";
 
 export interface BuiltinContext {
   reason: string;
   playbook: Playbook | null;
   chunkDelayMs: number;
+  /** The wake's operator text, only when it was admitted as operator_instruction (never external evidence). */
+  operatorText: string | null;
+  /** The wake's observation data (for `{{observation.…}}` templates). */
+  observation: unknown;
+  tokenKeys: string[];
+}
+
+interface Turn {
+  text: string;
+  toolCalls: PlaybookToolCall[];
 }
 
 /**
  * The offline, deterministic provider (SPEC §6). It is a real `ai` SDK language model, so the
- * run loop treats it exactly like a remote one: same streaming path, same usage accounting.
+ * run loop treats it exactly like a remote one: same streaming path, same tool-call protocol,
+ * same usage accounting. `playbook` calls tools on its first step (rule tools and operator
+ * `/tool` lines) and replies once the results are back.
  */
 export function createBuiltinModel(modelName: "echo" | "playbook", context: BuiltinContext): LanguageModelV3 {
-  const reply = (prompt: LanguageModelV3Prompt): string => {
-    const text = lastUserText(prompt);
-    if (modelName === "echo") return `echo: ${text}`;
+  const decide = (options: LanguageModelV3CallOptions): Turn => {
+    const text = lastUserText(options.prompt);
+    if (modelName === "echo") return { text: `echo: ${text}`, toolCalls: [] };
+    const offered = new Set((options.tools ?? []).map((tool) => tool.name));
+    const input = { reason: context.reason, text, tokenKeys: context.tokenKeys };
+    const templateContext = { text, reason: context.reason, observation: context.observation };
     const rules = context.playbook?.rules ?? [];
-    return selectPlaybookReply(rules, { reason: context.reason, text }, context.playbook?.fallbackReply).reply;
+    const afterTools = options.prompt.at(-1)?.role === "tool";
+    if (!afterTools) {
+      const fromRule = selectPlaybookRule(rules, input)?.rule.tools ?? [];
+      const fromOperator = context.operatorText ? parseToolLines(context.operatorText) : [];
+      const toolCalls = [...fromRule.map((call) => ({ name: call.name, args: renderArgs(call.args, templateContext) as Record<string, unknown> })), ...fromOperator];
+      // A call the run did not offer is still made: the run loop answers it with a structured refusal.
+      if (toolCalls.length > 0) return { text: "", toolCalls };
+    }
+    const results = afterTools ? toolResults(options.prompt) : [];
+    return { text: selectPlaybookReply(rules, input, context.playbook?.fallbackReply, { ...templateContext, results, offered: [...offered] }).reply, toolCalls: [] };
   };
 
   return {
@@ -32,30 +57,32 @@ export function createBuiltinModel(modelName: "echo" | "playbook", context: Buil
     modelId: modelName,
     supportedUrls: {},
     async doGenerate(options: LanguageModelV3CallOptions) {
-      const text = reply(options.prompt);
-      return {
-        content: [{ type: "text", text }],
-        finishReason: { unified: "stop", raw: "stop" },
-        usage: usageFor(options.prompt, text),
-        warnings: [],
-      };
+      const turn = decide(options);
+      const content: LanguageModelV3Content[] = [];
+      if (turn.text) content.push({ type: "text", text: turn.text });
+      turn.toolCalls.forEach((call, index) => content.push({ type: "tool-call", toolCallId: `call_${index}`, toolName: call.name, input: JSON.stringify(call.args) }));
+      return { content, finishReason: finish(turn), usage: usageFor(options.prompt, turn), warnings: [] };
     },
     async doStream(options: LanguageModelV3CallOptions) {
-      const text = reply(options.prompt);
-      const chunks = chunkWords(text);
+      const turn = decide(options);
       const delay = context.chunkDelayMs;
       const signal = options.abortSignal;
       const stream = new ReadableStream<LanguageModelV3StreamPart>({
         async start(controller) {
           controller.enqueue({ type: "stream-start", warnings: [] });
-          controller.enqueue({ type: "text-start", id: "t0" });
-          for (const delta of chunks) {
-            if (signal?.aborted) break;
-            if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
-            controller.enqueue({ type: "text-delta", id: "t0", delta });
+          if (turn.text) {
+            controller.enqueue({ type: "text-start", id: "t0" });
+            for (const delta of chunkWords(turn.text)) {
+              if (signal?.aborted) break;
+              if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+              controller.enqueue({ type: "text-delta", id: "t0", delta });
+            }
+            controller.enqueue({ type: "text-end", id: "t0" });
           }
-          controller.enqueue({ type: "text-end", id: "t0" });
-          controller.enqueue({ type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: usageFor(options.prompt, text) });
+          turn.toolCalls.forEach((call, index) =>
+            controller.enqueue({ type: "tool-call", toolCallId: `call_${index}`, toolName: call.name, input: JSON.stringify(call.args) }),
+          );
+          controller.enqueue({ type: "finish", finishReason: finish(turn), usage: usageFor(options.prompt, turn) });
           controller.close();
         },
       });
@@ -63,6 +90,8 @@ export function createBuiltinModel(modelName: "echo" | "playbook", context: Buil
     },
   };
 }
+
+const finish = (turn: Turn) => (turn.toolCalls.length > 0 ? { unified: "tool-calls" as const, raw: "tool_calls" } : { unified: "stop" as const, raw: "stop" });
 
 function lastUserText(prompt: LanguageModelV3Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
@@ -73,9 +102,16 @@ function lastUserText(prompt: LanguageModelV3Prompt): string {
   return "";
 }
 
-function usageFor(prompt: LanguageModelV3Prompt, output: string): LanguageModelV3Usage {
+/** The latest step's tool results, for `{{results.0.output…}}` in the reply. */
+function toolResults(prompt: LanguageModelV3Prompt): unknown[] {
+  const last = prompt.at(-1);
+  if (!last || last.role !== "tool") return [];
+  return last.content.map((part) => (part.type === "tool-result" && part.output.type === "json" ? part.output.value : null));
+}
+
+function usageFor(prompt: LanguageModelV3Prompt, turn: Turn): LanguageModelV3Usage {
   const input = estimateTokens(JSON.stringify(prompt));
-  const out = estimateTokens(output);
+  const out = estimateTokens(turn.text + JSON.stringify(turn.toolCalls));
   return {
     inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
     outputTokens: { total: out, text: out, reasoning: 0 },

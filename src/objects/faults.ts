@@ -16,6 +16,13 @@ export class FaultSeam {
     return true;
   }
 
+  /** Hands the armed points under `prefix` to another executor (a saga) and disarms them here. */
+  take(prefix: string): string[] {
+    const taken = [...this.armed.keys()].filter((point) => point.startsWith(prefix));
+    for (const point of taken) this.armed.delete(point);
+    return taken;
+  }
+
   hit(point: string): void {
     const remaining = this.armed.get(point);
     if (!remaining) return;

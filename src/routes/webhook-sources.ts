@@ -1,4 +1,96 @@
+import { createRoute } from "@hono/zod-openapi";
+import { ApiError, fail } from "../http/api-error";
+import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
+import { page, PaginationQuery } from "../schema/common";
+import { CreatedWebhookSource, CreateWebhookSourceBody, SourceIdParam, WebhookSource, type WebhookSourceRecord } from "../schema/webhooks";
+import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
-/** GET|POST|DELETE /v1/webhook-sources: signed inbound webhook sources. */
+/** GET|POST|DELETE /v1/webhook-sources: signed inbound webhook sources (scope `admin`: they hold secrets). */
 export const webhookSourceRoutes = createRouter();
+
+const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+const withUrl = (origin: string, source: WebhookSourceRecord): WebhookSource => ({ ...source, url: `${origin}/v1/hooks/s/${source.id}` });
+
+webhookSourceRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/webhook-sources",
+    summary: "Register a signed webhook source; its secret is returned in this answer only",
+    description:
+      "`scheme` selects the signature format (vigil `Vigil-Signature: t=…,v1=…`, github `X-Hub-Signature-256`, stripe `Stripe-Signature`). `tokenMapping` turns each delivery into typed tokens: `semanticKey` (constant), `subtypeTokens[{namespace, from}]`, `entityIdFrom`, where `from` is `header:<name>` or `body:<dot.path>`.",
+    request: { ...jsonBody(CreateWebhookSourceBody), headers: IdempotencyHeader },
+    responses: { 201: json(CreatedWebhookSource, "The source and its secret (shown once)"), 400: problems[400], 401: problems[401], 409: problems[409] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "admin");
+    // Not the generic idempotency store (it would keep the secret in plaintext): the source id is derived from the key.
+    const requestKey = c.req.header("idempotency-key");
+    if (requestKey !== undefined && !KEY_PATTERN.test(requestKey)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
+    const result = await tenantStub(c.env, principal.tenantId).createWebhookSource(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
+    if (!result.ok) fail(result);
+    return c.json({ ...withUrl(new URL(c.req.url).origin, result.source), secret: result.secret }, 201);
+  },
+);
+
+webhookSourceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/webhook-sources",
+    summary: "List webhook sources (never their secrets)",
+    request: { query: PaginationQuery },
+    responses: { 200: json(page(WebhookSource), "A page of sources"), 400: problems[400], 401: problems[401] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "admin");
+    const result = await tenantStub(c.env, principal.tenantId).listWebhookSources(c.req.valid("query"));
+    if (!result.ok) fail(result);
+    const origin = new URL(c.req.url).origin;
+    return c.json({ data: result.data.map((source) => withUrl(origin, source)), nextCursor: result.nextCursor }, 200);
+  },
+);
+
+webhookSourceRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/webhook-sources/{id}",
+    summary: "Get a webhook source (never its secret)",
+    request: { params: SourceIdParam },
+    responses: { 200: json(WebhookSource, "The source"), 401: problems[401], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "admin");
+    const result = await tenantStub(c.env, principal.tenantId).getWebhookSource(c.req.valid("param").id);
+    if (!result.ok) fail(result);
+    return c.json(withUrl(new URL(c.req.url).origin, result.source), 200);
+  },
+);
+
+webhookSourceRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/webhook-sources/{id}",
+    summary: "Delete a webhook source; its URL stops verifying at once",
+    request: { params: SourceIdParam },
+    responses: { 200: json(WebhookSource, "The deleted source"), 401: problems[401], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "admin");
+    const result = await tenantStub(c.env, principal.tenantId).deleteWebhookSource(`key:${principal.keyId}`, c.req.valid("param").id);
+    if (!result.ok) fail(result);
+    return c.json(withUrl(new URL(c.req.url).origin, result.source), 200);
+  },
+);

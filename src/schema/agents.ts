@@ -27,13 +27,22 @@ const RegexSource = z
   }, "must be a valid regular expression");
 
 /** builtin:playbook rules: the first rule whose `when` matches decides the reply. */
+export const PlaybookToolCall = z.object({ name: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/), args: z.record(z.string(), z.unknown()).default({}) }).strict();
+
 export const PlaybookRule = z
   .object({
     when: z
-      .object({ reason: z.enum(WAKE_REASONS).optional(), textPattern: RegexSource.optional() })
+      .object({
+        reason: z.enum(WAKE_REASONS).optional(),
+        textPattern: RegexSource.optional(),
+        /** A tokenKey of the waking batch, e.g. `semanticKey|-|TASK`. */
+        token: z.string().max(700).optional(),
+      })
       .strict()
       .default({}),
-    reply: z.string().max(4000),
+    reply: z.string().max(4000).optional(),
+    /** Tool calls with `{{path}}` templates over {text, reason, observation}. */
+    tools: z.array(PlaybookToolCall).max(8).optional(),
   })
   .strict();
 export const Playbook = z.object({ rules: z.array(PlaybookRule).max(100), fallbackReply: z.string().max(4000).optional() }).strict();

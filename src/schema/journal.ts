@@ -162,7 +162,15 @@ export const TimeEntryRecord = z
 
 // --- day plan -------------------------------------------------------------------------------
 export const DayPlanBlock = z
-  .strictObject({ id: ref("blocks[].id"), start: clock("start"), end: clock("end"), taskId: ref("taskId").optional(), label: text("label", 200) })
+  .strictObject({
+    id: ref("blocks[].id"),
+    start: clock("start"),
+    end: clock("end"),
+    taskId: ref("taskId").optional(),
+    /** The block's category when it has no task (a task's block belongs to the task's category). */
+    categoryId: ref("categoryId").optional(),
+    label: text("label", 200),
+  })
   .refine((block) => block.end > block.start, { message: "end must be after start", path: ["end"] })
   .openapi("JournalDayPlanBlock");
 const blocks = z
@@ -179,7 +187,7 @@ export const DayPlanRecord = z
   .object({
     ...recordBase("day_plan"),
     date: z.string(),
-    blocks: z.array(z.object({ id: z.string(), start: z.string(), end: z.string(), taskId: z.string().optional(), label: z.string() })),
+    blocks: z.array(z.object({ id: z.string(), start: z.string(), end: z.string(), taskId: z.string().optional(), categoryId: z.string().optional(), label: z.string() })),
     pinnedTaskIds: z.array(z.string()),
   })
   .openapi("JournalDayPlan");

@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { WAKE_REASONS } from "../core/run-keys";
 import { IsoTimestamp } from "./common";
 
-export const RUN_STATUSES = ["queued", "running", "completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"] as const;
+/** `waiting`: parked until a tool saga reports back; `ready`: reported, about to resume. */
+export const RUN_STATUSES = ["queued", "running", "waiting", "ready", "completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_RUN_STATUSES: ReadonlyArray<RunStatus> = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"];
 

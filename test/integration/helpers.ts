@@ -54,7 +54,7 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
 export async function waitForRun(key: string, agentId: string, runKey: string): Promise<any> {
   return eventually(async () => {
     const res = await api("GET", `/v1/agents/${agentId}/runs/${runKey}`, { key });
-    return res.status === 200 && !["queued", "running"].includes(res.body.status) ? res.body : undefined;
+    return res.status === 200 && !["queued", "running", "waiting", "ready"].includes(res.body.status) ? res.body : undefined;
   });
 }
 

@@ -22,9 +22,17 @@ import { EventLog } from "./event-log";
 import { History } from "./history";
 import { runBenchOp, type BenchOp } from "./bench-ops";
 import { AgentProfile } from "./profile";
+import { ActionStore, type PlannedAction } from "./actions";
+import { ToolRunner } from "./tool-runner";
+import type { ToolResultEnvelope } from "../../core/tool-envelopes";
+import type { ToolInvocation } from "../../tools/invocation";
+import type { ToolSagaParams } from "../../workflows/tool-saga";
 import { InjectedCrash, RunLoop } from "./run-loop";
 import type { AgentDb } from "./types";
 import { WakeInbox, type EnqueueOutcome } from "./wake-inbox";
+import { TimerAlarm } from "./timer-alarm";
+import { Timers, type TickOutcome } from "./timers";
+import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timers";
 
 export interface TurnInput {
   text: string;
@@ -46,26 +54,48 @@ export class AgentDO extends AgentBase<Env> {
   private readonly inbox: WakeInbox;
   private readonly loop: RunLoop;
   private readonly faults: FaultSeam;
+  private readonly actions: ActionStore;
+  private readonly tools: ToolRunner;
+  private readonly timers: Timers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // Work interrupted by a restart or eviction resumes on the first activation afterwards.
     this.db = openDatabase(ctx, schema, migrations, () => {
       if (this.inbox.pendingCount() > 0) this.startDraining();
+      // Timer slots missed while the object slept are caught up on activation.
+      this.timers.catchUp();
     });
     this.log = new EventLog(this.db);
     this.profile = new AgentProfile(this.db, this.log);
     this.history = new History(this.db, this.log, () => this.profile.get()?.id ?? "");
     this.inbox = new WakeInbox(this.db, this.log);
     this.faults = new FaultSeam(env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
+    this.actions = new ActionStore(this.db);
+    this.tools = new ToolRunner({
+      actions: this.actions,
+      history: this.history,
+      events: this.log,
+      agentTools: {
+        profile: this.profile,
+        events: this.log,
+        openQuestion: (request) => tenantStub(this.env, this.tenantId()).openQuestion({ ...request, agentId: this.profile.get()!.id }),
+      },
+      executeTenantTool: (invocation) => tenantStub(this.env, this.tenantId()).executeTool(invocation),
+      startSaga: (invocation) => this.startSaga(invocation),
+      threadOfRun: (runKey) => this.inbox.getRun(runKey)?.threadId ?? runKey,
+    });
     this.loop = new RunLoop({
       events: this.log,
       profile: this.profile,
       history: this.history,
       inbox: this.inbox,
+      actions: this.actions,
+      tools: this.tools,
       resolveModel,
       fault: (point) => this.faults.hit(point),
     });
+    this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this), kick: () => this.startDraining() });
   }
 
   async createAgent(tenantId: string, agentId: string, body: CreateAgentBody): Promise<Result<{ agent: Agent }>> {
@@ -92,6 +122,7 @@ export class AgentDO extends AgentBase<Env> {
   async applyLifecycle(command: LifecycleCommand): Promise<Result<{ agent: Agent }>> {
     const result = this.profile.command(command);
     if (!result.ok) return result;
+    if (command === "destroy") await this.timers.tombstoneAll();
     if (result.changed) await this.syncDirectory(this.tenantId(), result.agent);
     // Destroy: queued wakes settle as skipped_destroyed now rather than lingering.
     if (command === "destroy" && this.inbox.pendingCount() > 0) this.startDraining();
@@ -177,13 +208,110 @@ export class AgentDO extends AgentBase<Env> {
     return this.faults.arm(point, times);
   }
 
-  /** Wakes the drain after a restart even if no request arrives (Agent SDK schedule → DO alarm). */
+  createTimer(body: CreateTimerBody): Promise<Result<{ timer: Timer }>> {
+    return this.timers.create(body);
+  }
+
+  listTimers(query: ListTimersQuery): Result<Page<Timer>> {
+    return this.timers.list(query);
+  }
+
+  deleteTimer(timerId: string): Promise<Result<{ timer: Timer }>> {
+    return this.timers.delete(timerId);
+  }
+
+  /** Runs a timer now (reason manual); `requestId` is the Idempotency-Key or a random id. */
+  triggerTimer(timerId: string, requestId: string): Result<{ runKey: string; outcome: EnqueueOutcome["status"] }> {
+    return this.timers.trigger(timerId, requestId);
+  }
+
+  /** Agents SDK schedule callback (the timers keep one schedule, at the earliest nextRunAt). */
+  async onTimerAlarm(): Promise<void> {
+    await this.timers.runDue();
+  }
+
+  /** Test seam (VIGIL_FAULTS=enabled only): one timer tick as if the clock read `nowMs`. */
+  async tickTimers(nowMs: number): Promise<Result<TickOutcome>> {
+    if (this.env.VIGIL_FAULTS !== "enabled") return failure("not_found", "no such method");
+    return { ok: true, ...(await this.timers.runDue(nowMs)) };
+  }
+
+  /** Test seam (VIGIL_FAULTS=enabled only): freezes the timers' clock at `nowMs` (null: real time, re-arm). */
+  async setTimerClock(nowMs: number | null): Promise<boolean> {
+    if (this.env.VIGIL_FAULTS !== "enabled") return false;
+    await this.timers.setClock(nowMs);
+    return true;
+  }
+
+  /**
+   * Saga phase 2: records a mutating tool's result (once) and resumes the run when none of its
+   * step's calls is still out. Safe to call any number of times.
+   */
+  async recordToolResult(operationId: string, result: ToolResultEnvelope): Promise<Result<{ resumed: boolean }>> {
+    const action = this.actions.get(operationId);
+    if (!action) return failure("not_found", "unknown operation");
+    this.tools.complete(operationId, result);
+    const outstanding = this.actions.forStep(action.runKey, action.step).some((a) => a.status === "executing" || a.status === "awaiting_approval");
+    const resumed = !outstanding && this.inbox.unpark(action.runKey);
+    if (resumed) this.startDraining();
+    return { ok: true, resumed };
+  }
+
+  /** Wakes the drain after a restart even if no request arrives (Agent SDK schedule → DO alarm), and re-drives sagas. */
   async watchdog(): Promise<void> {
+    await this.recoverSagas();
     if (this.inbox.pendingCount() > 0) this.startDraining();
   }
 
+  /**
+   * Sagas started but never reported back: a finished instance's output is recorded, an errored or
+   * lost one is restarted or re-created. Phase 1 is idempotent by operationId, so running this any
+   * number of times still yields exactly one mutation.
+   */
+  async recoverSagas(): Promise<number> {
+    let recovered = 0;
+    for (const action of this.actions.inFlight()) {
+      const instance = await this.env.TOOL_SAGA.get(action.operationId).catch(() => null);
+      const status = instance ? await instance.status().catch(() => null) : null;
+      if (!instance || !status) {
+        await this.startSaga(this.invocationOf(action));
+      } else if (status.status === "complete" && status.output) {
+        await this.recordToolResult(action.operationId, status.output as ToolResultEnvelope);
+      } else if (status.status === "errored" || status.status === "terminated") {
+        await instance.restart();
+      } else continue;
+      recovered++;
+    }
+    return recovered;
+  }
+
+  private async startSaga(invocation: ToolInvocation): Promise<void> {
+    const params: ToolSagaParams = { tenantId: this.tenantId(), agentId: invocation.agentId, invocation, faults: this.faults.take("saga.") };
+    try {
+      await this.env.TOOL_SAGA.create({ id: invocation.operationId, params });
+    } catch (error) {
+      // The instance id is the operationId: an existing instance is this same saga, already under way.
+      if (!/already exists|duplicate/i.test(String(error))) throw error;
+    }
+  }
+
+  private invocationOf(action: PlannedAction): ToolInvocation {
+    const agent = this.profile.get()!;
+    return {
+      operationId: action.operationId,
+      agentId: agent.id,
+      runKey: action.runKey,
+      toolName: action.toolName,
+      args: action.envelope.args as Record<string, unknown>,
+      scope: { allowedCategoryIds: [...action.envelope.scopeSnapshot] },
+      previewOnly: action.envelope.previewOnly,
+    };
+  }
+
   private startDraining(): void {
-    const drained = this.loop.kick().catch((error: unknown) => {
+    // Start on a macrotask: a builtin-model run is all microtasks, and would otherwise hold back the
+    // caller's 202 until the run had finished.
+    const drained = new Promise((resolve) => setTimeout(resolve, 0)).then(() => this.loop.kick()).catch((error: unknown) => {
       // An injected crash leaves the run mid-flight on purpose; the watchdog or the next call resumes it.
       if (!(error instanceof InjectedCrash)) console.error(JSON.stringify({ level: "error", msg: "drain failed", error: String(error) }));
     });

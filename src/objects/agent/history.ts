@@ -61,6 +61,11 @@ export class History {
     return { message: stored, inserted: true };
   }
 
+  get(id: string): Message | null {
+    const row = this.db.select().from(schema.messages).where(eq(schema.messages.id, id)).get();
+    return row ? toMessage(this.agentId(), row) : null;
+  }
+
   /** The newest `limit` messages of a thread, oldest first: a bounded read whatever the history length. */
   window(threadId: string, limit: number): Message[] {
     return this.db

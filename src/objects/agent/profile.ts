@@ -120,6 +120,19 @@ export class AgentProfile {
     return failure(verdict.code, guidance.replace("{id}", agent.id));
   }
 
+  /** Replaces the slots document (already validated by the core) and bumps the state revision. */
+  writeSlots(slots: Record<string, unknown>): AgentState {
+    const state = this.state()!;
+    this.db.update(schema.agentState).set({ slots, revision: state.revision + 1 }).run();
+    return this.state()!;
+  }
+
+  sleepUntil(until: string): AgentState {
+    const state = this.state()!;
+    this.db.update(schema.agentState).set({ sleepUntil: until, revision: state.revision + 1 }).run();
+    return this.state()!;
+  }
+
   recordWake(at: string, headMessageId: string | null, failed: boolean): AgentState {
     const state = this.state()!;
     this.db

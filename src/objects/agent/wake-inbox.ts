@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, lt, or } from "drizzle-orm";
+import { and, asc, desc, eq, lt, ne, or } from "drizzle-orm";
 import * as schema from "../../db/agent-schema";
 import type { Run, RunStatus } from "../../schema/runs";
 import { TERMINAL_RUN_STATUSES } from "../../schema/runs";
@@ -50,26 +50,47 @@ export class WakeInbox {
     return this.pending(1)[0] ?? null;
   }
 
-  /** Waiting wakes, oldest first (bounded). */
+  /** Wakes ready to run, oldest first (bounded); runs parked on a saga are not ready. */
   pending(limit: number): InboxItem[] {
     return this.db
-      .select()
+      .select({ inbox: schema.wakeInbox })
       .from(schema.wakeInbox)
+      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
+      .where(ne(schema.runs.status, "waiting"))
       .orderBy(asc(schema.wakeInbox.seq))
       .limit(limit)
       .all()
-      .map((row) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
+      .map(({ inbox: row }) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
   }
 
+  /** Parks a run until its tool sagas report back (`unpark`). */
+  park(runKey: string): void {
+    this.db.update(schema.runs).set({ status: "waiting" }).where(eq(schema.runs.runKey, runKey)).run();
+  }
+
+  /** A parked run becomes ready to resume; a no-op for a run in any other state. */
+  unpark(runKey: string): boolean {
+    const run = this.getRun(runKey);
+    if (run?.status !== "waiting") return false;
+    this.db.update(schema.runs).set({ status: "ready" }).where(eq(schema.runs.runKey, runKey)).run();
+    return true;
+  }
+
+  /** Wakes not yet terminal, parked ones included. */
   pendingCount(): number {
     return this.db.select({ seq: schema.wakeInbox.seq }).from(schema.wakeInbox).all().length;
   }
 
-  markRunning(runKey: string): Run {
+  readyCount(): number {
+    return this.pending(1).length;
+  }
+
+  /** A resumption after a saga is not a new attempt; a restart after a crash is. */
+  markRunning(runKey: string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
     const run = this.getRun(runKey)!;
     this.db
       .update(schema.runs)
-      .set({ status: "running", attempt: run.attempt + 1, startedAt: run.startedAt ?? nowIso() })
+      .set({ status: "running", attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: run.startedAt ?? nowIso() })
       .where(eq(schema.runs.runKey, runKey))
       .run();
     return this.getRun(runKey)!;

@@ -15,8 +15,25 @@ import { nowIso, openDatabase } from "../sqlite";
 import { AgentDirectory } from "./directory";
 import { IdempotencyStore, type IdempotencyBegin } from "./idempotency";
 import { ApiKeys } from "./keys";
+import { Decisions, type QuestionRequest } from "./decisions";
 import { NotificationLog } from "./notification-log";
+import { Journal, type JournalListQuery, type JournalResult, type JournalWriteMeta } from "./journal";
+import type { JournalRecord, JournalType } from "../../schema/journal";
+import { Dispatcher } from "./dispatcher";
+import { InboundEvents, type EventIngest } from "./inbound-events";
+import { SubscriptionStore, MAX_SUBSCRIPTIONS_PER_AGENT } from "./subscription-store";
+import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../schema/subscriptions";
+import { subscriptionSpecSchema } from "../../core/subscription-index";
 import type { TenantDb } from "./types";
+import { ExternalTriggers, type TriggerAdmission, type TriggerOutcome } from "./triggers";
+import { WebhookSources, type SourceCreation, type SourceIngest } from "./webhook-sources";
+import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
+import type { ToolResultEnvelope } from "../../core/tool-envelopes";
+import type { RegisterToolBody, TenantTool, ToolListing } from "../../schema/tools";
+import type { ToolInvocation } from "../../tools/invocation";
+import { listToolDescriptors } from "../../tools/registry";
+import { TenantTools, type ToolRegistration } from "./tenant-tools";
+import { ToolExecutor } from "./tool-executor";
 
 export type AuthOutcome =
   | { ok: true; keyId: string; scopes: Scope[] }
@@ -39,8 +56,21 @@ export class TenantDO extends DurableObject<Env> {
   private readonly directory: AgentDirectory;
   private readonly idempotencyStore: IdempotencyStore;
   private readonly limits: RateLimits;
+  private readonly decisions: Decisions;
   /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
   private readonly notifications: NotificationLog;
+  /** Agents' subscriptions and the materialized token index. */
+  private readonly subscriptionStore: SubscriptionStore;
+  private readonly inboundEvents: InboundEvents;
+  private readonly dispatcher: Dispatcher;
+  /** Agents' external triggers (holon) and the tenant's signed webhook sources. */
+  private readonly triggers: ExternalTriggers;
+  private readonly webhookSources: WebhookSources;
+  /** The journal domain: the tenant's source-of-truth records. */
+  private readonly journal: Journal;
+  /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
+  private readonly tenantTools: TenantTools;
+  private readonly tools: ToolExecutor;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -49,7 +79,24 @@ export class TenantDO extends DurableObject<Env> {
     this.directory = new AgentDirectory(this.db);
     this.idempotencyStore = new IdempotencyStore(this.db);
     this.limits = rateLimitsFrom(env.VIGIL_RATE_LIMITS);
+    this.decisions = new Decisions(this.db);
     this.notifications = new NotificationLog(this.db, () => this.getTenant()?.id ?? "tenant");
+    this.journal = new Journal(this.db, this.notifications, () => this.dispatchPending());
+    this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, env.VIGIL_FAULTS === "enabled");
+    this.tools = new ToolExecutor({ db: this.db, journal: this.journal, timeZone: () => this.getTenant()?.timeZone ?? "UTC", callHttpTool: (inv) => this.tenantTools.call(inv) });
+    this.subscriptionStore = new SubscriptionStore(this.db);
+    this.inboundEvents = new InboundEvents(this.db, this.notifications);
+    this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.getTenant()!.id);
+    this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.getTenant()!.id);
+    this.dispatcher = new Dispatcher({
+      db: this.db,
+      notifications: this.notifications,
+      subscriptions: this.subscriptionStore,
+      queue: env.WAKE_QUEUE,
+      tenantId: () => this.getTenant()?.id ?? "",
+      audit: (actor, action, target, detail) => this.audit(actor, action, target, detail),
+      retryLater: (delayMs) => void ctx.storage.setAlarm(Date.now() + delayMs),
+    });
   }
 
   initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
@@ -106,6 +153,8 @@ export class TenantDO extends DurableObject<Env> {
 
   upsertAgentDirectory(agent: Agent, parentId: string | null = null): void {
     this.directory.upsert(agent, parentId);
+    // Destroy tombstones the agent's subscriptions at once: no new subscription wake can match it.
+    if (agent.lifecycle === "destroyed") this.subscriptionStore.removeAllForAgent(agent.id);
   }
 
   listAgents(query: { limit: number; cursor?: string | undefined; includeChildren: boolean }): Result<Page<Agent>> {
@@ -136,7 +185,138 @@ export class TenantDO extends DurableObject<Env> {
    * one wake per match. Every writer that records a batch calls this after its transaction commits.
    */
   private async dispatchPending(): Promise<void> {
-    // The subscription dispatcher (src/objects/tenant/dispatcher.ts) plugs in here.
+    await this.dispatcher.dispatchPending();
+  }
+
+  /** Retries subscription dispatch after a failed queue send (armed by the dispatcher). */
+  override async alarm(): Promise<void> {
+    await this.dispatchPending();
+  }
+
+  createSubscription(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
+    const parsed = subscriptionSpecSchema.safeParse(spec);
+    if (!parsed.success) return failure("validation_failed", parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
+    const lifecycle = this.subscriptionStore.agentLifecycle(agentId);
+    if (!lifecycle) return failure("not_found", "agent not found");
+    if (lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed and cannot subscribe");
+    if (this.subscriptionStore.countActive(agentId) >= MAX_SUBSCRIPTIONS_PER_AGENT) {
+      return failure("conflict", `an agent may hold at most ${MAX_SUBSCRIPTIONS_PER_AGENT} subscriptions`);
+    }
+    return { ok: true, subscription: this.subscriptionStore.create(agentId, parsed.data) };
+  }
+
+  listSubscriptions(agentId: string, query: { limit: number; cursor?: string | undefined }): Result<Page<Subscription>> {
+    if (!this.subscriptionStore.agentLifecycle(agentId)) return failure("not_found", "agent not found");
+    const after = decodeCursor(query.cursor, z.object({ c: z.string(), i: z.string() }));
+    if (query.cursor && !after) return failure("validation_failed", "cursor is not valid");
+    const page = this.subscriptionStore.list(agentId, query.limit, after);
+    return { ok: true, data: page.data, nextCursor: page.last ? encodeCursor(page.last) : null };
+  }
+
+  deleteSubscription(agentId: string, subscriptionId: string): Result<{ subscription: Subscription }> {
+    if (!this.subscriptionStore.agentLifecycle(agentId)) return failure("not_found", "agent not found");
+    const subscription = this.subscriptionStore.remove(agentId, subscriptionId);
+    return subscription ? { ok: true, subscription } : failure("not_found", "subscription not found");
+  }
+
+  /** `POST /v1/events`: record once per (source, deliveryId), then dispatch (also on a duplicate, which heals a failed dispatch). */
+  async ingestEvent(body: IngestEventBody): Promise<EventIngest> {
+    const result = this.inboundEvents.record(body);
+    if (result.ok) await this.dispatchPending();
+    return result;
+  }
+
+  /** `POST /v1/agents/:id/trigger`: provision (returns the active descriptor), rotate or revoke. */
+  async manageTrigger(actor: string, agentId: string, action: TriggerAction, requestKey?: string): Promise<TriggerOutcome> {
+    const result = await this.triggers.manage(agentId, action, requestKey);
+    if (result.ok && result.changed) this.audit(actor, `trigger.${result.reason ?? action}`, result.trigger.triggerId, { agentId });
+    return result;
+  }
+
+  /** Trigger ingress: verifies the token hash; with a delivery id, also records the delivery. */
+  admitTriggerDelivery(triggerId: string, tokenHash: string, deliveryId: string | null): TriggerAdmission {
+    return this.triggers.admitDelivery(triggerId, tokenHash, deliveryId);
+  }
+
+  async createWebhookSource(actor: string, body: CreateWebhookSourceBody, requestKey?: string): Promise<SourceCreation> {
+    const result = await this.webhookSources.create(body, requestKey);
+    if (result.ok && result.created) this.audit(actor, "webhook_source.created", result.source.id, { scheme: result.source.scheme, secretGenerated: body.secret === undefined });
+    return result;
+  }
+
+  listWebhookSources(query: { limit: number; cursor?: string | undefined }): Result<Page<WebhookSourceRecord>> {
+    const after = decodeCursor(query.cursor, z.object({ c: z.string(), i: z.string() }));
+    if (query.cursor && !after) return failure("validation_failed", "cursor is not valid");
+    const page = this.webhookSources.list(query.limit, after);
+    return { ok: true, data: page.data, nextCursor: page.last ? encodeCursor(page.last) : null };
+  }
+
+  getWebhookSource(id: string): Result<{ source: WebhookSourceRecord }> {
+    const source = this.webhookSources.get(id);
+    return source ? { ok: true, source } : failure("not_found", "webhook source not found");
+  }
+
+  deleteWebhookSource(actor: string, id: string): Result<{ source: WebhookSourceRecord }> {
+    const source = this.webhookSources.delete(id);
+    if (!source) return failure("not_found", "webhook source not found");
+    this.audit(actor, "webhook_source.deleted", id, {});
+    return { ok: true, source };
+  }
+
+  /** Source ingress: verify, record once, then dispatch (also on a duplicate, which heals a failed dispatch). */
+  async receiveWebhook(delivery: SourceDelivery): Promise<SourceIngest> {
+    const result = await this.webhookSources.receive(delivery);
+    if (result.ok) await this.dispatchPending();
+    return result;
+  }
+
+  /** Journal CRUD (SPEC §1 journal domain); every write records one notification batch, then dispatches. */
+  journalCreate(type: JournalType, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
+    return this.journal.create(type, input, meta);
+  }
+
+  journalGet(type: JournalType, id: string): JournalResult {
+    return this.journal.get(type, id);
+  }
+
+  journalList(type: JournalType, query: JournalListQuery): Result<Page<JournalRecord>> {
+    return this.journal.list(type, query);
+  }
+
+  journalPatch(type: JournalType, id: string, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
+    return this.journal.patch(type, id, input, meta);
+  }
+
+  journalDelete(type: JournalType, id: string, version: number, meta?: JournalWriteMeta): Promise<JournalResult> {
+    return this.journal.delete(type, id, version, meta);
+  }
+
+  /** One tool call for an agent: a journal tool (idempotent by operationId, or a read) or `http:<name>`. */
+  executeTool(invocation: ToolInvocation): Promise<ToolResultEnvelope> {
+    return this.tools.execute(invocation);
+  }
+
+  /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools. */
+  listTools(): ToolListing[] {
+    return [...listToolDescriptors().map((descriptor): ToolListing => ({ kind: "builtin", ...descriptor })), ...this.tenantTools.descriptors()];
+  }
+
+  async registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
+    const result = await this.tenantTools.register(body, requestKey);
+    if (result.ok && result.created) this.audit(actor, "tool.registered", result.tool.id, { name: result.tool.name, host: new URL(result.tool.url).host });
+    return result;
+  }
+
+  deleteTenantTool(actor: string, id: string): Result<{ tool: TenantTool }> {
+    const tool = this.tenantTools.delete(id);
+    if (!tool) return failure("not_found", "tool not found");
+    this.audit(actor, "tool.deleted", id, { name: tool.name });
+    return { ok: true, tool };
+  }
+
+  /** Opens the decision for an agent's ask_user call (idempotent by operationId). */
+  openQuestion(request: QuestionRequest): string {
+    return this.decisions.openQuestion(request);
   }
 
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {

@@ -1,3 +1,5 @@
-export { API_WRITE, Journal, type JournalListQuery, type JournalResult, type JournalWriteMeta } from "./journal";
+export { API_WRITE, Journal, type JournalListQuery, type JournalResult, type JournalWriteMeta, type TransactMode } from "./journal";
+export { JournalWriter, type WriteResult } from "./writer";
+export { JournalRows, toRecord, type JournalRow } from "./rows";
 export { journalTokens, referencedIds, type JournalOp, type JournalWrite } from "./tokens";
 export { JOURNAL_PAYLOAD_TYPE, KIND_META } from "./kinds";

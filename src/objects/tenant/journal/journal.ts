@@ -3,15 +3,13 @@ import { config } from "../../../config";
 import { failure, type Result } from "../../../http/error-codes";
 import { randomId } from "../../../ids";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import { JOURNAL_KINDS, JOURNAL_TYPES, JournalSchemas, type JournalFilters, type JournalRecord, type JournalType } from "../../../schema/journal";
+import { JOURNAL_KINDS, type JournalFilters, type JournalRecord, type JournalType } from "../../../schema/journal";
 import type { Authority } from "../../../schema/messages";
-import { nowIso } from "../../sqlite";
 import type { NotificationLog } from "../notification-log";
 import type { TenantDb } from "../types";
 import { JOURNAL_PAYLOAD_TYPE, KIND_META } from "./kinds";
-import { JournalRows, toRecord, type JournalRow } from "./rows";
-import { checkDeletable, mergePatch, place, type Fields, type Placement } from "./rules";
-import { journalTokens, type JournalWrite } from "./tokens";
+import { JournalRows, toRecord } from "./rows";
+import { isJournalType, JournalWriter, notFound, unknownType, type WriteResult } from "./writer";
 
 /** Who a write's notification batch is attributed to. API writes are the tenant operator's. */
 export interface JournalWriteMeta {
@@ -27,14 +25,22 @@ export interface JournalListQuery {
 }
 
 export type JournalResult = Result<{ record: JournalRecord }>;
-type Built = Result<{ record: JournalRecord; write: JournalWrite | null }>;
+
+/** `apply` commits; `dry_run` runs the same work and rolls it back (a preview: nothing is written, nothing dispatched). */
+export type TransactMode = "apply" | "dry_run";
 
 const CursorShape = z.object({ c: z.string(), i: z.string() });
+
+/** Unwinds `db.transaction` (rolling it back) while carrying the value the caller answers with. */
+class Rollback {
+  constructor(readonly result: unknown) {}
+}
 
 /**
  * The tenant's journal: the source-of-truth records (SPEC §1), kept apart from agents' stores.
  * Each write is one transaction holding the record, any cascaded descendants, their change units
- * and one notification batch; matching and queueing run after commit (`afterCommit`).
+ * and one notification batch; matching and queueing run after commit (`afterCommit`). Several
+ * writes that form one change (a tool call) share a transaction and one batch through `transact`.
  */
 export class Journal {
   constructor(
@@ -64,83 +70,62 @@ export class Journal {
 
   create(type: JournalType, input: unknown, meta: JournalWriteMeta = API_WRITE): Promise<JournalResult> {
     if (!isJournalType(type)) return Promise.resolve(unknownType(type));
-    const parsed = parse(JournalSchemas[type].create, input);
-    if (!parsed.ok) return Promise.resolve(parsed);
     const id = randomId(KIND_META[type].idPrefix);
-    return this.commit(meta, (rows) => {
-      const placed = place(rows, type, id, parsed.fields);
-      if (!placed.ok) return placed;
-      const now = nowIso();
-      const { categoryId, parentId, data } = placed.placement;
-      const row: JournalRow = { id, type, categoryId, parentId, version: 1, data, createdAt: now, updatedAt: now, deletedAt: null };
-      rows.insert(row);
-      const after = toRecord(row);
-      return { ok: true, record: after, write: { op: "create", before: null, after, cascaded: [], ancestors: rows.ancestry(parentId), changedFields: [] } };
-    });
+    return this.commitOne(meta, (writer) => writer.create(type, input, id));
   }
 
   /** Optimistic: `version` must be the stored one. A patch that changes nothing is not a write. */
   patch(type: JournalType, id: string, input: unknown, meta: JournalWriteMeta = API_WRITE): Promise<JournalResult> {
     if (!isJournalType(type)) return Promise.resolve(unknownType(type));
-    const parsed = parse(JournalSchemas[type].patch, input);
-    if (!parsed.ok) return Promise.resolve(parsed);
-    const { version, ...changes } = parsed.fields as Fields & { version: number };
-    return this.commit(meta, (rows) => {
-      const row = rows.live(id, type);
-      if (!row) return notFound(type, id);
-      if (row.version !== version) return versionConflict(type, row, version);
-      const candidate = parse(JournalSchemas[type].create, mergePatch(type, row, changes));
-      if (!candidate.ok) return candidate;
-      const placed = place(rows, type, id, candidate.fields);
-      if (!placed.ok) return placed;
-      const changedFields = changedFieldsOf(row, placed.placement);
-      if (changedFields.length === 0) return { ok: true, record: toRecord(row), write: null };
-      const now = nowIso();
-      const { categoryId, parentId, data } = placed.placement;
-      const next: JournalRow = { ...row, categoryId, parentId, data, version: row.version + 1, updatedAt: now };
-      rows.replace(next);
-      // Descendants take their category from this record, so a move re-files the whole subtree.
-      const cascaded = categoryId === row.categoryId ? [] : rewriteDescendants(rows, id, (child) => ({ ...child, categoryId, version: child.version + 1, updatedAt: now }));
-      const after = toRecord(next);
-      const ancestors = [...rows.ancestry(row.parentId), ...rows.ancestry(parentId)];
-      return { ok: true, record: after, write: { op: "update", before: toRecord(row), after, cascaded, ancestors, changedFields } };
-    });
+    return this.commitOne(meta, (writer) => writer.patch(type, id, input));
   }
 
   /** Soft delete with a version check; descendants (checklists, items, time entries, ratings) are tombstoned with it. */
   delete(type: JournalType, id: string, version: number, meta: JournalWriteMeta = API_WRITE): Promise<JournalResult> {
     if (!isJournalType(type)) return Promise.resolve(unknownType(type));
-    if (!Number.isSafeInteger(version) || version < 1) return Promise.resolve(failure("validation_failed", "version must be the record's current version (an integer >= 1)"));
-    return this.commit(meta, (rows) => {
-      const row = rows.live(id, type);
-      if (!row) return notFound(type, id);
-      if (row.version !== version) return versionConflict(type, row, version);
-      const deletable = checkDeletable(rows, row);
-      if (!deletable.ok) return deletable;
-      const now = nowIso();
-      const tombstone = (entity: JournalRow): JournalRow => ({ ...entity, version: entity.version + 1, updatedAt: now, deletedAt: now });
-      const next = tombstone(row);
-      rows.replace(next);
-      const cascaded = rewriteDescendants(rows, id, tombstone);
-      const after = toRecord(next);
-      return { ok: true, record: after, write: { op: "delete", before: toRecord(row), after, cascaded, ancestors: rows.ancestry(row.parentId), changedFields: [] } };
-    });
+    return this.commitOne(meta, (writer) => writer.delete(type, id, version));
   }
 
-  /** One transaction: the write, its change units (one per written record) and its batch; then dispatch. */
-  private async commit(meta: JournalWriteMeta, build: (rows: JournalRows) => Built): Promise<JournalResult> {
-    const built = this.db.transaction((raw) => {
-      const tx = raw as unknown as TenantDb;
-      const result = build(new JournalRows(tx));
-      if (result.ok && result.write) {
-        const written = [result.write.after, ...result.write.cascaded].map((record) => ({ payloadType: JOURNAL_PAYLOAD_TYPE, payloadId: record.id }));
-        this.notifications.recordLocal(tx, written, journalTokens(result.write), meta);
-      }
-      return result;
+  /**
+   * Runs `work` in one transaction: its journal writes (through the writer) and its own rows
+   * (through `tx`) commit together with one change unit per written record and ONE notification
+   * batch for all of them; then the batch is dispatched. A failure value from `work` rolls
+   * everything back. `dry_run` always rolls back and answers what `work` answered.
+   */
+  async transact<R extends { ok: boolean }>(meta: JournalWriteMeta, work: (writer: JournalWriter, tx: TenantDb) => R, mode: TransactMode = "apply"): Promise<R> {
+    let wrote = false;
+    let result: R;
+    try {
+      result = this.db.transaction((raw) => {
+        const tx = raw as unknown as TenantDb;
+        const writer = new JournalWriter(new JournalRows(tx));
+        const outcome = work(writer, tx);
+        if (!outcome.ok || mode === "dry_run") throw new Rollback(outcome);
+        if (writer.writes.length > 0) {
+          const written = writer.writtenRecords().map((record) => ({ payloadType: JOURNAL_PAYLOAD_TYPE, payloadId: record.id }));
+          this.notifications.recordLocal(tx, written, writer.tokens(), meta);
+          wrote = true;
+        }
+        return outcome;
+      });
+    } catch (error) {
+      if (error instanceof Rollback) return error.result as R;
+      throw error;
+    }
+    if (wrote) await this.dispatch();
+    return result;
+  }
+
+  /** A read-only view for tools that must not write: the writer throws if asked to. */
+  reader(): JournalWriter {
+    return new JournalWriter(new JournalRows(this.db), true);
+  }
+
+  private commitOne(meta: JournalWriteMeta, write: (writer: JournalWriter) => WriteResult): Promise<JournalResult> {
+    return this.transact(meta, (writer): JournalResult => {
+      const result = write(writer);
+      return result.ok ? { ok: true, record: result.record } : result;
     });
-    if (!built.ok) return built;
-    if (built.write) await this.dispatch();
-    return { ok: true, record: built.record };
   }
 
   private async dispatch(): Promise<void> {
@@ -152,39 +137,3 @@ export class Journal {
     }
   }
 }
-
-/** Rewrites every live descendant (breadth first, parents before children) and returns them as records. */
-function rewriteDescendants(rows: JournalRows, rootId: string, change: (row: JournalRow) => JournalRow): JournalRecord[] {
-  const written: JournalRecord[] = [];
-  for (let frontier = [rootId]; frontier.length > 0; ) {
-    const children = rows.liveChildren(frontier);
-    for (const child of children) {
-      const next = change(child);
-      rows.replace(next);
-      written.push(toRecord(next));
-    }
-    frontier = children.map((child) => child.id);
-  }
-  return written;
-}
-
-/** Field names whose stored value differs, plus `categoryId` when the effective category moved. */
-function changedFieldsOf(row: JournalRow, placement: Placement): string[] {
-  const names = new Set([...Object.keys(row.data), ...Object.keys(placement.data)]);
-  names.delete("categoryId");
-  const changed = [...names].filter((name) => JSON.stringify(row.data[name]) !== JSON.stringify(placement.data[name]));
-  if (row.categoryId !== placement.categoryId) changed.push("categoryId");
-  return changed.sort();
-}
-
-function parse(schema: z.ZodType, input: unknown): Result<{ fields: Fields }> {
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return { ok: true, fields: parsed.data as Fields };
-  return failure("validation_failed", parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; "));
-}
-
-const isJournalType = (type: string): type is JournalType => (JOURNAL_TYPES as readonly string[]).includes(type);
-const unknownType = (type: string) => failure("validation_failed", `unknown journal record type ${type}`);
-const notFound = (type: JournalType, id: string) => failure("not_found", `${JOURNAL_KINDS[type].noun} ${id} not found`);
-const versionConflict = (type: JournalType, row: JournalRow, version: number) =>
-  failure("version_conflict", `${JOURNAL_KINDS[type].noun} ${row.id} is at version ${row.version}, not ${version}; re-read it and retry`);

@@ -41,7 +41,12 @@ const FILTERS: Record<JournalFilter, (value: string) => SQL> = {
 
 /** The generic store over `journal_entities`: every kind, one code path. Tombstoned rows are never "live". */
 export class JournalRows {
-  constructor(private readonly db: TenantDb) {}
+  constructor(readonly db: TenantDb) {}
+
+  /** Whether any row, live or tombstoned, holds `id` (ids are never reused). */
+  exists(id: string): boolean {
+    return !!this.db.select({ id: table.id }).from(table).where(eq(table.id, id)).get();
+  }
 
   live(id: string, type?: JournalType): JournalRow | undefined {
     return this.db

@@ -79,7 +79,7 @@ function placeTimeEntry(rows: JournalRows, fields: Fields): Result<{ placement: 
   return category.ok ? placed(category.row.id, null, fields) : category;
 }
 
-/** One live day plan per date; every task a block or pin names must exist. */
+/** One live day plan per date; every task a block or pin names, and every block category, must exist. */
 function placeDayPlan(rows: JournalRows, id: string, fields: Fields): Result<{ placement: Placement }> {
   const blocks = (fields.blocks ?? []) as Array<{ taskId?: string }>;
   const pinned = (fields.pinnedTaskIds ?? []) as string[];
@@ -88,6 +88,11 @@ function placeDayPlan(rows: JournalRows, id: string, fields: Fields): Result<{ p
   const found = new Set(rows.liveMany(named).filter((row) => row.type === "task").map((row) => row.id));
   const missing = wanted.find((ref) => ref.taskId !== undefined && !found.has(ref.taskId));
   if (missing) return failure("invalid_reference", `${missing.field}: no task ${missing.taskId} exists`);
+  const categories = (fields.blocks ?? []) as Array<{ categoryId?: string }>;
+  const namedCategories = [...new Set(categories.flatMap((block) => (block.categoryId === undefined ? [] : [block.categoryId])))];
+  const liveCategories = new Set(rows.liveMany(namedCategories).filter((row) => row.type === "category").map((row) => row.id));
+  const strayIndex = categories.findIndex((block) => block.categoryId !== undefined && !liveCategories.has(block.categoryId));
+  if (strayIndex >= 0) return failure("invalid_reference", `blocks.${strayIndex}.categoryId: no category ${categories[strayIndex]!.categoryId} exists`);
   const existing = rows.findLive("day_plan", { date: fields.date as string }, id);
   if (existing) return failure("conflict", `a day plan for ${String(fields.date)} already exists (${existing.id}); patch it instead`);
   return placed(null, null, fields);

@@ -44,10 +44,15 @@ const STATE_TOKENS: Partial<Record<JournalType, Record<string, (record: JournalR
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
-/** Ids a record names in its fields: its task, checklist, rating target, source entry, planned and pinned tasks. */
+/** Ids a record names in its fields: its task, checklist, rating target, source entry, planned and pinned tasks, block categories. */
 export function referencedIds(record: JournalRecord): string[] {
   const ids = [record.taskId, record.checklistId, record.targetId, record.sourceEntryId].flatMap((id) => (typeof id === "string" ? [id] : []));
-  if (Array.isArray(record.blocks)) for (const block of record.blocks as Array<{ taskId?: unknown }>) if (typeof block.taskId === "string") ids.push(block.taskId);
+  if (Array.isArray(record.blocks)) {
+    for (const block of record.blocks as Array<{ taskId?: unknown; categoryId?: unknown }>) {
+      if (typeof block.taskId === "string") ids.push(block.taskId);
+      if (typeof block.categoryId === "string") ids.push(block.categoryId);
+    }
+  }
   if (Array.isArray(record.pinnedTaskIds)) for (const id of record.pinnedTaskIds) if (typeof id === "string") ids.push(id);
   return ids;
 }

@@ -1,0 +1,55 @@
+import { applySlotUpdate, emptySlots, parseSlots } from "../../core/slots";
+import type { ToolResultEnvelope } from "../../core/tool-envelopes";
+import { toolFailure, toolSuccess } from "../../core/tool-envelopes";
+import type { PlannedAction } from "./actions";
+import type { EventLog } from "./event-log";
+import type { AgentProfile } from "./profile";
+
+/** Tools whose effects live in the agent itself, executed inside the AgentDO (no saga needed). */
+export const AGENT_SIDE_TOOLS = new Set(["memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep"]);
+
+export interface AgentToolDeps {
+  profile: AgentProfile;
+  events: EventLog;
+  /** Opens a tenant-wide decision (ask_user) and returns its id; idempotent by operationId. */
+  openQuestion(request: { operationId: string; runKey: string; question: string; options: unknown[]; recommendedOptionId?: string; allowFreeText: boolean }): Promise<string>;
+}
+
+export async function executeAgentTool(deps: AgentToolDeps, action: PlannedAction): Promise<ToolResultEnvelope> {
+  const args = action.envelope.args as Record<string, unknown>;
+  const ref = { actionRefId: action.operationId };
+  switch (action.toolName) {
+    case "sleep": {
+      const until = typeof args.until === "string" ? new Date(args.until).toISOString() : new Date(Date.now() + Number(args.durationSeconds) * 1000).toISOString();
+      const state = deps.profile.sleepUntil(until);
+      deps.events.append("state.changed", action.runKey, { state });
+      return toolSuccess(action.envelope, { ...ref, output: { sleepUntil: until }, links: [{ relation: "tool_effect", target: { type: "agent_state", id: "state" }, effect: "updated" }] });
+    }
+    case "memory_update_slot": {
+      const current = parseSlots(deps.profile.state()?.slots ?? {});
+      const slots = current.ok ? current.slots : emptySlots();
+      const update = applySlotUpdate(slots, String(args.slot), args.value, typeof args.expectedVersion === "number" ? args.expectedVersion : undefined);
+      if (!update.ok) {
+        const message = update.code === "version_conflict" ? `slot ${update.key} is at version ${update.actualVersion}` : update.issues.map((issue) => issue.message).join("; ");
+        return toolFailure(action.envelope, { ...ref, code: update.code, message, retryable: false });
+      }
+      if (update.changed) deps.events.append("state.changed", action.runKey, { state: deps.profile.writeSlots(update.slots as unknown as Record<string, unknown>) });
+      return toolSuccess(action.envelope, { ...ref, output: { slot: update.key, version: update.version, changed: update.changed } });
+    }
+    case "ask_user": {
+      const decisionId = await deps.openQuestion({
+        operationId: action.operationId,
+        runKey: action.runKey,
+        question: String(args.question),
+        options: Array.isArray(args.options) ? args.options : [],
+        ...(typeof args.recommendedOptionId === "string" ? { recommendedOptionId: args.recommendedOptionId } : {}),
+        allowFreeText: args.allowFreeText !== false,
+      });
+      deps.events.append("decision.requested", action.runKey, { decisionId, kind: "ask_user", question: args.question, options: args.options ?? [] });
+      return toolSuccess(action.envelope, { ...ref, output: { decisionId, status: "pending", chosenOptionId: null, answerText: null }, links: [{ relation: "tool_effect", target: { type: "decision", id: decisionId }, effect: "created" }] });
+    }
+    default:
+      // memory_search and publish_report arrive with the memory tiers (FTS5 recall, reports).
+      return toolFailure(action.envelope, { ...ref, code: "tool_unavailable", message: `${action.toolName} is not available on this deployment yet`, retryable: false });
+  }
+}

@@ -1,0 +1,154 @@
+import { H } from "../../core/hash";
+import type { WakeReason } from "../../core/run-keys";
+import { toolFailure, type ToolResultEnvelope } from "../../core/tool-envelopes";
+import type { Agent } from "../../schema/agents";
+import { resolveAgentProfile, checkToolAccess } from "../../tools/capabilities";
+import type { ToolInvocation } from "../../tools/invocation";
+import { getTool } from "../../tools/registry";
+import type { ToolDefinition } from "../../tools/registry/types";
+import type { ActionStore, PlannedAction } from "./actions";
+import { AGENT_SIDE_TOOLS, executeAgentTool, type AgentToolDeps } from "./agent-tools";
+import type { EventLog } from "./event-log";
+import type { History } from "./history";
+
+export interface ToolCallRequest {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+
+export interface ToolRunnerDeps {
+  actions: ActionStore;
+  history: History;
+  events: EventLog;
+  agentTools: AgentToolDeps;
+  /** Runs a read-only (or preview) call in the TenantDO directly: no saga, no side effect. */
+  executeTenantTool(invocation: ToolInvocation): Promise<ToolResultEnvelope>;
+  /** The thread a run writes to (phase 2 may arrive after a restart). */
+  threadOfRun(runKey: string): string;
+  /** Starts the ToolSagaWorkflow for a mutating call; idempotent by operationId. */
+  startSaga(invocation: ToolInvocation): Promise<void>;
+}
+
+export interface StepContext {
+  agent: Agent;
+  runKey: string;
+  reason: WakeReason;
+  threadId: string;
+  step: number;
+}
+
+/** A stand-in definition so that even a call to an unknown tool gets a plan row and a structured refusal. */
+const UNKNOWN_TOOL = { version: 0, riskLevel: "low" as const };
+
+export const toolMessageIds = {
+  action: (operationId: string) => H(operationId, "action"),
+  result: (operationId: string) => H(operationId, "toolResult"),
+};
+
+/**
+ * One step's tool calls: validate, gate, plan (persisted before anything executes), then execute
+ * agent-side and read-only calls at once and start a saga for each mutating call. Returns
+ * "waiting" while a saga is still out; its phase 2 resumes the run.
+ */
+export class ToolRunner {
+  constructor(private readonly deps: ToolRunnerDeps) {}
+
+  async runStep(context: StepContext, calls: ReadonlyArray<ToolCallRequest>): Promise<"done" | "waiting"> {
+    // Plan every call of the step first, in one synchronous stretch, so they commit together.
+    const planned = calls.map((call, callIndex) => this.planCall(context, call, callIndex));
+    let waiting = false;
+    for (const { action, refusal, tool } of planned) {
+      if (action.status === "completed" || action.status === "failed") continue;
+      if (refusal) {
+        this.complete(action.operationId, refusal);
+        continue;
+      }
+      if (action.status === "executing" || action.status === "awaiting_approval") {
+        waiting = true;
+        continue;
+      }
+      const invocation = this.invocation(context, action);
+      if (AGENT_SIDE_TOOLS.has(action.toolName)) {
+        this.complete(action.operationId, await executeAgentTool(this.deps.agentTools, action));
+      } else if (tool!.sideEffects.kind === "none" || action.envelope.previewOnly) {
+        this.complete(action.operationId, await this.deps.executeTenantTool(invocation));
+      } else {
+        this.deps.actions.setStatus(action.operationId, "executing");
+        await this.deps.startSaga(invocation);
+        waiting = true;
+      }
+    }
+    return waiting ? "waiting" : "done";
+  }
+
+  /** Records a result once (phase 2, or a direct execution) and appends the toolResult message. */
+  complete(operationId: string, result: ToolResultEnvelope): PlannedAction {
+    const { action, changed } = this.deps.actions.complete(operationId, result);
+    if (changed) {
+      this.deps.history.append({
+        id: toolMessageIds.result(operationId),
+        threadId: this.threadOf(action),
+        kind: "toolResult",
+        content: result,
+        runKey: action.runKey,
+        metadata: { operationId, toolName: action.toolName, ok: result.ok, links: result.ok ? result.links : [] },
+      });
+      this.deps.events.append("tool.result", action.runKey, { operationId, toolName: action.toolName, ok: result.ok, ...(result.ok ? {} : { code: result.code }) });
+    }
+    return action;
+  }
+
+  private threadOf(action: PlannedAction): string {
+    return this.deps.threadOfRun(action.runKey);
+  }
+
+  private planCall(context: StepContext, call: ToolCallRequest, callIndex: number): { action: PlannedAction; refusal: ToolResultEnvelope | null; tool: ToolDefinition | null } {
+    const tool = getTool(call.toolName) ?? null;
+    const parsed = tool ? tool.inputSchema.safeParse(call.input) : null;
+    const args = (parsed?.success ? parsed.data : isRecord(call.input) ? call.input : {}) as Record<string, unknown>;
+    const plan = this.deps.actions.plan({
+      runKey: context.runKey,
+      step: context.step,
+      callIndex,
+      toolCallId: call.toolCallId,
+      tool: tool ?? { name: safeName(call.toolName), ...UNKNOWN_TOOL },
+      args,
+      allowedCategoryIds: context.agent.allowedCategoryIds,
+    });
+    if (!plan.ok) throw Object.assign(new Error(plan.message), { code: plan.code });
+    const { action, reused } = plan;
+    if (!reused) {
+      this.deps.history.append({
+        id: toolMessageIds.action(action.operationId),
+        threadId: context.threadId,
+        kind: "action",
+        content: action.envelope,
+        runKey: context.runKey,
+        metadata: { operationId: action.operationId, toolName: action.toolName, step: context.step },
+      });
+      this.deps.events.append("tool.called", context.runKey, { operationId: action.operationId, toolName: action.toolName, step: context.step, args: action.envelope.args });
+    }
+    const refuse = (code: string, message: string) => ({ action, tool, refusal: toolFailure(action.envelope, { actionRefId: action.operationId, code, message, retryable: false }) });
+    if (!tool) return refuse("unknown_tool", `there is no tool named ${call.toolName}`);
+    if (parsed && !parsed.success) return refuse("invalid_arguments", parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; "));
+    const access = checkToolAccess(resolveAgentProfile(context.agent.kind), tool, context.reason);
+    if (!access.allowed) return refuse(access.code, `${tool.name} is not allowed for this agent here (${access.code})`);
+    return { action, tool, refusal: null };
+  }
+
+  private invocation(context: StepContext, action: PlannedAction): ToolInvocation {
+    return {
+      operationId: action.operationId,
+      agentId: context.agent.id,
+      runKey: context.runKey,
+      toolName: action.toolName,
+      args: action.envelope.args as Record<string, unknown>,
+      scope: { allowedCategoryIds: [...context.agent.allowedCategoryIds] },
+      previewOnly: action.envelope.previewOnly,
+    };
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === "object" && !Array.isArray(value);
+const safeName = (name: string) => (/^[a-z][a-z0-9_]{0,63}$/.test(name) ? name : "invalid_tool_name");

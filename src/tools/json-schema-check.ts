@@ -1,0 +1,129 @@
+/**
+ * Checks a tenant tool's `inputSchema` (JSON Schema 2020-12) when it is registered, with
+ * @cfworker/json-schema: the document must be an object schema for the arguments object, small
+ * (≤ config.tenantTools.maxInputSchemaBytes) and shallow (≤ 32 levels), use only local `$ref`s
+ * (`#…`: nothing is ever fetched), have well-typed keywords (a compact meta-schema below),
+ * compilable `pattern`s, and compile. Unknown keywords are allowed, as JSON Schema allows them.
+ */
+import { dereference, Validator, type Schema } from "@cfworker/json-schema";
+import { config } from "../config";
+
+const TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"];
+const SUB: Schema = { anyOf: [{ type: "boolean" }, { $ref: "#" }] };
+const SUBS: Schema = { type: "object", additionalProperties: SUB };
+const LIST: Schema = { type: "array", minItems: 1, items: SUB };
+const COUNT: Schema = { type: "integer", minimum: 0 };
+const NUMBER: Schema = { type: "number" };
+const STRING: Schema = { type: "string" };
+
+/** The keyword types of the 2020-12 core, applicator and validation vocabularies. */
+const META: Schema = {
+  type: "object",
+  properties: {
+    type: { anyOf: [{ enum: TYPES }, { type: "array", items: { enum: TYPES }, minItems: 1, uniqueItems: true }] },
+    properties: SUBS,
+    patternProperties: SUBS,
+    $defs: SUBS,
+    definitions: SUBS,
+    dependentSchemas: SUBS,
+    additionalProperties: SUB,
+    unevaluatedProperties: SUB,
+    propertyNames: SUB,
+    items: SUB,
+    prefixItems: LIST,
+    unevaluatedItems: SUB,
+    contains: SUB,
+    not: SUB,
+    if: SUB,
+    then: SUB,
+    else: SUB,
+    allOf: LIST,
+    anyOf: LIST,
+    oneOf: LIST,
+    required: { type: "array", items: STRING, uniqueItems: true },
+    dependentRequired: { type: "object", additionalProperties: { type: "array", items: STRING, uniqueItems: true } },
+    enum: { type: "array" },
+    minLength: COUNT,
+    maxLength: COUNT,
+    minItems: COUNT,
+    maxItems: COUNT,
+    minProperties: COUNT,
+    maxProperties: COUNT,
+    minContains: COUNT,
+    maxContains: COUNT,
+    minimum: NUMBER,
+    maximum: NUMBER,
+    exclusiveMinimum: NUMBER,
+    exclusiveMaximum: NUMBER,
+    multipleOf: { type: "number", exclusiveMinimum: 0 },
+    uniqueItems: { type: "boolean" },
+    pattern: STRING,
+    format: STRING,
+    $ref: STRING,
+    $schema: STRING,
+    $id: STRING,
+    $anchor: STRING,
+    title: STRING,
+    description: STRING,
+  },
+};
+
+const MAX_DEPTH = 32;
+
+export type SchemaCheck = { ok: true } | { ok: false; message: string };
+
+export function checkToolInputSchema(schema: unknown): SchemaCheck {
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return bad("inputSchema must be a JSON Schema object");
+  if (JSON.stringify(schema).length > config.tenantTools.maxInputSchemaBytes) return bad(`inputSchema must be at most ${config.tenantTools.maxInputSchemaBytes} bytes of JSON`);
+  const walked = walk(schema);
+  if (!walked.ok) return walked;
+  const root = schema as Schema;
+  if (root.type !== "object") return bad('inputSchema must describe the arguments object: its root needs "type": "object"');
+  const meta = new Validator(META, "2020-12", false).validate(schema);
+  if (!meta.valid) return bad(`inputSchema is not a valid JSON Schema: ${meta.errors.filter((e) => e.keyword !== "$ref" && e.keyword !== "anyOf").slice(0, 3).map((e) => `${e.instanceLocation} ${e.error}`).join("; ") || "malformed keyword"}`);
+  try {
+    // Every $ref must resolve now: the validator would only notice when a call reaches it.
+    const lookup = dereference(structuredClone(root));
+    for (const sub of Object.values(lookup)) {
+      const target = typeof sub === "object" ? sub.__absolute_ref__ : undefined;
+      if (target !== undefined && lookup[target] === undefined) return bad(`inputSchema $ref ${JSON.stringify(sub !== true && sub !== false ? sub.$ref : "")} does not resolve`);
+    }
+    new Validator(structuredClone(root), "2020-12").validate({});
+  } catch (error) {
+    return bad(`inputSchema does not compile: ${String((error as Error)?.message ?? error).split("\n")[0]!.slice(0, 200)}`);
+  }
+  return { ok: true };
+}
+
+/** Validates tool arguments against a stored input schema; the failures name their locations. */
+export function validateToolArgs(schema: Record<string, unknown>, args: unknown): { ok: true } | { ok: false; message: string; issues: Array<{ path: string; message: string }> } {
+  const result = new Validator(structuredClone(schema) as Schema, "2020-12", false).validate(args);
+  if (result.valid) return { ok: true };
+  const issues = result.errors.slice(0, 20).map((error) => ({ path: error.instanceLocation, message: error.error }));
+  return { ok: false, message: issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ").slice(0, 1_900), issues };
+}
+
+/** Depth, local `$ref`s only, and `pattern`s that compile — without recursion (deep input cannot overflow the stack). */
+function walk(schema: object): SchemaCheck {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value: schema, depth: 0 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (!value || typeof value !== "object") continue;
+    if (depth > MAX_DEPTH) return bad(`inputSchema nests deeper than ${MAX_DEPTH} levels`);
+    const entries = Array.isArray(value) ? value.map((item) => ["", item] as const) : Object.entries(value);
+    for (const [key, member] of entries) {
+      if (key === "$ref" && (typeof member !== "string" || !member.startsWith("#"))) return bad("inputSchema may only use local $ref values (starting with #)");
+      if (key === "pattern" && typeof member === "string") {
+        try {
+          new RegExp(member, "u");
+        } catch {
+          return bad(`inputSchema pattern ${JSON.stringify(member).slice(0, 100)} is not a valid regular expression`);
+        }
+      }
+      stack.push({ value: member, depth: depth + 1 });
+    }
+  }
+  return { ok: true };
+}
+
+const bad = (message: string): SchemaCheck => ({ ok: false, message });

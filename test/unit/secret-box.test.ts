@@ -1,0 +1,94 @@
+import { createCipheriv, hkdfSync } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createSecretBox, fromBase64Url, SECRET_PURPOSES, toBase64Url } from "../../src/core/secret-box";
+
+const MASTER = "dGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGVzLWxvbmctISE=";
+const PURPOSE = SECRET_PURPOSES.webhookSourceSecret;
+
+/** Flips one bit of one base64url-encoded part of a sealed string. */
+function flip(sealed: string, part: 1 | 2, byteIndex = 0): string {
+  const parts = sealed.split(".");
+  const raw = fromBase64Url(parts[part]!)!;
+  raw[byteIndex % raw.length]! ^= 0x01;
+  parts[part] = toBase64Url(raw);
+  return parts.join(".");
+}
+
+describe("secret-box", () => {
+  it("seals to v1.<12-byte iv>.<ciphertext+tag> and opens back", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    const sealed = await box.seal("whsec_héllo", "ws_1");
+    expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
+    expect(fromBase64Url(sealed.split(".")[1]!)!.length).toBe(12);
+    expect(fromBase64Url(sealed.split(".")[2]!)!.length).toBe(new TextEncoder().encode("whsec_héllo").length + 16);
+    expect(sealed).not.toContain("whsec");
+    expect(await box.open(sealed, "ws_1")).toEqual({ ok: true, secret: "whsec_héllo" });
+  });
+
+  it("matches an independent node:crypto HKDF-SHA-256 + AES-256-GCM implementation", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    const sealed = await box.seal("s3cret", "ctx");
+    const [, ivText, ctText] = sealed.split(".");
+    const iv = Buffer.from(fromBase64Url(ivText!)!);
+    const key = Buffer.from(hkdfSync("sha256", Buffer.from(MASTER), Buffer.from("vigil/secret-box/hkdf-salt/v1"), Buffer.from(PURPOSE), 32));
+    const cipher = createCipheriv("aes-256-gcm", key, iv);
+    cipher.setAAD(Buffer.from("v1|ctx"));
+    const expected = Buffer.concat([cipher.update("s3cret"), cipher.final(), cipher.getAuthTag()]);
+    expect(toBase64Url(fromBase64Url(ctText!)!)).toBe(toBase64Url(expected));
+  });
+
+  it("uses a fresh random IV per seal", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    const seals = await Promise.all(Array.from({ length: 20 }, () => box.seal("same")));
+    expect(new Set(seals).size).toBe(20);
+    expect(new Set(seals.map((s) => s.split(".")[1])).size).toBe(20);
+  });
+
+  it("rejects a tampered ciphertext, tag or IV as a failure value, never a throw", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    const sealed = await box.seal("top secret", "ws_1");
+    for (const tampered of [flip(sealed, 2, 0), flip(sealed, 2, 9999), flip(sealed, 1, 3)]) {
+      expect(await box.open(tampered, "ws_1")).toMatchObject({ ok: false, code: "secret_undecryptable" });
+    }
+  });
+
+  it("binds the context: a ciphertext moved to another row does not open", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    const sealed = await box.seal("top secret", "ws_1");
+    expect(await box.open(sealed, "ws_2")).toMatchObject({ ok: false, code: "secret_undecryptable" });
+    expect(await box.open(sealed)).toMatchObject({ ok: false, code: "secret_undecryptable" });
+  });
+
+  it("separates purposes and master keys", async () => {
+    const sealed = await createSecretBox(MASTER, PURPOSE).seal("k", "x");
+    expect(await createSecretBox(MASTER, SECRET_PURPOSES.providerSecret).open(sealed, "x")).toMatchObject({ ok: false, code: "secret_undecryptable" });
+    expect(await createSecretBox("another-master-key", PURPOSE).open(sealed, "x")).toMatchObject({ ok: false, code: "secret_undecryptable" });
+  });
+
+  it("reports malformed and unknown-version input by code", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    const sealed = await box.seal("k");
+    expect(await box.open("not sealed")).toMatchObject({ ok: false, code: "secret_malformed" });
+    expect(await box.open("v1.a.b.c")).toMatchObject({ ok: false, code: "secret_malformed" });
+    expect(await box.open("v1.!!!!.AAAA")).toMatchObject({ ok: false, code: "secret_malformed" });
+    expect(await box.open(`v1.${toBase64Url(new Uint8Array(8))}.${sealed.split(".")[2]}`)).toMatchObject({ ok: false, code: "secret_malformed" });
+    expect(await box.open(`v1.${sealed.split(".")[1]}.AAAA`)).toMatchObject({ ok: false, code: "secret_malformed" });
+    expect(await box.open(sealed.replace(/^v1/, "v2"))).toMatchObject({ ok: false, code: "secret_version_unsupported" });
+  });
+
+  it("refuses an empty master key (a configuration bug) and oversized secrets", async () => {
+    await expect(createSecretBox("", PURPOSE).seal("k")).rejects.toThrow(/VIGIL_MASTER_KEY/);
+    await expect(createSecretBox(MASTER, PURPOSE).seal("x".repeat(8193))).rejects.toThrow(RangeError);
+  });
+
+  it("round-trips any string in any context (property)", async () => {
+    const box = createSecretBox(MASTER, PURPOSE);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 200 }), fc.string({ maxLength: 40 }), async (secret, context) => {
+        expect(await box.open(await box.seal(secret, context), context)).toEqual({ ok: true, secret });
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
