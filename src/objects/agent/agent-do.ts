@@ -94,6 +94,14 @@ export class AgentDO extends AgentBase<Env> {
       tools: this.tools,
       resolveModel,
       fault: (point) => this.faults.hit(point),
+      announce: (activity) => {
+        const agent = this.profile.get();
+        if (!agent) return;
+        const sent = tenantStub(this.env, this.tenantId())
+          .recordAgentActivity({ id: agent.id, kind: agent.kind, lifecycle: agent.lifecycle }, activity)
+          .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "agent activity notification failed", agentId: agent.id, error: String(error) })));
+        this.ctx.waitUntil(sent);
+      },
     });
     this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this), kick: () => this.startDraining() });
   }

@@ -28,6 +28,8 @@ export interface RunLoopDeps {
   resolveModel(agent: Agent, wake: WakeContext): LanguageModelV3;
   /** Test-only fault seam: throws at a named point when armed. */
   fault(point: string): void;
+  /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
+  announce(activity: { stateRevision: number; messageIds: string[] }): void;
 }
 
 /** Deterministic ids of the messages one run appends: a resumed run finds, never duplicates, them. */
@@ -105,6 +107,7 @@ export class RunLoop {
           events.append("state.changed", item.runKey, { state });
           for (const companion of companions) this.end(companion, "completed", null, { coalescedInto: item.runKey, replyMessageId: outcome.messageId });
           this.end(item, "completed", null, this.trace(agent!, companions, step + 1, usage, startedAt, started.attempt, { replyMessageId: outcome.messageId }));
+          this.deps.announce({ stateRevision: state.revision, messageIds: [outcome.messageId] });
           return;
         }
       }

@@ -114,6 +114,8 @@ export class Dispatcher {
     const byId = new Map(candidates.map((candidate) => [candidate.id, candidate]));
     const jobs: WakeJob[] = [];
     for (const match of outcome.wakes) {
+      // An agent's own activity never wakes itself: a subscription to its own messages would loop.
+      if (pending.source === `agent:${match.agentId}`) continue;
       const job = this.wakeJob(tenantId, pending, match, byId.get(match.subscriptionId)!.agent, entities);
       if (job) jobs.push(job);
     }

@@ -15,6 +15,8 @@ import { nowIso, openDatabase } from "../sqlite";
 import { AgentDirectory } from "./directory";
 import { IdempotencyStore, type IdempotencyBegin } from "./idempotency";
 import { ApiKeys } from "./keys";
+import { agentTokens } from "./agent-tokens";
+import { SemanticKeys } from "../../core/tokens";
 import { Decisions, type QuestionRequest } from "./decisions";
 import { NotificationLog } from "./notification-log";
 import { Journal, type JournalListQuery, type JournalResult, type JournalWriteMeta } from "./journal";
@@ -151,10 +153,31 @@ export class TenantDO extends DurableObject<Env> {
     return { ok: true, key };
   }
 
-  upsertAgentDirectory(agent: Agent, parentId: string | null = null): void {
-    this.directory.upsert(agent, parentId);
+  /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
+  async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
+    this.db.transaction((tx) => {
+      this.directory.upsert(agent, parentId);
+      this.notifications.recordLocal(tx as unknown as TenantDb, [{ payloadType: "agent", payloadId: `${agent.id}@v${agent.version}` }], agentTokens(agent, [SemanticKeys.agentChangedNotification]), {
+        source: `agent:${agent.id}`,
+        authority: "runtime_instruction",
+      });
+    });
     // Destroy tombstones the agent's subscriptions at once: no new subscription wake can match it.
     if (agent.lifecycle === "destroyed") this.subscriptionStore.removeAllForAgent(agent.id);
+    await this.dispatchPending();
+  }
+
+  /** After a run: agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
+  async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: { stateRevision: number; messageIds: string[] }): Promise<void> {
+    const writes = [
+      { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },
+      ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
+    ];
+    const keys = [SemanticKeys.agentStateChangedNotification, ...(activity.messageIds.length > 0 ? [SemanticKeys.agentMessageAppendedNotification] : [])];
+    this.db.transaction((tx) => {
+      this.notifications.recordLocal(tx as unknown as TenantDb, writes, agentTokens(agent, keys), { source: `agent:${agent.id}`, authority: "runtime_instruction" });
+    });
+    await this.dispatchPending();
   }
 
   listAgents(query: { limit: number; cursor?: string | undefined; includeChildren: boolean }): Result<Page<Agent>> {

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+
+const runsOf = async (key: string, agentId: string) => (await api("GET", `/v1/agents/${agentId}/runs`, { key })).body.data as any[];
+
+describe("agent notifications", () => {
+  it("an agent's reply wakes another agent subscribed to it, and never wakes itself", async () => {
+    const { key } = await createTenant();
+    const speaker = await createAgent(key, { displayName: "Speaker" });
+    const listener = await createAgent(key, { displayName: "Listener" });
+    const follow = { tokens: [{ tokenClass: "semanticKey", tokenValue: "agentMessageAppendedNotification" }, { tokenClass: "entityId", tokenValue: speaker.id }] };
+    const sub = await api("POST", `/v1/agents/${listener.id}/subscriptions`, { key, body: { tokens: [follow.tokens[1]] } });
+    expect(sub.status).toBe(201);
+    const self = await api("POST", `/v1/agents/${speaker.id}/subscriptions`, { key, body: { tokens: [follow.tokens[1]] } });
+    expect(self.status).toBe(201);
+
+    const sent = await api("POST", `/v1/agents/${speaker.id}/messages`, { key, body: { text: "news" } });
+    await waitForRun(key, speaker.id, sent.body.runKey);
+    const woken = await eventually(async () => {
+      const runs = await runsOf(key, listener.id);
+      return runs.find((run) => run.reason === "subscription" && run.status === "completed");
+    });
+    expect(woken.reason).toBe("subscription");
+    const observation = (await api("GET", `/v1/agents/${listener.id}/messages`, { key })).body.data.find((m: any) => m.kind === "observation");
+    expect(JSON.stringify(observation.content.tokens)).toContain("agentMessageAppendedNotification");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await runsOf(key, speaker.id)).map((run) => run.reason)).toEqual(["userInitiated"]);
+  });
+
+  it("changing an agent emits agentChangedNotification with kind and lifecycle subtypes", async () => {
+    const { key } = await createTenant();
+    const watched = await createAgent(key, { kind: "planner", displayName: "Planner" });
+    const watcher = await createAgent(key, { displayName: "Watcher" });
+    const sub = await api("POST", `/v1/agents/${watcher.id}/subscriptions`, {
+      key,
+      body: { tokens: [{ tokenClass: "subtypeToken", tokenNamespace: "agent.lifecycle", tokenValue: "dormant" }] },
+    });
+    expect(sub.status).toBe(201);
+    await api("POST", `/v1/agents/${watched.id}/pause`, { key });
+    const run = await eventually(async () => (await runsOf(key, watcher.id)).find((r) => r.status === "completed"));
+    expect(run.reason).toBe("subscription");
+  });
+});
