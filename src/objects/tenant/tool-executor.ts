@@ -53,6 +53,17 @@ export class ToolExecutor {
   constructor(private readonly deps: ToolExecutorDeps) {}
 
   async execute(input: ToolInvocation): Promise<ToolResultEnvelope> {
+    try {
+      return await this.executeChecked(input);
+    } catch (error) {
+      // A bug (or a storage fault): the transaction rolled back; answer a value, never a half-applied operation.
+      console.error(JSON.stringify({ level: "error", msg: "tool execution failed", tool: String(input?.toolName), error: String(error) }));
+      const action = { toolName: String(input?.toolName ?? "unknown"), toolVersion: getTool(String(input?.toolName))?.version ?? 1, operationId: String(input?.operationId ?? "") };
+      return refuse(action, "internal_error", "the tool failed unexpectedly; nothing was applied");
+    }
+  }
+
+  private async executeChecked(input: ToolInvocation): Promise<ToolResultEnvelope> {
     const shape = toolInvocationSchema.safeParse(input);
     const unchecked = { toolName: String(input?.toolName ?? "unknown"), toolVersion: 1, operationId: String(input?.operationId ?? ""), previewOnly: false };
     if (!shape.success) return refuse(unchecked, "invalid_arguments", `not a valid tool invocation: ${describeIssues(shape.error).message}`);

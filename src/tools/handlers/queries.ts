@@ -29,7 +29,8 @@ export function tasksPage(rows: JournalRows, query: TaskPageQuery): { rows: Jour
   if (query.categoryIds.length === 0) return { rows: [], last: null };
   const where: SQL[] = [eq(t.type, "task"), isNull(t.deletedAt), inCategories(query.categoryIds)];
   if (query.statuses?.length) where.push(sql`${field("$.status")} IN (SELECT value FROM json_each(${JSON.stringify(query.statuses)}))`);
-  if (query.titleContains) where.push(sql`instr(lower(${field("$.title")}), ${query.titleContains.toLowerCase()}) > 0`);
+  // SQLite's lower() folds ASCII only; folding both sides alike keeps the match consistent.
+  if (query.titleContains) where.push(sql`instr(lower(${field("$.title")}), lower(${query.titleContains})) > 0`);
   if (query.dueBefore) where.push(sql`${field("$.dueDate")} <= ${query.dueBefore}`);
   if (query.after) where.push(or(lt(t.createdAt, query.after.c), and(eq(t.createdAt, query.after.c), lt(t.id, query.after.i)))!);
   const found = rows.db.select().from(t).where(and(...where)).orderBy(desc(t.createdAt), desc(t.id)).limit(query.limit + 1).all();
