@@ -288,14 +288,15 @@ describe("external trigger (per agent)", () => {
     expect(runs.body.data).toHaveLength(1);
   });
 
-  it("a dormant agent's delivery is recorded and skipped; a destroyed agent's answers 410", async () => {
+  it("a paused agent's delivery is refused with agent_dormant and nothing runs; a destroyed agent's answers 410", async () => {
     const { key } = await createTenant();
     const agent = await createAgent(key);
     const { body: trigger } = await provision(key, agent.id);
     await api("POST", `/v1/agents/${agent.id}/pause`, { key });
     const dormant = await post(pathOf(trigger.url), "{}", { "x-vigil-delivery": "while-paused" });
-    expect(dormant.status).toBe(202);
-    expect(await waitForRun(key, agent.id, dormant.body.runKey)).toMatchObject({ status: "skipped_sleeping" });
+    expect(dormant.status).toBe(409);
+    expect(dormant.body.code).toBe("agent_dormant");
+    expect((await api("GET", `/v1/agents/${agent.id}/runs`, { key })).body.data).toEqual([]);
 
     await api("DELETE", `/v1/agents/${agent.id}`, { key });
     const gone = await post(pathOf(trigger.url), "{}", { "x-vigil-delivery": "after-destroy" });
