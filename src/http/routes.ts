@@ -4,6 +4,7 @@ import { createRouter, toErrorResponse } from "./app";
 import { requireJsonBodies } from "./content-type";
 import { agentRoutes } from "../routes/agents";
 import { benchRoutes } from "../routes/bench";
+import { benchAlertnessRoutes } from "../routes/bench-alertness";
 import { eventRoutes } from "../routes/events";
 import { healthRoutes } from "../routes/health";
 import { keyRoutes } from "../routes/keys";
@@ -42,6 +43,7 @@ export function buildApp() {
   authed.route("/", webhookSourceRoutes);
   authed.route("/", toolRoutes);
   authed.route("/", benchRoutes);
+  authed.route("/", benchAlertnessRoutes);
   // Public routes are registered before the authenticated sub-app, whose `*` middleware would catch them.
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "API key (vk_…) or widget JWT" });
   app.openAPIRegistry.registerComponent("securitySchemes", "operator", { type: "http", scheme: "bearer", description: "VIGIL_ADMIN_TOKEN" });

@@ -74,7 +74,7 @@ describe("POST /v1/events", () => {
     await queueQuiet();
     expect(await runsOf(tenantId, agent.id)).toHaveLength(1);
     const stored = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => ({
-      batches: instance["db"].select().from(schema.notificationBatches).all(),
+      batches: instance["db"].select().from(schema.notificationBatches).all().filter((batch: { source: string }) => batch.source.startsWith("event:")),
       deliveries: instance["db"].select().from(schema.inboundDeliveries).where(and(eq(schema.inboundDeliveries.source, "event:gym-app"), eq(schema.inboundDeliveries.deliveryId, "dup-1"))).all(),
     }));
     expect(stored.batches).toHaveLength(1);

@@ -18,6 +18,8 @@ export const AppliedOperations = {
   record(db: TenantDb, entry: { operationId: string; agentId: string; toolName: string; envelope: ToolResultEnvelope }): void {
     db.insert(appliedOperations)
       .values({ operationId: entry.operationId, agentId: entry.agentId, toolName: entry.toolName, result: entry.envelope as unknown as Record<string, unknown>, appliedAt: nowIso() })
+      // The first recorded outcome of an operation wins.
+      .onConflictDoNothing()
       .run();
   },
 };

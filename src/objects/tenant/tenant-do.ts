@@ -36,6 +36,7 @@ import type { ToolInvocation } from "../../tools/invocation";
 import { listToolDescriptors } from "../../tools/registry";
 import { TenantTools, type ToolRegistration } from "./tenant-tools";
 import { ToolExecutor } from "./tool-executor";
+import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "../../routes/bench-alertness";
 
 export type AuthOutcome =
   | { ok: true; keyId: string; scopes: Scope[] }
@@ -335,6 +336,12 @@ export class TenantDO extends DurableObject<Env> {
     if (!tool) return failure("not_found", "tool not found");
     this.audit(actor, "tool.deleted", id, { name: tool.name });
     return { ok: true, tool };
+  }
+
+  /** Bench seam (VIGIL_BENCH=enabled only): bulk subscriptions, dry-run matching, counts (bench/alertness.mjs). */
+  benchAlertness(op: AlertnessBenchOp): Result<{ answer: AlertnessBenchAnswer }> {
+    if (this.env.VIGIL_BENCH !== "enabled") return failure("not_found", "no such route");
+    return runAlertnessBenchOp({ db: this.db, dispatcher: this.dispatcher, subscribe: (agentId, spec) => this.createSubscription(agentId, spec) }, op);
   }
 
   /** Opens the decision for an agent's ask_user call (idempotent by operationId). */

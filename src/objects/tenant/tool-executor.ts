@@ -7,8 +7,9 @@
  * - A mutating call is idempotent by operationId: its journal writes, their change units, ONE
  *   notification batch for all of them, and the `applied_operations` row holding the answered
  *   envelope commit in one transaction; a second call with the operationId answers that envelope.
- *   Deterministic refusals (out_of_scope, ambiguous_target, not_found, …) are recorded too, so an
- *   operation has exactly one outcome; retryable and internal failures are not.
+ *   Refusals decided against the journal (out_of_scope, ambiguous_target, not_found, …) are recorded
+ *   too, so an operation has exactly one outcome; internal failures are not (nor invalid arguments,
+ *   which are refused before anything is read and refused alike on every replay).
  * - `previewOnly` runs the very same handler in a transaction that is always rolled back: the answer
  *   is the exact effect, nothing is written, dispatched or recorded.
  * - New record ids are `<prefix><20 hex of H("tool-id", intentKey, label, n)>` with the smallest n
