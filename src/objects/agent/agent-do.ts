@@ -24,6 +24,7 @@ import { runBenchOp, type BenchOp } from "./bench-ops";
 import { AgentProfile } from "./profile";
 import { ActionStore, type PlannedAction } from "./actions";
 import { ToolRunner } from "./tool-runner";
+import { httpToolGate, type HttpToolGate } from "./http-tools";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
 import type { ToolInvocation } from "../../tools/invocation";
 import type { ToolSagaParams } from "../../workflows/tool-saga";
@@ -84,6 +85,7 @@ export class AgentDO extends AgentBase<Env> {
       executeTenantTool: (invocation) => tenantStub(this.env, this.tenantId()).executeTool(invocation),
       startSaga: (invocation) => this.startSaga(invocation),
       threadOfRun: (runKey) => this.inbox.getRun(runKey)?.threadId ?? runKey,
+      tenantTools: () => this.tenantHttpTools(),
     });
     this.loop = new RunLoop({
       events: this.log,
@@ -94,6 +96,7 @@ export class AgentDO extends AgentBase<Env> {
       tools: this.tools,
       resolveModel,
       fault: (point) => this.faults.hit(point),
+      httpTools: () => this.tenantHttpTools(),
       announce: (activity) => {
         const agent = this.profile.get();
         if (!agent) return;
@@ -291,6 +294,12 @@ export class AgentDO extends AgentBase<Env> {
       recovered++;
     }
     return recovered;
+  }
+
+  /** The tenant's registered HTTP tools, as the gate and the model see them. */
+  private async tenantHttpTools(): Promise<HttpToolGate[]> {
+    const listings = await tenantStub(this.env, this.tenantId()).listTools();
+    return listings.filter((listing) => listing.kind === "http").map(httpToolGate);
   }
 
   private async startSaga(invocation: ToolInvocation): Promise<void> {

@@ -13,12 +13,20 @@ export interface StepOutput {
 }
 
 /** The tools offered to the model: descriptions and JSON Schemas only; execution is the run loop's. */
-export function toolSetFor(tools: ReadonlyArray<ToolDefinition>): ToolSet {
+export function toolSetFor(tools: ReadonlyArray<ToolDefinition>, httpTools: ReadonlyArray<HttpToolOffer> = []): ToolSet {
   const set: ToolSet = {};
   for (const definition of tools) {
     set[definition.name] = tool({ description: definition.description, inputSchema: jsonSchema(inputJsonSchema(definition) as never) });
   }
+  for (const offer of httpTools) set[offer.modelName] = tool({ description: offer.description, inputSchema: jsonSchema(offer.inputSchema as never) });
   return set;
+}
+
+/** A tenant HTTP tool as the model sees it: `http_<name>` (function names cannot contain `:`). */
+export interface HttpToolOffer {
+  modelName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
 }
 
 /**

@@ -16,6 +16,7 @@ import type { History } from "./history";
 import { buildPrompt, callModel, toModelMessages, toolSetFor } from "./model-steps";
 import type { AgentProfile } from "./profile";
 import type { ToolCallRequest, ToolRunner } from "./tool-runner";
+import type { HttpToolGate } from "./http-tools";
 import type { InboxItem, WakeInbox } from "./wake-inbox";
 
 export interface RunLoopDeps {
@@ -28,6 +29,8 @@ export interface RunLoopDeps {
   resolveModel(agent: Agent, wake: WakeContext): LanguageModelV3;
   /** Test-only fault seam: throws at a named point when armed. */
   fault(point: string): void;
+  /** The tenant's HTTP tools; offered to the model when the agent's profile allows them. */
+  httpTools(): Promise<HttpToolGate[]>;
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
   announce(activity: { stateRevision: number; messageIds: string[] }): void;
 }
@@ -134,7 +137,7 @@ export class RunLoop {
         this.deps.resolveModel(agent, wakeContext(item)),
         agent.config.instructions,
         this.prompt(item, step),
-        toolSetFor(this.offeredTools(agent, item)),
+        toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
         (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
       );
       usage.inputTokens += output.usage.inputTokens;
@@ -164,6 +167,11 @@ export class RunLoop {
   /** The registry tools this agent may call on this wake (capability profile × wake reason). */
   private offeredTools(agent: Agent, item: InboxItem) {
     return allowedTools(resolveAgentProfile(agent.kind), builtinTools, item.reason).filter((tool) => getTool(tool.name));
+  }
+
+  private async offeredHttpTools(agent: Agent, item: InboxItem) {
+    const tools = await this.deps.httpTools().catch(() => []);
+    return allowedTools(resolveAgentProfile(agent.kind), tools, item.reason).map((tool) => ({ modelName: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
   }
 
   private trace(agent: Agent, companions: InboxItem[], steps: number, usage: Record<string, number>, startedAt: number, attempt: number, extra: Record<string, unknown>) {

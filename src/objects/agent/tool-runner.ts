@@ -8,6 +8,10 @@ import { getTool } from "../../tools/registry";
 import type { ToolDefinition } from "../../tools/registry/types";
 import type { ActionStore, PlannedAction } from "./actions";
 import { AGENT_SIDE_TOOLS, executeAgentTool, type AgentToolDeps } from "./agent-tools";
+import { httpInvocationName, isHttpModelName, type HttpToolGate } from "./http-tools";
+
+/** What the gate and executor need of a tool, builtin (with zod schemas) or tenant HTTP. */
+type GatedTool = ToolDefinition | HttpToolGate;
 import type { EventLog } from "./event-log";
 import type { History } from "./history";
 
@@ -24,6 +28,8 @@ export interface ToolRunnerDeps {
   agentTools: AgentToolDeps;
   /** Runs a read-only (or preview) call in the TenantDO directly: no saga, no side effect. */
   executeTenantTool(invocation: ToolInvocation): Promise<ToolResultEnvelope>;
+  /** The tenant's HTTP tools (kind "http" listings). */
+  tenantTools(): Promise<HttpToolGate[]>;
   /** The thread a run writes to (phase 2 may arrive after a restart). */
   threadOfRun(runKey: string): string;
   /** Starts the ToolSagaWorkflow for a mutating call; idempotent by operationId. */
@@ -55,8 +61,9 @@ export class ToolRunner {
   constructor(private readonly deps: ToolRunnerDeps) {}
 
   async runStep(context: StepContext, calls: ReadonlyArray<ToolCallRequest>): Promise<"done" | "waiting"> {
+    const httpTools = calls.some((call) => isHttpModelName(call.toolName)) ? await this.deps.tenantTools() : [];
     // Plan every call of the step first, in one synchronous stretch, so they commit together.
-    const planned = calls.map((call, callIndex) => this.planCall(context, call, callIndex));
+    const planned = calls.map((call, callIndex) => this.planCall(context, call, callIndex, httpTools));
     let waiting = false;
     for (const { action, refusal, tool } of planned) {
       if (action.status === "completed" || action.status === "failed") continue;
@@ -71,7 +78,7 @@ export class ToolRunner {
       const invocation = this.invocation(context, action);
       if (AGENT_SIDE_TOOLS.has(action.toolName)) {
         this.complete(action.operationId, await executeAgentTool(this.deps.agentTools, action));
-      } else if (tool!.sideEffects.kind === "none" || action.envelope.previewOnly) {
+      } else if (tool!.sideEffects.kind === "none" || (action.envelope.previewOnly && !isHttpModelName(action.toolName))) {
         this.complete(action.operationId, await this.deps.executeTenantTool(invocation));
       } else {
         this.deps.actions.setStatus(action.operationId, "executing");
@@ -103,9 +110,10 @@ export class ToolRunner {
     return this.deps.threadOfRun(action.runKey);
   }
 
-  private planCall(context: StepContext, call: ToolCallRequest, callIndex: number): { action: PlannedAction; refusal: ToolResultEnvelope | null; tool: ToolDefinition | null } {
-    const tool = getTool(call.toolName) ?? null;
-    const parsed = tool ? tool.inputSchema.safeParse(call.input) : null;
+  private planCall(context: StepContext, call: ToolCallRequest, callIndex: number, httpTools: HttpToolGate[]): { action: PlannedAction; refusal: ToolResultEnvelope | null; tool: GatedTool | null } {
+    // Tenant HTTP tools are validated against their JSON Schema by the TenantDO executor.
+    const tool: GatedTool | null = getTool(call.toolName) ?? httpTools.find((http) => http.name === call.toolName) ?? null;
+    const parsed = tool && "outputSchema" in tool ? tool.inputSchema.safeParse(call.input) : null;
     const args = (parsed?.success ? parsed.data : isRecord(call.input) ? call.input : {}) as Record<string, unknown>;
     const plan = this.deps.actions.plan({
       runKey: context.runKey,
@@ -142,7 +150,7 @@ export class ToolRunner {
       operationId: action.operationId,
       agentId: context.agent.id,
       runKey: context.runKey,
-      toolName: action.toolName,
+      toolName: isHttpModelName(action.toolName) ? httpInvocationName(action.toolName) : action.toolName,
       args: action.envelope.args as Record<string, unknown>,
       scope: { allowedCategoryIds: [...context.agent.allowedCategoryIds] },
       previewOnly: action.envelope.previewOnly,
