@@ -25,8 +25,18 @@ agentRoutes.openapi(
     requireScope(principal, "agents:write");
     if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot create agents");
     const agentId = randomId("ag_");
-    const result = await agentStub(c.env, principal.tenantId, agentId).createAgent(principal.tenantId, agentId, c.req.valid("json"));
+    const body = c.req.valid("json");
+    const agent = agentStub(c.env, principal.tenantId, agentId);
+    const result = await agent.createAgent(principal.tenantId, agentId, body);
     if (!result.ok) fail(result);
+    for (const subscription of body.subscriptions) {
+      const created = await tenantStub(c.env, principal.tenantId).createSubscription(agentId, subscription);
+      if (!created.ok) fail(created);
+    }
+    for (const timer of body.timers) {
+      const created = await agent.createTimer(timer);
+      if (!created.ok) fail(created);
+    }
     return c.json(result.agent, 201);
   },
 );

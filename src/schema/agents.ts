@@ -2,6 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { LIFECYCLES } from "../core/lifecycle";
 import { WAKE_REASONS } from "../core/run-keys";
 import { IsoTimestamp, ResourceId } from "./common";
+import { CreateSubscriptionBody } from "./subscriptions";
+import { CreateTimerBody } from "./timers";
 
 export const AGENT_MODES = ["autonomous", "interactive", "hybrid"] as const;
 
@@ -86,6 +88,9 @@ export const CreateAgentBody = z
     modelOptions: ModelOptions.default({}),
     playbook: Playbook.optional(),
     start: z.boolean().default(true),
+    /** Created with the agent, validated up front so that bad input leaves nothing half-made. */
+    subscriptions: z.array(CreateSubscriptionBody).max(32).default([]),
+    timers: z.array(CreateTimerBody).max(20).default([]),
   })
   .strict()
   .openapi("CreateAgent");
