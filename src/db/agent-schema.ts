@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** The agent's identity and configuration (one row). */
 export const agentMeta = sqliteTable("agent_meta", {
@@ -152,3 +152,26 @@ export const actions = sqliteTable(
   },
   (table) => [index("actions_run_step").on(table.runKey, table.step, table.callIndex)],
 );
+
+/** Seed 000 `AgentReport`: immutable snapshots, never updated or deleted (times are epoch ms). */
+export const reports = sqliteTable(
+  "reports",
+  {
+    id: text("id").primaryKey(),
+    scope: text("scope").notNull(),
+    periodKey: text("period_key").notNull(),
+    content: text("content", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    confidence: real("confidence"),
+    provenance: text("provenance", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    sourceCursor: text("source_cursor", { mode: "json" }).$type<Record<string, number>>().notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [index("reports_created").on(table.createdAt, table.id), index("reports_scope_created").on(table.scope, table.createdAt, table.id)],
+);
+
+/** Seed 000 `AgentReportHead`: the latest report of each scope; `updatedAt` (epoch ms) is what freshness ages from. */
+export const reportHeads = sqliteTable("report_heads", {
+  scope: text("scope").primaryKey(),
+  reportId: text("report_id").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

@@ -10,6 +10,7 @@ import { healthRoutes } from "../routes/health";
 import { keyRoutes } from "../routes/keys";
 import { messageRoutes } from "../routes/messages";
 import { runRoutes } from "../routes/runs";
+import { reportRoutes } from "../routes/reports";
 import { tenantRoutes } from "../routes/tenants";
 import { hookRoutes } from "../routes/hooks";
 import { journalRoutes } from "../routes/journal";
@@ -35,6 +36,7 @@ export function buildApp() {
   authed.route("/", messageRoutes);
   authed.route("/", eventRoutes);
   authed.route("/", runRoutes);
+  authed.route("/", reportRoutes);
   authed.route("/", journalRoutes);
   authed.route("/", subscriptionRoutes);
   authed.route("/", tenantEventRoutes);

@@ -23,6 +23,8 @@ import { History } from "./history";
 import { runBenchOp, type BenchOp } from "./bench-ops";
 import { AgentProfile } from "./profile";
 import { ActionStore, type PlannedAction } from "./actions";
+import { isReportScope, Reports } from "./reports";
+import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/reports";
 import { ToolRunner } from "./tool-runner";
 import { httpToolGate, type HttpToolGate } from "./http-tools";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
@@ -56,6 +58,7 @@ export class AgentDO extends AgentBase<Env> {
   private readonly loop: RunLoop;
   private readonly faults: FaultSeam;
   private readonly actions: ActionStore;
+  private readonly reports: Reports;
   private readonly tools: ToolRunner;
   private readonly timers: Timers;
 
@@ -73,6 +76,7 @@ export class AgentDO extends AgentBase<Env> {
     this.inbox = new WakeInbox(this.db, this.log);
     this.faults = new FaultSeam(env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
     this.actions = new ActionStore(this.db);
+    this.reports = new Reports(this.db, () => this.profile.get()?.id ?? "");
     this.tools = new ToolRunner({
       actions: this.actions,
       history: this.history,
@@ -80,6 +84,7 @@ export class AgentDO extends AgentBase<Env> {
       agentTools: {
         profile: this.profile,
         events: this.log,
+        reports: this.reports,
         openQuestion: (request) => tenantStub(this.env, this.tenantId()).openQuestion({ ...request, agentId: this.profile.get()!.id }),
       },
       executeTenantTool: (invocation) => tenantStub(this.env, this.tenantId()).executeTool(invocation),
@@ -196,6 +201,18 @@ export class AgentDO extends AgentBase<Env> {
   async getRun(runKey: string): Promise<Result<{ run: Run }>> {
     const run = this.profile.get() ? this.inbox.getRun(runKey) : null;
     return run ? { ok: true, run } : failure("not_found", "run not found");
+  }
+
+  listReports(query: ListReportsQuery): Result<Page<Report>> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    return this.reports.list(query);
+  }
+
+  /** A scope's head report with freshness; `nowMs` (the freshness clock) is a test seam honoured only with VIGIL_FAULTS=enabled. */
+  getReportHead(scope: string, nowMs?: number): Result<{ report: ReportHeadView }> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    if (!isReportScope(scope)) return failure("validation_failed", `scope must be one of current, daily, weekly, monthly`);
+    return this.reports.headView(scope, this.env.VIGIL_FAULTS === "enabled" && nowMs !== undefined ? nowMs : Date.now());
   }
 
   listEvents(after: number, limit: number): AgentEvent[] {

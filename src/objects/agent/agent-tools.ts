@@ -4,6 +4,7 @@ import { toolFailure, toolSuccess } from "../../core/tool-envelopes";
 import type { PlannedAction } from "./actions";
 import type { EventLog } from "./event-log";
 import type { AgentProfile } from "./profile";
+import type { Reports } from "./reports";
 
 /** Tools whose effects live in the agent itself, executed inside the AgentDO (no saga needed). */
 export const AGENT_SIDE_TOOLS = new Set(["memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep"]);
@@ -11,6 +12,7 @@ export const AGENT_SIDE_TOOLS = new Set(["memory_search", "memory_update_slot", 
 export interface AgentToolDeps {
   profile: AgentProfile;
   events: EventLog;
+  reports: Reports;
   /** Opens a tenant-wide decision (ask_user) and returns its id; idempotent by operationId. */
   openQuestion(request: { operationId: string; runKey: string; question: string; options: unknown[]; recommendedOptionId?: string; allowFreeText: boolean }): Promise<string>;
 }
@@ -48,8 +50,27 @@ export async function executeAgentTool(deps: AgentToolDeps, action: PlannedActio
       deps.events.append("decision.requested", action.runKey, { decisionId, kind: "ask_user", question: args.question, options: args.options ?? [] });
       return toolSuccess(action.envelope, { ...ref, output: { decisionId, status: "pending", chosenOptionId: null, answerText: null }, links: [{ relation: "tool_effect", target: { type: "decision", id: decisionId }, effect: "created" }] });
     }
+    case "publish_report": {
+      // The runtime stamps provenance (the run) and the source cursor (what the agent has processed so far);
+      // identical content within one run re-confirms the head instead of writing a second report.
+      const published = deps.reports.publish({
+        scope: String(args.scope),
+        periodKey: typeof args.periodKey === "string" ? args.periodKey : "",
+        content: args.content as Record<string, unknown>,
+        confidence: typeof args.confidence === "number" ? args.confidence : null,
+        provenance: { runKey: action.runKey },
+      });
+      if (!published.ok) return toolFailure(action.envelope, { ...ref, code: published.code, message: published.message, retryable: false });
+      const { report } = published;
+      deps.events.append("report.published", action.runKey, { scope: report.scope, reportId: report.id, action: published.action });
+      return toolSuccess(action.envelope, {
+        ...ref,
+        output: { reportId: report.id, scope: report.scope, created: published.created },
+        links: [{ relation: "tool_effect", target: { type: "report", id: report.id }, effect: published.created ? "created" : "updated" }],
+      });
+    }
     default:
-      // memory_search and publish_report arrive with the memory tiers (FTS5 recall, reports).
+      // memory_search arrives with the memory tiers (FTS5 recall).
       return toolFailure(action.envelope, { ...ref, code: "tool_unavailable", message: `${action.toolName} is not available on this deployment yet`, retryable: false });
   }
 }

@@ -1,0 +1,49 @@
+import { createRoute } from "@hono/zod-openapi";
+import { fail } from "../http/api-error";
+import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { createRouter } from "../http/app";
+import { AgentIdParam, page } from "../schema/common";
+import { ListReportsQuery, Report, ReportHeadView, ReportScopeParam } from "../schema/reports";
+import { json, problems, security } from "./openapi-helpers";
+
+export const reportRoutes = createRouter();
+
+reportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/reports",
+    summary: "Every report the agent has published (immutable), newest first",
+    request: { params: AgentIdParam, query: ListReportsQuery },
+    responses: { 200: json(page(Report), "A page of reports"), 400: problems[400], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const result = await agentStub(c.env, principal.tenantId, id).listReports(c.req.valid("query"));
+    if (!result.ok) fail(result);
+    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+  },
+);
+
+reportRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/agents/{id}/reports/{scope}",
+    summary: "The scope's head report with its freshness (stale by max age or by newer processed wakes)",
+    request: { params: AgentIdParam.extend({ scope: ReportScopeParam }) },
+    responses: { 200: json(ReportHeadView, "The head report"), 400: problems[400], 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:read");
+    const { id, scope } = c.req.valid("param");
+    requireAgentAccess(principal, id);
+    const result = await agentStub(c.env, principal.tenantId, id).getReportHead(scope);
+    if (!result.ok) fail(result);
+    return c.json(result.report, 200);
+  },
+);
