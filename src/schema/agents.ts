@@ -4,6 +4,7 @@ import { WAKE_REASONS } from "../core/run-keys";
 import { IsoTimestamp, ResourceId } from "./common";
 import { CreateSubscriptionBody } from "./subscriptions";
 import { CreateTimerBody } from "./timers";
+import { capabilityOverrideSchema } from "../tools/capabilities";
 
 export const AGENT_MODES = ["autonomous", "interactive", "hybrid"] as const;
 
@@ -55,6 +56,8 @@ export const ModelOptions = z.object({ chunkDelayMs: z.number().int().min(0).max
 
 export const AgentConfig = z.object({
   modelId: z.string(),
+  /** Per-agent override of the kind's capability profile (grant/revoke/denyTools/maxRiskLevel). */
+  capabilities: capabilityOverrideSchema.nullable().default(null),
   instructions: z.string().nullable(),
   playbook: Playbook.nullable(),
   modelOptions: ModelOptions,
@@ -87,6 +90,7 @@ export const CreateAgentBody = z
     model: ModelId.default("builtin:echo"),
     modelOptions: ModelOptions.default({}),
     playbook: Playbook.optional(),
+    capabilities: capabilityOverrideSchema.optional(),
     start: z.boolean().default(true),
     /** Created with the agent, validated up front so that bad input leaves nothing half-made. */
     subscriptions: z.array(CreateSubscriptionBody).max(32).default([]),
@@ -105,6 +109,7 @@ export const PatchAgentBody = z
     model: ModelId.optional(),
     modelOptions: ModelOptions.optional(),
     playbook: Playbook.nullable().optional(),
+    capabilities: capabilityOverrideSchema.nullable().optional(),
     /** Optimistic concurrency: when given, must equal the current version. */
     version: z.number().int().min(1).optional(),
   })

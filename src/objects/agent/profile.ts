@@ -43,6 +43,7 @@ export class AgentProfile {
             instructions: body.instructions ?? null,
             playbook: body.playbook ?? null,
             modelOptions: body.modelOptions,
+            capabilities: body.capabilities ?? null,
           },
           version: 1,
           createdAt: now,
@@ -70,6 +71,7 @@ export class AgentProfile {
     if (body.instructions !== undefined) config.instructions = body.instructions;
     if (body.playbook !== undefined) config.playbook = body.playbook;
     if (body.modelOptions !== undefined) config.modelOptions = body.modelOptions;
+    if (body.capabilities !== undefined) config.capabilities = body.capabilities;
     this.db
       .update(schema.agentMeta)
       .set({

@@ -166,12 +166,12 @@ export class RunLoop {
 
   /** The registry tools this agent may call on this wake (capability profile × wake reason). */
   private offeredTools(agent: Agent, item: InboxItem) {
-    return allowedTools(resolveAgentProfile(agent.kind), builtinTools, item.reason).filter((tool) => getTool(tool.name));
+    return allowedTools(resolveAgentProfile(agent.kind, agent.config.capabilities ?? undefined), builtinTools, item.reason).filter((tool) => getTool(tool.name));
   }
 
   private async offeredHttpTools(agent: Agent, item: InboxItem) {
     const tools = await this.deps.httpTools().catch(() => []);
-    return allowedTools(resolveAgentProfile(agent.kind), tools, item.reason).map((tool) => ({ modelName: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+    return allowedTools(resolveAgentProfile(agent.kind, agent.config.capabilities ?? undefined), tools, item.reason).map((tool) => ({ modelName: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
   }
 
   private trace(agent: Agent, companions: InboxItem[], steps: number, usage: Record<string, number>, startedAt: number, attempt: number, extra: Record<string, unknown>) {

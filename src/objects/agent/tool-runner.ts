@@ -140,7 +140,7 @@ export class ToolRunner {
     const refuse = (code: string, message: string) => ({ action, tool, refusal: toolFailure(action.envelope, { actionRefId: action.operationId, code, message, retryable: false }) });
     if (!tool) return refuse("unknown_tool", `there is no tool named ${call.toolName}`);
     if (parsed && !parsed.success) return refuse("invalid_arguments", parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; "));
-    const access = checkToolAccess(resolveAgentProfile(context.agent.kind), tool, context.reason);
+    const access = checkToolAccess(resolveAgentProfile(context.agent.kind, context.agent.config.capabilities ?? undefined), tool, context.reason);
     if (!access.allowed) return refuse(access.code, `${tool.name} is not allowed for this agent here (${access.code})`);
     return { action, tool, refusal: null };
   }
