@@ -6,6 +6,12 @@ import type { AppEnv } from "./context";
 
 const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+/** The request's Idempotency-Key, validated; undefined when absent. */
+export function idempotencyKeyOf(header: string | undefined): string | undefined {
+  if (header !== undefined && !KEY_PATTERN.test(header)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
+  return header;
+}
+
 /**
  * `Idempotency-Key` on creating POSTs: the first response is stored and replayed for the same key
  * and body; a different body under the same key is a 409. Streaming responses are not stored —
@@ -13,9 +19,8 @@ const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
  */
 export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string } = {}): MiddlewareHandler<AppEnv> {
   return async function idempotencyGuard(c, next) {
-    const key = c.req.header("idempotency-key");
+    const key = idempotencyKeyOf(c.req.header("idempotency-key"));
     if (key === undefined) return next();
-    if (!KEY_PATTERN.test(key)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
     const tenantId = options.storeIn ? options.storeIn(c) : c.get("principal").tenantId;
     const stub = tenantStub(c.env, tenantId);
     const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;

@@ -1,14 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError, fail } from "../http/api-error";
+import { fail } from "../http/api-error";
 import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
+import { idempotencyKeyOf } from "../http/idempotency";
 import { RegisteredTenantTool, RegisterToolBody, TenantTool, ToolIdParam, ToolListing } from "../schema/tools";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** GET|POST /v1/tools, DELETE /v1/tools/:id: the tool catalog and the tenant's HTTP tools (writes need `admin`: they hold secrets). */
 export const toolRoutes = createRouter();
 
-const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 toolRoutes.openapi(
   createRoute({
@@ -43,8 +43,7 @@ toolRoutes.openapi(
     requireApiKey(principal);
     requireScope(principal, "admin");
     // Not the generic idempotency store (it would keep the secret in plaintext): the tool id is derived from the key.
-    const requestKey = c.req.header("idempotency-key");
-    if (requestKey !== undefined && !KEY_PATTERN.test(requestKey)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
+    const requestKey = idempotencyKeyOf(c.req.header("idempotency-key"));
     const result = await tenantStub(c.env, principal.tenantId).registerTenantTool(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
     if (!result.ok) fail(result);
     return c.json({ ...result.tool, secret: result.secret }, 201);

@@ -1,7 +1,8 @@
 import { createRoute } from "@hono/zod-openapi";
-import { ApiError, fail } from "../http/api-error";
+import { fail } from "../http/api-error";
 import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
+import { idempotencyKeyOf } from "../http/idempotency";
 import { page, PaginationQuery } from "../schema/common";
 import { CreatedWebhookSource, CreateWebhookSourceBody, SourceIdParam, WebhookSource, type WebhookSourceRecord } from "../schema/webhooks";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
@@ -9,7 +10,6 @@ import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi
 /** GET|POST|DELETE /v1/webhook-sources: signed inbound webhook sources (scope `admin`: they hold secrets). */
 export const webhookSourceRoutes = createRouter();
 
-const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const withUrl = (origin: string, source: WebhookSourceRecord): WebhookSource => ({ ...source, url: `${origin}/v1/hooks/s/${source.id}` });
 
@@ -29,8 +29,7 @@ webhookSourceRoutes.openapi(
     requireApiKey(principal);
     requireScope(principal, "admin");
     // Not the generic idempotency store (it would keep the secret in plaintext): the source id is derived from the key.
-    const requestKey = c.req.header("idempotency-key");
-    if (requestKey !== undefined && !KEY_PATTERN.test(requestKey)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
+    const requestKey = idempotencyKeyOf(c.req.header("idempotency-key"));
     const result = await tenantStub(c.env, principal.tenantId).createWebhookSource(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
     if (!result.ok) fail(result);
     return c.json({ ...withUrl(new URL(c.req.url).origin, result.source), secret: result.secret }, 201);
