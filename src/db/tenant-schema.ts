@@ -236,3 +236,14 @@ export const decisions = sqliteTable(
   },
   (table) => [index("decisions_status_created").on(table.status, table.createdAt), index("decisions_agent").on(table.agentId)],
 );
+
+/** Monotonic per-tenant counters for GET /v1/metrics; `labels` is the canonical `k="v",…` label string. */
+export const metrics = sqliteTable(
+  "metrics",
+  {
+    name: text("name").notNull(),
+    labels: text("labels").notNull(),
+    value: integer("value").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.name, table.labels] })],
+);

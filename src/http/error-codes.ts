@@ -2,6 +2,8 @@
 export const ERROR_STATUS = {
   validation_failed: 400,
   invalid_json: 400,
+  /** A memory slot value (or key) the slot rules refuse; `errors` names each issue. */
+  invalid_slot: 400,
   unauthorized: 401,
   /** Webhook source ingress: unknown source, missing/malformed/forged signature. */
   signature_invalid: 401,
@@ -14,6 +16,8 @@ export const ERROR_STATUS = {
   version_conflict: 409,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
+  /** `POST /v1/decisions/:id/resolve` on a decision that is already resolved (or suspended/cancelled). */
+  decision_not_pending: 409,
   invalid_transition: 409,
   agent_dormant: 409,
   agent_not_started: 409,

@@ -10,7 +10,9 @@ import { healthRoutes } from "../routes/health";
 import { keyRoutes } from "../routes/keys";
 import { messageRoutes } from "../routes/messages";
 import { runRoutes } from "../routes/runs";
+import { decisionRoutes } from "../routes/decisions";
 import { reportRoutes } from "../routes/reports";
+import { memoryRoutes } from "../routes/memory";
 import { tenantRoutes } from "../routes/tenants";
 import { hookRoutes } from "../routes/hooks";
 import { journalRoutes } from "../routes/journal";
@@ -20,6 +22,8 @@ import { timerRoutes } from "../routes/timers";
 import { triggerRoutes } from "../routes/triggers";
 import { webhookSourceRoutes } from "../routes/webhook-sources";
 import { toolRoutes } from "../routes/tools";
+import { docsRoutes } from "../routes/docs";
+import { observabilityRoutes } from "../routes/observability";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
@@ -28,6 +32,7 @@ export function buildApp() {
   app.route("/", healthRoutes);
   app.route("/", tenantRoutes);
   app.route("/", hookRoutes);
+  app.route("/", docsRoutes);
 
   const authed = createRouter();
   authed.use("*", authenticate());
@@ -37,6 +42,8 @@ export function buildApp() {
   authed.route("/", eventRoutes);
   authed.route("/", runRoutes);
   authed.route("/", reportRoutes);
+  authed.route("/", memoryRoutes);
+  authed.route("/", decisionRoutes);
   authed.route("/", journalRoutes);
   authed.route("/", subscriptionRoutes);
   authed.route("/", tenantEventRoutes);
@@ -44,6 +51,7 @@ export function buildApp() {
   authed.route("/", triggerRoutes);
   authed.route("/", webhookSourceRoutes);
   authed.route("/", toolRoutes);
+  authed.route("/", observabilityRoutes);
   authed.route("/", benchRoutes);
   authed.route("/", benchAlertnessRoutes);
   // Public routes are registered before the authenticated sub-app, whose `*` middleware would catch them.

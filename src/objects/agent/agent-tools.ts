@@ -4,6 +4,7 @@ import { toolFailure, toolSuccess } from "../../core/tool-envelopes";
 import type { PlannedAction } from "./actions";
 import type { EventLog } from "./event-log";
 import type { AgentProfile } from "./profile";
+import type { RecallHit } from "./recall";
 import type { Reports } from "./reports";
 
 /** Tools whose effects live in the agent itself, executed inside the AgentDO (no saga needed). */
@@ -13,6 +14,10 @@ export interface AgentToolDeps {
   profile: AgentProfile;
   events: EventLog;
   reports: Reports;
+  /** FTS5 recall over the agent's own messages (null: nothing searchable in the query). */
+  recall(query: string, options: { limit: number; threadId?: string | undefined }): RecallHit[] | null;
+  /** The thread a run belongs to (for `currentThreadOnly`). */
+  threadOfRun(runKey: string): string;
   /** Opens a tenant-wide decision (ask_user) and returns its id; idempotent by operationId. */
   openQuestion(request: { operationId: string; runKey: string; question: string; options: unknown[]; recommendedOptionId?: string; allowFreeText: boolean }): Promise<string>;
 }
@@ -37,6 +42,16 @@ export async function executeAgentTool(deps: AgentToolDeps, action: PlannedActio
       }
       if (update.changed) deps.events.append("state.changed", action.runKey, { state: deps.profile.writeSlots(update.slots as unknown as Record<string, unknown>) });
       return toolSuccess(action.envelope, { ...ref, output: { slot: update.key, version: update.version, changed: update.changed } });
+    }
+    case "memory_search": {
+      const limit = typeof args.limit === "number" ? args.limit : 5;
+      const threadId = args.currentThreadOnly === true ? deps.threadOfRun(action.runKey) : undefined;
+      const hits = deps.recall(String(args.query ?? ""), { limit, threadId }) ?? [];
+      // `score` is higher-is-better (negated bm25), as the registry's output schema reads.
+      return toolSuccess(action.envelope, {
+        ...ref,
+        output: { hits: hits.map((hit) => ({ messageId: hit.messageId, threadId: hit.threadId, kind: hit.kind, snippet: hit.snippet, createdAt: hit.createdAt, score: -hit.rank })) },
+      });
     }
     case "ask_user": {
       const decisionId = await deps.openQuestion({
@@ -70,7 +85,6 @@ export async function executeAgentTool(deps: AgentToolDeps, action: PlannedActio
       });
     }
     default:
-      // memory_search arrives with the memory tiers (FTS5 recall).
       return toolFailure(action.envelope, { ...ref, code: "tool_unavailable", message: `${action.toolName} is not available on this deployment yet`, retryable: false });
   }
 }
