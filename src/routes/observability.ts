@@ -1,0 +1,67 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError } from "../http/api-error";
+import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { createRouter } from "../http/app";
+import { decodeCursor, encodeCursor, IsoTimestamp, page, PaginationQuery, Problem } from "../schema/common";
+import { json, problems, security } from "./openapi-helpers";
+
+/** GET /v1/audit and GET /v1/metrics: the tenant's audit log and counters (admin API keys only). */
+export const observabilityRoutes = createRouter();
+
+const forbidden = { content: { "application/problem+json": { schema: Problem } }, description: "The credential is not an admin API key" } as const;
+
+export const AuditEntry = z
+  .object({
+    seq: z.number().int(),
+    at: IsoTimestamp,
+    actor: z.string().openapi({ description: "Who acted, e.g. `operator`, `key:<id>`, `agent:<id>`" }),
+    action: z.string().openapi({ example: "key.created" }),
+    target: z.string().nullable(),
+    detail: z.record(z.string(), z.unknown()),
+  })
+  .openapi("AuditEntry");
+
+observabilityRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/audit",
+    summary: "The tenant's append-only audit log, newest first",
+    request: { query: PaginationQuery },
+    responses: { 200: json(page(AuditEntry), "Audit entries"), 400: problems[400], 401: problems[401], 403: forbidden },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "admin");
+    const query = c.req.valid("query");
+    const before = decodeCursor(query.cursor, z.object({ s: z.number().int() }));
+    if (query.cursor && !before) throw new ApiError("validation_failed", "cursor is not valid", { fields: [{ path: "cursor", message: "not a valid cursor" }] });
+    const rows = await tenantStub(c.env, principal.tenantId).listAudit(query.limit + 1, before?.s);
+    const data = rows.slice(0, query.limit);
+    const last = data[data.length - 1];
+    return c.json({ data, nextCursor: rows.length > query.limit && last ? encodeCursor({ s: last.seq }) : null }, 200);
+  },
+);
+
+observabilityRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/metrics",
+    summary: "Per-tenant counters in the Prometheus text exposition format",
+    description: "Runs by outcome, wakes by reason, tool calls, tokens by direction, decisions by status.",
+    responses: {
+      200: { content: { "text/plain; version=0.0.4": { schema: z.string() } }, description: "Prometheus text format 0.0.4" },
+      401: problems[401],
+      403: forbidden,
+    },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "admin");
+    const body = await tenantStub(c.env, principal.tenantId).metricsText();
+    return new Response(body, { status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } }) as never;
+  },
+);
