@@ -24,6 +24,9 @@ import { runBenchOp, type BenchOp } from "./bench-ops";
 import { AgentProfile } from "./profile";
 import { ActionStore, type PlannedAction } from "./actions";
 import { isReportScope, Reports } from "./reports";
+import { readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory";
+import { searchMessages, type RecallHit } from "./recall";
+import { exportStream } from "./export";
 import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/reports";
 import { ToolRunner } from "./tool-runner";
 import { httpToolGate, type HttpToolGate } from "./http-tools";
@@ -85,7 +88,10 @@ export class AgentDO extends AgentBase<Env> {
         profile: this.profile,
         events: this.log,
         reports: this.reports,
-        openQuestion: (request) => tenantStub(this.env, this.tenantId()).openQuestion({ ...request, agentId: this.profile.get()!.id }),
+        recall: (query, options) => searchMessages(this.db, query, options),
+        threadOfRun: (runKey) => this.inbox.getRun(runKey)?.threadId ?? runKey,
+        openQuestion: (request) =>
+          tenantStub(this.env, this.tenantId()).openQuestion({ ...request, agentId: this.profile.get()!.id, threadId: this.inbox.getRun(request.runKey)?.threadId }),
       },
       executeTenantTool: (invocation) => tenantStub(this.env, this.tenantId()).executeTool(invocation),
       startSaga: (invocation) => this.startSaga(invocation),
@@ -108,6 +114,14 @@ export class AgentDO extends AgentBase<Env> {
         const sent = tenantStub(this.env, this.tenantId())
           .recordAgentActivity({ id: agent.id, kind: agent.kind, lifecycle: agent.lifecycle }, activity)
           .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "agent activity notification failed", agentId: agent.id, error: String(error) })));
+        this.ctx.waitUntil(sent);
+      },
+      recordOutcome: (outcome) => {
+        const tenantId = this.tenantId();
+        if (!tenantId) return;
+        const sent = tenantStub(this.env, tenantId)
+          .recordRunOutcome(outcome)
+          .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "run outcome metrics failed", error: String(error) })));
         this.ctx.waitUntil(sent);
       },
     });
@@ -213,6 +227,28 @@ export class AgentDO extends AgentBase<Env> {
     if (!this.profile.get()) return failure("not_found", "agent not found");
     if (!isReportScope(scope)) return failure("validation_failed", `scope must be one of current, daily, weekly, monthly`);
     return this.reports.headView(scope, this.env.VIGIL_FAULTS === "enabled" && nowMs !== undefined ? nowMs : Date.now());
+  }
+
+  /** Slots with versions, and message/summary counts (SPEC §7). */
+  getMemory(): Result<{ memory: MemoryView }> {
+    return readMemory(this.db, this.profile);
+  }
+
+  updateSlot(key: string, value: unknown, expectedVersion?: number): SlotWrite {
+    return writeSlot(this.profile, this.log, key, value, expectedVersion);
+  }
+
+  /** FTS5 recall over the agent's own messages, best first. */
+  searchMemory(query: string, limit: number): Result<{ hits: RecallHit[] }> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    const hits = searchMessages(this.db, query, { limit });
+    return hits ? { ok: true, hits } : failure("validation_failed", "q must contain at least one letter or digit");
+  }
+
+  /** Everything the agent holds, as a lazily paged JSON stream. */
+  exportData(): Result<{ stream: ReadableStream<Uint8Array> }> {
+    if (!this.profile.get()) return failure("not_found", "agent not found");
+    return { ok: true, stream: exportStream(this.db, this.profile) };
   }
 
   listEvents(after: number, limit: number): AgentEvent[] {

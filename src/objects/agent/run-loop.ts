@@ -33,6 +33,8 @@ export interface RunLoopDeps {
   httpTools(): Promise<HttpToolGate[]>;
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
   announce(activity: { stateRevision: number; messageIds: string[] }): void;
+  /** Tells the tenant a run reached a terminal status (metrics counters); best effort. */
+  recordOutcome?(outcome: { status: RunStatus; reason: string; toolCalls: number; inputTokens: number; outputTokens: number }): void;
 }
 
 /** Deterministic ids of the messages one run appends: a resumed run finds, never duplicates, them. */
@@ -227,6 +229,12 @@ export class RunLoop {
     const run = this.deps.inbox.finish(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
     const type = status === "failed_terminal" ? "run.failed" : "run.completed";
     this.deps.events.append(type, item.runKey, { runKey: item.runKey, status, errorCode: code, run });
+    if (this.deps.recordOutcome) {
+      const usage = (trace.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
+      let toolCalls = 0;
+      for (let step = 0, n = 1; n > 0 && step < config.run.maxStepsPerRun; step++) toolCalls += n = this.deps.actions.forStep(item.runKey, step).length;
+      this.deps.recordOutcome({ status, reason: item.reason, toolCalls, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 });
+    }
   }
 }
 

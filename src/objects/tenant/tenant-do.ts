@@ -17,7 +17,9 @@ import { IdempotencyStore, type IdempotencyBegin } from "./idempotency";
 import { ApiKeys } from "./keys";
 import { agentTokens } from "./agent-tokens";
 import { SemanticKeys } from "../../core/tokens";
-import { Decisions, type QuestionRequest } from "./decisions";
+import { Decisions, type DecisionRecord, type QuestionRequest, type ResolveBody, type ResolveOutcome } from "./decisions";
+import { agentStub } from "../stubs";
+import { runKeys, threadIds } from "../../core/run-keys";
 import { NotificationLog } from "./notification-log";
 import { Journal, type JournalListQuery, type JournalResult, type JournalWriteMeta } from "./journal";
 import type { JournalRecord, JournalType } from "../../schema/journal";
@@ -36,6 +38,7 @@ import type { ToolInvocation } from "../../tools/invocation";
 import { listToolDescriptors } from "../../tools/registry";
 import { TenantTools, type ToolRegistration } from "./tenant-tools";
 import { ToolExecutor } from "./tool-executor";
+import { TenantMetrics, type RunOutcome } from "./metrics";
 import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "../../routes/bench-alertness";
 
 export type AuthOutcome =
@@ -74,6 +77,8 @@ export class TenantDO extends DurableObject<Env> {
   /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
   private readonly tenantTools: TenantTools;
   private readonly tools: ToolExecutor;
+  /** Counters for GET /v1/metrics. */
+  private readonly metrics: TenantMetrics;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -88,6 +93,7 @@ export class TenantDO extends DurableObject<Env> {
     this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, env.VIGIL_FAULTS === "enabled");
     this.tools = new ToolExecutor({ db: this.db, journal: this.journal, timeZone: () => this.getTenant()?.timeZone ?? "UTC", callHttpTool: (inv) => this.tenantTools.call(inv) });
     this.subscriptionStore = new SubscriptionStore(this.db);
+    this.metrics = new TenantMetrics(this.db);
     this.inboundEvents = new InboundEvents(this.db, this.notifications);
     this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.getTenant()!.id);
     this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.getTenant()!.id);
@@ -156,6 +162,7 @@ export class TenantDO extends DurableObject<Env> {
 
   /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
+    const previousLifecycle = this.subscriptionStore.agentLifecycle(agent.id);
     this.db.transaction((tx) => {
       this.directory.upsert(agent, parentId);
       this.notifications.recordLocal(tx as unknown as TenantDb, [{ payloadType: "agent", payloadId: `${agent.id}@v${agent.version}` }], agentTokens(agent, [SemanticKeys.agentChangedNotification]), {
@@ -165,6 +172,10 @@ export class TenantDO extends DurableObject<Env> {
     });
     // Destroy tombstones the agent's subscriptions at once: no new subscription wake can match it.
     if (agent.lifecycle === "destroyed") this.subscriptionStore.removeAllForAgent(agent.id);
+    // Lifecycle changes after creation (pause, resume, destroy) are audited.
+    if (previousLifecycle && previousLifecycle !== agent.lifecycle) {
+      this.audit(`agent:${agent.id}`, `agent.${agent.lifecycle === "destroyed" ? "destroyed" : agent.lifecycle === "dormant" ? "paused" : agent.lifecycle === "active" ? "resumed" : "lifecycle_changed"}`, agent.id, { from: previousLifecycle, to: agent.lifecycle });
+    }
     await this.dispatchPending();
   }
 
@@ -349,8 +360,50 @@ export class TenantDO extends DurableObject<Env> {
     return this.decisions.openQuestion(request);
   }
 
+  /** `GET /v1/decisions`: tenant-wide, newest first; `agentIds` narrows to a widget token's agents. */
+  listDecisions(query: { limit: number; cursor?: string | undefined; status?: string | undefined; agentIds?: string[] | undefined }): Result<Page<DecisionRecord>> {
+    const before = decodeCursor(query.cursor, z.object({ c: z.string(), i: z.string() }));
+    if (query.cursor && !before) return failure("validation_failed", "cursor is not valid");
+    const page = this.decisions.page({ limit: query.limit, status: query.status, before, agentIds: query.agentIds });
+    return { ok: true, data: page.data, nextCursor: page.last ? encodeCursor({ c: page.last.createdAt, i: page.last.id }) : null };
+  }
+
+  /**
+   * A person resolves an ask_user decision (row + audit in one transaction), then the asking agent wakes once with
+   * reason toolResult and the answer as an observation (runKey = runKeys.toolResult(agent, operationId), so a repeat dedupes).
+   */
+  async resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[]): Promise<ResolveOutcome> {
+    const outcome = this.decisions.resolveQuestion(id, body, actor, visibleAgents);
+    if (!outcome.ok) return outcome;
+    const { answer } = outcome;
+    const tenantId = this.getTenant()!.id;
+    const runKey = runKeys.toolResult(answer.agentId, answer.operationId);
+    const threadId = answer.threadId ?? threadIds.autonomous(answer.agentId, answer.runKey ?? runKey);
+    const woke = await agentStub(this.env, tenantId, answer.agentId).enqueueWake({
+      tenantId,
+      agentId: answer.agentId,
+      reason: "toolResult",
+      runKey,
+      threadId,
+      authority: "operator_instruction",
+      input: { observation: { summary: answer.summary, data: answer.data } },
+    });
+    if (!woke.ok) console.error(JSON.stringify({ level: "error", msg: "decision answer wake failed", agentId: answer.agentId, decisionId: id, code: woke.code }));
+    return outcome;
+  }
+
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
     this.db.insert(schema.audit).values({ at: nowIso(), actor, action, target, detail }).run();
+  }
+
+  /** A run reached a terminal status in one of the tenant's agents (metrics counters). */
+  recordRunOutcome(outcome: RunOutcome): void {
+    this.metrics.recordRunOutcome(outcome);
+  }
+
+  /** GET /v1/metrics body (Prometheus text exposition). */
+  metricsText(): string {
+    return this.metrics.render();
   }
 
   listAudit(limit: number, beforeSeq?: number): AuditEntry[] {
