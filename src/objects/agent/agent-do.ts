@@ -22,17 +22,16 @@ import { EventLog } from "./event-log";
 import { History } from "./history";
 import { runBenchOp, type BenchOp } from "./bench-ops";
 import { AgentProfile } from "./profile";
-import { ActionStore, type PlannedAction } from "./actions";
+import { ActionStore } from "./actions";
 import { isReportScope, Reports } from "./reports";
 import { readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory";
 import { searchMessages, type RecallHit } from "./recall";
 import { exportStream } from "./export";
 import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/reports";
 import { ToolRunner } from "./tool-runner";
+import { Sagas } from "./sagas";
 import { httpToolGate, type HttpToolGate } from "./http-tools";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
-import type { ToolInvocation } from "../../tools/invocation";
-import type { ToolSagaParams } from "../../workflows/tool-saga";
 import { InjectedCrash, RunLoop } from "./run-loop";
 import type { AgentDb } from "./types";
 import { WakeInbox, type EnqueueOutcome } from "./wake-inbox";
@@ -64,6 +63,7 @@ export class AgentDO extends AgentBase<Env> {
   private readonly reports: Reports;
   private readonly tools: ToolRunner;
   private readonly timers: Timers;
+  private readonly sagas: Sagas;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -94,9 +94,19 @@ export class AgentDO extends AgentBase<Env> {
           tenantStub(this.env, this.tenantId()).openQuestion({ ...request, agentId: this.profile.get()!.id, threadId: this.inbox.getRun(request.runKey)?.threadId }),
       },
       executeTenantTool: (invocation) => tenantStub(this.env, this.tenantId()).executeTool(invocation),
-      startSaga: (invocation) => this.startSaga(invocation),
+      startSaga: (invocation) => this.sagas.start(invocation),
       threadOfRun: (runKey) => this.inbox.getRun(runKey)?.threadId ?? runKey,
       tenantTools: () => this.tenantHttpTools(),
+    });
+    this.sagas = new Sagas({
+      env,
+      actions: this.actions,
+      tools: this.tools,
+      inbox: this.inbox,
+      tenantId: () => this.tenantId(),
+      agentId: () => this.profile.get()?.id ?? "",
+      takeFaults: () => this.faults.take("saga."),
+      resume: () => this.startDraining(),
     });
     this.loop = new RunLoop({
       events: this.log,
@@ -307,75 +317,25 @@ export class AgentDO extends AgentBase<Env> {
     return true;
   }
 
-  /**
-   * Saga phase 2: records a mutating tool's result (once) and resumes the run when none of its
-   * step's calls is still out. Safe to call any number of times.
-   */
+  /** Saga phase 2 (safe to call any number of times). */
   async recordToolResult(operationId: string, result: ToolResultEnvelope): Promise<Result<{ resumed: boolean }>> {
-    const action = this.actions.get(operationId);
-    if (!action) return failure("not_found", "unknown operation");
-    this.tools.complete(operationId, result);
-    const outstanding = this.actions.forStep(action.runKey, action.step).some((a) => a.status === "executing" || a.status === "awaiting_approval");
-    const resumed = !outstanding && this.inbox.unpark(action.runKey);
-    if (resumed) this.startDraining();
-    return { ok: true, resumed };
+    return this.sagas.record(operationId, result);
   }
 
   /** Wakes the drain after a restart even if no request arrives (Agent SDK schedule → DO alarm), and re-drives sagas. */
   async watchdog(): Promise<void> {
-    await this.recoverSagas();
+    await this.sagas.recover();
     if (this.inbox.pendingCount() > 0) this.startDraining();
   }
 
-  /**
-   * Sagas started but never reported back: a finished instance's output is recorded, an errored or
-   * lost one is restarted or re-created. Phase 1 is idempotent by operationId, so running this any
-   * number of times still yields exactly one mutation.
-   */
   async recoverSagas(): Promise<number> {
-    let recovered = 0;
-    for (const action of this.actions.inFlight()) {
-      const instance = await this.env.TOOL_SAGA.get(action.operationId).catch(() => null);
-      const status = instance ? await instance.status().catch(() => null) : null;
-      if (!instance || !status) {
-        await this.startSaga(this.invocationOf(action));
-      } else if (status.status === "complete" && status.output) {
-        await this.recordToolResult(action.operationId, status.output as ToolResultEnvelope);
-      } else if (status.status === "errored" || status.status === "terminated") {
-        await instance.restart();
-      } else continue;
-      recovered++;
-    }
-    return recovered;
+    return this.sagas.recover();
   }
 
   /** The tenant's registered HTTP tools, as the gate and the model see them. */
   private async tenantHttpTools(): Promise<HttpToolGate[]> {
     const listings = await tenantStub(this.env, this.tenantId()).listTools();
     return listings.filter((listing) => listing.kind === "http").map(httpToolGate);
-  }
-
-  private async startSaga(invocation: ToolInvocation): Promise<void> {
-    const params: ToolSagaParams = { tenantId: this.tenantId(), agentId: invocation.agentId, invocation, faults: this.faults.take("saga.") };
-    try {
-      await this.env.TOOL_SAGA.create({ id: invocation.operationId, params });
-    } catch (error) {
-      // The instance id is the operationId: an existing instance is this same saga, already under way.
-      if (!/already exists|duplicate/i.test(String(error))) throw error;
-    }
-  }
-
-  private invocationOf(action: PlannedAction): ToolInvocation {
-    const agent = this.profile.get()!;
-    return {
-      operationId: action.operationId,
-      agentId: agent.id,
-      runKey: action.runKey,
-      toolName: action.toolName,
-      args: action.envelope.args as Record<string, unknown>,
-      scope: { allowedCategoryIds: [...action.envelope.scopeSnapshot] },
-      previewOnly: action.envelope.previewOnly,
-    };
   }
 
   private startDraining(): void {

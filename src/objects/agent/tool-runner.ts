@@ -75,7 +75,7 @@ export class ToolRunner {
         waiting = true;
         continue;
       }
-      const invocation = this.invocation(context, action);
+      const invocation = invocationOf(action, context.agent.id);
       if (AGENT_SIDE_TOOLS.has(action.toolName)) {
         this.complete(action.operationId, await executeAgentTool(this.deps.agentTools, action));
       } else if (tool!.sideEffects.kind === "none" || (action.envelope.previewOnly && !isHttpModelName(action.toolName))) {
@@ -145,17 +145,22 @@ export class ToolRunner {
     return { action, tool, refusal: null };
   }
 
-  private invocation(context: StepContext, action: PlannedAction): ToolInvocation {
-    return {
-      operationId: action.operationId,
-      agentId: context.agent.id,
-      runKey: context.runKey,
-      toolName: isHttpModelName(action.toolName) ? httpInvocationName(action.toolName) : action.toolName,
-      args: action.envelope.args as Record<string, unknown>,
-      scope: { allowedCategoryIds: [...context.agent.allowedCategoryIds] },
-      previewOnly: action.envelope.previewOnly,
-    };
-  }
+}
+
+/**
+ * A planned action as the TenantDO executes it. Built from the persisted plan only (its scope
+ * snapshot included), so a recovered saga runs exactly what was planned.
+ */
+export function invocationOf(action: PlannedAction, agentId: string): ToolInvocation {
+  return {
+    operationId: action.operationId,
+    agentId,
+    runKey: action.runKey,
+    toolName: isHttpModelName(action.toolName) ? httpInvocationName(action.toolName) : action.toolName,
+    args: action.envelope.args as Record<string, unknown>,
+    scope: { allowedCategoryIds: [...action.envelope.scopeSnapshot] },
+    previewOnly: action.envelope.previewOnly,
+  };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === "object" && !Array.isArray(value);
