@@ -178,7 +178,9 @@ function relay(from, to) {
       if (
         plain.trim() === "" ||
         /⛅️ wrangler|^─+$|update available|telemetry|Using secrets defined in|Starting local server|Ready on|Reloading local server|Local server updated/.test(plain) ||
-        /\/healthz\b/.test(plain)
+        /\/healthz\b/.test(plain) ||
+        // Structured info lines (dispatch, wake delivery) are for log pipelines; warnings and errors still show.
+        (!process.env.VIGIL_VERBOSE && /^\s*\{"level":"info"/.test(plain))
       ) {
         continue;
       }
