@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench` — SPEC §11 benchmarks against a private `wrangler dev`.
-//   node bench/run.mjs [--only history|wake] [--quick]
+//   node bench/run.mjs [--only history|wake|alertness] [--quick]
 // Prints a table per benchmark and writes bench/results/<name>-<timestamp>.json.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -11,6 +11,7 @@ import { startWrangler } from "./lib/server.mjs";
 import { roundAll } from "./lib/stats.mjs";
 import { runHistoryBench } from "./history.mjs";
 import { runWakeBench } from "./wake.mjs";
+import { runAlertnessBench } from "./alertness.mjs";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoDir = dirname(benchDir);
@@ -23,7 +24,7 @@ const option = (name) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 if (flag("--help") || flag("-h")) {
-  console.log("usage: npm run bench [-- --only history|wake] [-- --quick]");
+  console.log("usage: npm run bench [-- --only history|wake|alertness] [-- --quick]");
   process.exit(0);
 }
 const only = option("--only");
@@ -33,6 +34,8 @@ const verbose = flag("--verbose");
 const all = {
   history: { run: runHistoryBench, quick: { sizes: [100, 2_000, 10_000], rounds: 5, iterations: 20 } },
   wake: { run: runWakeBench, quick: { wakes: 30, warmupWakes: 3, sqliteEvery: 5 } },
+  // quick: at 200 vs 20 matches the per-change part dominates, so the match-ratio bound is relaxed.
+  alertness: { run: runAlertnessBench, quick: { subscriptions: 2_000, matchingA: 200, matchingB: 20, matchRounds: 4, deliveries: 300, triggerDeliveries: 100, minMatchRatio: 1.5 } },
 };
 const selected = only ? only.split(",") : Object.keys(all);
 for (const name of selected) if (!all[name]) throw new Error(`unknown benchmark "${name}" (known: ${Object.keys(all).join(", ")})`);
@@ -104,7 +107,7 @@ try {
     const started = Date.now();
     log(`\n▶ ${name}`);
     const params = { ...(quick ? all[name].quick : {}), ...(name === "history" ? { contextWindowMessages: contextWindowMessages() } : {}) };
-    const result = await all[name].run({ client, log, params });
+    const result = await all[name].run({ client, operator, log, params });
     const durationSeconds = (Date.now() - started) / 1000;
     const file = join(resultsDir, `${name}-${stamp}.json`);
     mkdirSync(resultsDir, { recursive: true });

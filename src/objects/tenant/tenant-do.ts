@@ -39,7 +39,7 @@ import { listToolDescriptors } from "../../tools/registry";
 import { TenantTools, type ToolRegistration } from "./tenant-tools";
 import { ToolExecutor } from "./tool-executor";
 import { TenantMetrics, type RunOutcome } from "./metrics";
-import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "../../routes/bench-alertness";
+import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "./bench-ops";
 
 export type AuthOutcome =
   | { ok: true; keyId: string; scopes: Scope[] }
