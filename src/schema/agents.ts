@@ -27,7 +27,9 @@ const RegexSource = z
     } catch {
       return false;
     }
-  }, "must be a valid regular expression");
+  }, "must be a valid regular expression")
+  // A quantified group that itself repeats (`(a+)+`, `(\w*)*`, `(x+){2,}`) backtracks exponentially and would stall the agent.
+  .refine((source) => !/\([^()]*[+*}][^()]*\)\s*[+*{]/.test(source), "must not repeat a group that is itself repeated (catastrophic backtracking)");
 
 /** builtin:playbook rules: the first rule whose `when` matches decides the reply. */
 export const PlaybookToolCall = z.object({ name: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/), args: z.record(z.string(), z.unknown()).default({}) }).strict();
