@@ -1,4 +1,8 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/tenant-schema";
+import type { TenantDb } from "../../src/objects/tenant/types";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
 const ASK = '/tool ask_user {"question":"Which day?","options":[{"id":"mon","label":"Monday"},{"id":"tue","label":"Tuesday"}]}';
@@ -25,6 +29,26 @@ async function ask(key: string, agentId: string, text = ASK): Promise<any> {
 }
 
 describe("decisions: ask_user answered over the API", () => {
+  it("a resolution whose wake was lost is delivered when the resolve is retried", async () => {
+    const { tenantId, key, agent } = await setup();
+    const decision = await ask(key, agent.id);
+    // Simulate a crash between the resolution's commit and its wake: resolve the row directly, with no wake.
+    const stub = env.TENANT.get(env.TENANT.idFromName(tenantId)) as unknown as DurableObjectStub;
+    await runInDurableObject(stub, async (instance) => {
+      (instance as unknown as { db: TenantDb }).db
+        .update(schema.decisions)
+        .set({ status: "resolved", resolvedAt: new Date().toISOString(), resolution: { resolutionType: "choose_option", chosenOptionId: "mon", resolvedBy: "human", actor: "key:test" } })
+        .where(eq(schema.decisions.id, decision.id))
+        .run();
+    });
+    const retried = await api("POST", `/v1/decisions/${decision.id}/resolve`, { key, body: { resolutionType: "choose_option", chosenOptionId: "mon" } });
+    expect(retried.status).toBe(409);
+    const run = await eventually(async () => ((await api("GET", `/v1/agents/${agent.id}/runs`, { key })).body.data as any[]).find((r) => r.reason === "toolResult" && r.status === "completed"));
+    expect(run).toBeTruthy();
+    const observation = ((await api("GET", `/v1/agents/${agent.id}/messages`, { key })).body.data as any[]).find((m) => m.kind === "observation" && m.content?.decisionId === decision.id);
+    expect(observation.text).toBe("answer to Which day?: Monday");
+  });
+
   it("lists the pending question, resolves it once, and wakes the agent with the answer", async () => {
     const { key, agent } = await setup();
     const decision = await ask(key, agent.id);
@@ -51,6 +75,9 @@ describe("decisions: ask_user answered over the API", () => {
     const again = await api("POST", `/v1/decisions/${decision.id}/resolve`, { key, body: { resolutionType: "choose_option", chosenOptionId: "mon" } });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe("decision_not_pending");
+    // The retry re-sends the same wake; its runKey dedupes, so the agent still ran once.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(((await api("GET", `/v1/agents/${agent.id}/runs`, { key })).body.data as any[]).filter((r) => r.reason === "toolResult")).toHaveLength(1);
     expect((await api("GET", "/v1/decisions?status=pending", { key })).body.data).toEqual([]);
     expect((await api("GET", "/v1/decisions?status=resolved", { key })).body.data.map((d: any) => d.id)).toEqual([decision.id]);
     const audit = (await api("GET", "/v1/audit", { key })).body.data as any[];

@@ -104,7 +104,11 @@ export class Decisions {
       if (row.type !== "decision/option" || row.payload.kind !== "ask_user") return { ok: false, code: "not_found", message: "decision not found" };
       const question = questionOf(row);
       const { answerText, ...resolution } = body;
-      if (row.status !== "pending") return { ok: false, code: "decision_not_pending", message: `decision is ${row.status}` };
+      if (row.status !== "pending") {
+        // The answer travels again: if the first resolve's wake was lost, a retry delivers it (its runKey is fixed).
+        const resent = row.status === "resolved" && row.resolution ? answerOf(row, question.text, row.resolution) : undefined;
+        return { ok: false, code: "decision_not_pending", message: `decision is ${row.status}`, ...(resent ? { answer: resent } : {}) };
+      }
       if (answerText !== undefined) {
         if (!question.allowFreeText) return invalid("answerText", "this question does not accept a free-text answer");
         if (resolution.resolutionType !== "choose_option") return invalid("answerText", "answerText is only allowed with choose_option");
@@ -131,18 +135,10 @@ export class Decisions {
       tx.insert(schema.audit)
         .values({ at: resolvedAt, actor, action: "decision.resolved", target: id, detail: { agentId: row.agentId, resolutionType: resolution.resolutionType, chosenOptionId: chosen?.id ?? null, freeText: answerText !== undefined } })
         .run();
-      const answer = resolution.resolutionType === "reject" ? "rejected" : (chosen?.label ?? answerText ?? "");
       return {
         ok: true,
         decision: updated,
-        answer: {
-          agentId: row.agentId,
-          operationId: row.operationId ?? id,
-          runKey: row.runKey,
-          threadId: typeof row.payload.threadId === "string" ? row.payload.threadId : null,
-          summary: `answer to ${question.text}: ${answer}`,
-          data: { decisionId: id, resolutionType: resolution.resolutionType, chosenOptionId: chosen?.id ?? null, answerText: answerText ?? null },
-        },
+        answer: answerOf(row, question.text, stored),
       };
     });
   }
@@ -165,10 +161,29 @@ export interface DecisionAnswer {
 
 export type ResolveOutcome =
   | { ok: true; decision: DecisionRecord; answer: DecisionAnswer }
-  | { ok: false; code: "not_found" | "decision_not_pending"; message: string }
+  | { ok: false; code: "not_found"; message: string }
+  | { ok: false; code: "decision_not_pending"; message: string; answer?: DecisionAnswer }
   | { ok: false; code: "validation_failed"; message: string; field: string };
 
 const invalid = (field: string, message: string): ResolveOutcome => ({ ok: false, code: "validation_failed", message: `${field}: ${message}`, field });
+
+/** What the asking agent is told, from the row and its stored resolution (first resolve and re-sends alike). */
+function answerOf(row: DecisionRecord, questionText: string, resolution: Record<string, unknown>): DecisionAnswer {
+  const options = Array.isArray(row.payload.options) ? (row.payload.options as Array<{ id?: unknown; label?: unknown }>) : [];
+  const chosenOptionId = typeof resolution.chosenOptionId === "string" ? resolution.chosenOptionId : null;
+  const chosen = options.find((option) => option.id === chosenOptionId);
+  const answerText = typeof resolution.answerText === "string" ? resolution.answerText : null;
+  const resolutionType = String(resolution.resolutionType);
+  const answer = resolutionType === "reject" ? "rejected" : String(chosen?.label ?? chosen?.id ?? answerText ?? "");
+  return {
+    agentId: row.agentId,
+    operationId: row.operationId ?? row.id,
+    runKey: row.runKey,
+    threadId: typeof row.payload.threadId === "string" ? row.payload.threadId : null,
+    summary: `answer to ${questionText}: ${answer}`,
+    data: { decisionId: row.id, resolutionType, chosenOptionId: chosen ? chosenOptionId : null, answerText },
+  };
+}
 
 /** The stored ask_user row as the core's `decision/option`. */
 function questionOf(row: DecisionRecord): { decision: OptionDecision; text: string; allowFreeText: boolean } {

@@ -17,7 +17,7 @@ import { IdempotencyStore, type IdempotencyBegin } from "./idempotency";
 import { ApiKeys } from "./keys";
 import { agentTokens } from "./agent-tokens";
 import { SemanticKeys } from "../../core/tokens";
-import { Decisions, type DecisionRecord, type QuestionRequest, type ResolveBody, type ResolveOutcome } from "./decisions";
+import { Decisions, type DecisionAnswer, type DecisionRecord, type QuestionRequest, type ResolveBody, type ResolveOutcome } from "./decisions";
 import { agentStub } from "../stubs";
 import { runKeys, threadIds } from "../../core/run-keys";
 import { NotificationLog } from "./notification-log";
@@ -374,8 +374,13 @@ export class TenantDO extends DurableObject<Env> {
    */
   async resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[]): Promise<ResolveOutcome> {
     const outcome = this.decisions.resolveQuestion(id, body, actor, visibleAgents);
-    if (!outcome.ok) return outcome;
-    const { answer } = outcome;
+    if (outcome.ok) await this.deliverAnswer(id, outcome.answer);
+    else if (outcome.code === "decision_not_pending" && outcome.answer) await this.deliverAnswer(id, outcome.answer);
+    return outcome;
+  }
+
+  /** Wakes the asking agent with the answer; idempotent by its runKey, so re-sending is safe. */
+  private async deliverAnswer(id: string, answer: DecisionAnswer): Promise<void> {
     const tenantId = this.getTenant()!.id;
     const runKey = runKeys.toolResult(answer.agentId, answer.operationId);
     const threadId = answer.threadId ?? threadIds.autonomous(answer.agentId, answer.runKey ?? runKey);
@@ -389,7 +394,6 @@ export class TenantDO extends DurableObject<Env> {
       input: { observation: { summary: answer.summary, data: answer.data } },
     });
     if (!woke.ok) console.error(JSON.stringify({ level: "error", msg: "decision answer wake failed", agentId: answer.agentId, decisionId: id, code: woke.code }));
-    return outcome;
   }
 
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
