@@ -1,10 +1,7 @@
 /** Typed client for the Vigil API: `new VigilClient({ baseUrl, token })`. Dependency-free; Node ≥ 20 and browsers. */
+export { EventStream, RunStream, VigilApiError, VigilClient } from "./client";
 export {
-  EventStream,
-  RunStream,
   TERMINAL_RUN_STATUSES,
-  VigilApiError,
-  VigilClient,
   type Agent,
   type AgentEvent,
   type AgentMode,
@@ -33,5 +30,5 @@ export {
   type Tenant,
   type VigilClientOptions,
   type WakeReason,
-} from "./client";
+} from "./types";
 export { readSse, ResumableSse, type ReconnectPolicy, type ResumableSseOptions, type SseFrame } from "./sse";
