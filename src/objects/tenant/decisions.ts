@@ -2,6 +2,8 @@ import { and, desc, eq, inArray, lt, or } from "drizzle-orm";
 import { resolveDecision, type DecisionOption, type OptionDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
 import * as schema from "../../db/tenant-schema";
+import { runKeys, threadIds } from "../../core/run-keys";
+import type { WakeJob } from "../../schema/wake";
 import { nowIso } from "../sqlite";
 import type { TenantDb } from "./types";
 
@@ -166,6 +168,20 @@ export type ResolveOutcome =
   | { ok: false; code: "validation_failed"; message: string; field: string };
 
 const invalid = (field: string, message: string): ResolveOutcome => ({ ok: false, code: "validation_failed", message: `${field}: ${message}`, field });
+
+/** The wake that carries an answer to the agent that asked: fixed runKey, so re-sending it is harmless. */
+export function answerWake(tenantId: string, answer: DecisionAnswer): WakeJob {
+  const runKey = runKeys.toolResult(answer.agentId, answer.operationId);
+  return {
+    tenantId,
+    agentId: answer.agentId,
+    reason: "toolResult",
+    runKey,
+    threadId: answer.threadId ?? threadIds.autonomous(answer.agentId, answer.runKey ?? runKey),
+    authority: "operator_instruction",
+    input: { observation: { summary: answer.summary, data: answer.data } },
+  };
+}
 
 /** What the asking agent is told, from the row and its stored resolution (first resolve and re-sends alike). */
 function answerOf(row: DecisionRecord, questionText: string, resolution: Record<string, unknown>): DecisionAnswer {

@@ -15,11 +15,9 @@ import { nowIso, openDatabase } from "../sqlite";
 import { AgentDirectory } from "./directory";
 import { IdempotencyStore, type IdempotencyBegin } from "./idempotency";
 import { ApiKeys } from "./keys";
-import { agentTokens } from "./agent-tokens";
-import { SemanticKeys } from "../../core/tokens";
-import { Decisions, type DecisionAnswer, type DecisionRecord, type QuestionRequest, type ResolveBody, type ResolveOutcome } from "./decisions";
+import { AgentActivity } from "./agent-activity";
+import { answerWake, Decisions, type DecisionAnswer, type DecisionRecord, type QuestionRequest, type ResolveBody, type ResolveOutcome } from "./decisions";
 import { agentStub } from "../stubs";
-import { runKeys, threadIds } from "../../core/run-keys";
 import { NotificationLog } from "./notification-log";
 import { Journal, type JournalListQuery, type JournalResult, type JournalWriteMeta } from "./journal";
 import type { JournalRecord, JournalType } from "../../schema/journal";
@@ -67,6 +65,7 @@ export class TenantDO extends DurableObject<Env> {
   private readonly notifications: NotificationLog;
   /** Agents' subscriptions and the materialized token index. */
   private readonly subscriptionStore: SubscriptionStore;
+  private readonly agentActivity: AgentActivity;
   private readonly inboundEvents: InboundEvents;
   private readonly dispatcher: Dispatcher;
   /** Agents' external triggers (holon) and the tenant's signed webhook sources. */
@@ -105,6 +104,13 @@ export class TenantDO extends DurableObject<Env> {
       tenantId: () => this.getTenant()?.id ?? "",
       audit: (actor, action, target, detail) => this.audit(actor, action, target, detail),
       retryLater: (delayMs) => void ctx.storage.setAlarm(Date.now() + delayMs),
+    });
+    this.agentActivity = new AgentActivity({
+      db: this.db,
+      directory: this.directory,
+      notifications: this.notifications,
+      subscriptions: this.subscriptionStore,
+      audit: (actor, action, target, detail) => this.audit(actor, action, target, detail),
     });
   }
 
@@ -162,33 +168,13 @@ export class TenantDO extends DurableObject<Env> {
 
   /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
-    const previousLifecycle = this.subscriptionStore.agentLifecycle(agent.id);
-    this.db.transaction((tx) => {
-      this.directory.upsert(agent, parentId);
-      this.notifications.recordLocal(tx as unknown as TenantDb, [{ payloadType: "agent", payloadId: `${agent.id}@v${agent.version}` }], agentTokens(agent, [SemanticKeys.agentChangedNotification]), {
-        source: `agent:${agent.id}`,
-        authority: "runtime_instruction",
-      });
-    });
-    // Destroy tombstones the agent's subscriptions at once: no new subscription wake can match it.
-    if (agent.lifecycle === "destroyed") this.subscriptionStore.removeAllForAgent(agent.id);
-    // Lifecycle changes after creation (pause, resume, destroy) are audited.
-    if (previousLifecycle && previousLifecycle !== agent.lifecycle) {
-      this.audit(`agent:${agent.id}`, `agent.${agent.lifecycle === "destroyed" ? "destroyed" : agent.lifecycle === "dormant" ? "paused" : agent.lifecycle === "active" ? "resumed" : "lifecycle_changed"}`, agent.id, { from: previousLifecycle, to: agent.lifecycle });
-    }
+    this.agentActivity.recordChange(agent, parentId);
     await this.dispatchPending();
   }
 
   /** After a run: agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
   async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: { stateRevision: number; messageIds: string[] }): Promise<void> {
-    const writes = [
-      { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },
-      ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
-    ];
-    const keys = [SemanticKeys.agentStateChangedNotification, ...(activity.messageIds.length > 0 ? [SemanticKeys.agentMessageAppendedNotification] : [])];
-    this.db.transaction((tx) => {
-      this.notifications.recordLocal(tx as unknown as TenantDb, writes, agentTokens(agent, keys), { source: `agent:${agent.id}`, authority: "runtime_instruction" });
-    });
+    this.agentActivity.recordRun(agent, activity);
     await this.dispatchPending();
   }
 
@@ -381,18 +367,7 @@ export class TenantDO extends DurableObject<Env> {
 
   /** Wakes the asking agent with the answer; idempotent by its runKey, so re-sending is safe. */
   private async deliverAnswer(id: string, answer: DecisionAnswer): Promise<void> {
-    const tenantId = this.getTenant()!.id;
-    const runKey = runKeys.toolResult(answer.agentId, answer.operationId);
-    const threadId = answer.threadId ?? threadIds.autonomous(answer.agentId, answer.runKey ?? runKey);
-    const woke = await agentStub(this.env, tenantId, answer.agentId).enqueueWake({
-      tenantId,
-      agentId: answer.agentId,
-      reason: "toolResult",
-      runKey,
-      threadId,
-      authority: "operator_instruction",
-      input: { observation: { summary: answer.summary, data: answer.data } },
-    });
+    const woke = await agentStub(this.env, this.getTenant()!.id, answer.agentId).enqueueWake(answerWake(this.getTenant()!.id, answer));
     if (!woke.ok) console.error(JSON.stringify({ level: "error", msg: "decision answer wake failed", agentId: answer.agentId, decisionId: id, code: woke.code }));
   }
 
