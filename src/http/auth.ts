@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Scope } from "../config";
 import type { Env } from "../env";
 export { agentStub, tenantStub } from "../objects/stubs";
-import { tenantStub } from "../objects/stubs";
+import { agentStub, tenantStub } from "../objects/stubs";
 import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/keys";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
@@ -69,4 +69,11 @@ export function isOperator(env: Env, header: string | undefined): boolean {
   let diff = 0;
   for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ expected.charCodeAt(i);
   return diff === 0;
+}
+
+/** The checks every per-agent route starts with (scope, then widget-token agent access), and the agent's stub. */
+export function agentFor(principal: Principal, env: Env, agentId: string, scope: Scope) {
+  requireScope(principal, scope);
+  requireAgentAccess(principal, agentId);
+  return agentStub(env, principal.tenantId, agentId);
 }

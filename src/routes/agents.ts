@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireScope, tenantStub } from "../http/auth";
+import { agentFor, agentStub, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
@@ -71,11 +71,8 @@ agentRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const agent = await agentStub(c.env, principal.tenantId, id).getAgent();
+    const agent = await agentFor(c.get("principal"), c.env, id, "agents:read").getAgent();
     if (!agent) throw new ApiError("not_found", "agent not found");
     return c.json(agent, 200);
   },
@@ -150,11 +147,8 @@ agentRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).getState();
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getState();
     if (!result.ok) fail(result);
     return c.json(result.state, 200);
   },

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { agentFor } from "../http/auth";
 import { createRouter } from "../http/app";
 import { parseEventCursor } from "../core/sse";
 import { AgentIdParam } from "../schema/common";
@@ -27,14 +27,11 @@ eventRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
     const raw = c.req.header("last-event-id") ?? c.req.valid("query").after;
     const after = raw === undefined ? 0 : parseEventCursor(raw);
     if (after === undefined) throw new ApiError("validation_failed", "Last-Event-ID / after must be a non-negative integer", { fields: [{ path: "after", message: "must be a non-negative integer" }] });
-    const result = await agentStub(c.env, principal.tenantId, id).openEvents(after);
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").openEvents(after);
     if (!result.ok) fail(result);
     return sseResponse(result.stream) as never;
   },

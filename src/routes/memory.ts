@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { SLOT_KEYS } from "../core/slots";
 import { ApiError, fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { agentFor, agentStub, requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { AgentIdParam } from "../schema/common";
@@ -44,11 +44,8 @@ memoryRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).getMemory();
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getMemory();
     if (!result.ok) fail(result);
     return c.json(result.memory as z.infer<typeof MemoryView>, 200);
   },
@@ -89,13 +86,10 @@ memoryRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
     const { q, limit } = c.req.valid("query");
     if (!q || !q.trim()) throw new ApiError("validation_failed", "q is required", { fields: [{ path: "q", message: "must not be empty" }] });
-    const result = await agentStub(c.env, principal.tenantId, id).searchMemory(q, limit);
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").searchMemory(q, limit);
     if (!result.ok) {
       if (result.code === "validation_failed") throw new ApiError("validation_failed", result.message, { fields: [{ path: "q", message: result.message }] });
       fail(result);

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { config } from "../config";
 import { ApiError, fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { agentFor } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
@@ -30,15 +30,12 @@ messageRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:write");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
     const body = c.req.valid("json");
     const stream = (c.req.header("accept") ?? "").includes("text/event-stream");
     // The turn id is the Idempotency-Key when given, so a retried POST maps to the same runKey.
     const turnId = c.req.header("idempotency-key") ?? randomId("turn_");
-    const result = await agentStub(c.env, principal.tenantId, id).submitTurn({
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:write").submitTurn({
       text: body.text,
       sessionId: body.sessionId ?? config.defaultSessionId,
       turnId,
@@ -64,13 +61,10 @@ messageRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
     const query = c.req.valid("query");
     const threadId = query.threadId ?? (query.sessionId ? `${id}:session:${query.sessionId}` : undefined);
-    const result = await agentStub(c.env, principal.tenantId, id).listMessages({ limit: query.limit, cursor: query.cursor, threadId });
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listMessages({ limit: query.limit, cursor: query.cursor, threadId });
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
   },

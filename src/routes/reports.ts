@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { agentFor } from "../http/auth";
 import { createRouter } from "../http/app";
 import { AgentIdParam, page } from "../schema/common";
 import { ListReportsQuery, Report, ReportHeadView, ReportScopeParam } from "../schema/reports";
@@ -18,11 +18,8 @@ reportRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).listReports(c.req.valid("query"));
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listReports(c.req.valid("query"));
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
   },
@@ -38,11 +35,8 @@ reportRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id, scope } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).getReportHead(scope);
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getReportHead(scope);
     if (!result.ok) fail(result);
     return c.json(result.report, 200);
   },

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { agentFor, agentStub, requireScope } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
@@ -23,11 +23,8 @@ runRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).listRuns(c.req.valid("query"));
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listRuns(c.req.valid("query"));
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
   },
@@ -43,11 +40,8 @@ runRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id, runKey } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).getRun(runKey);
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getRun(runKey);
     if (!result.ok) fail(result);
     return c.json(result.run, 200);
   },

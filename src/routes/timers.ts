@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentStub, requireAgentAccess, requireScope } from "../http/auth";
+import { agentFor, agentStub, requireScope } from "../http/auth";
 import type { Principal } from "../http/context";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
@@ -48,11 +48,8 @@ timerRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:read");
     const { id } = c.req.valid("param");
-    requireAgentAccess(principal, id);
-    const result = await agentStub(c.env, principal.tenantId, id).listTimers(c.req.valid("query"));
+    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listTimers(c.req.valid("query"));
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
   },
