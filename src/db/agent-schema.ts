@@ -175,3 +175,21 @@ export const reportHeads = sqliteTable("report_heads", {
   reportId: text("report_id").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/**
+ * What a run did beyond its messages, one row per entry: provider attempts, policy decisions,
+ * usage. Rows are written as things happen, so a run parked on a saga or cut short by a crash keeps
+ * its trace; `GET …/runs/:runKey` assembles them.
+ */
+export const runTrace = sqliteTable(
+  "run_trace",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    runKey: text("run_key").notNull(),
+    /** `attempt` (provider attempt timeline) | `policy` (a gate's decision) | `usage` (tokens/cost of one model call). */
+    kind: text("kind").notNull(),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("run_trace_run").on(table.runKey, table.seq)],
+);

@@ -5,17 +5,38 @@ import { IsoTimestamp, ResourceId } from "./common";
 import { CreateSubscriptionBody } from "./subscriptions";
 import { CreateTimerBody } from "./timers";
 import { capabilityOverrideSchema } from "../tools/capabilities";
+import { CONTROL_MODES } from "../core/escalation";
+import { budgetLimitsSchema } from "../core/budget";
 
 export const AGENT_MODES = ["autonomous", "interactive", "hybrid"] as const;
 
-/** `provider:model`; only the offline builtin provider runs until the gateway lands. */
+/**
+ * `provider:model`. Remote providers are checked against the tenant's policy at inference time
+ * (the policy can change after the agent is created), the builtin ones here.
+ */
 export const ModelId = z
   .string()
   .max(200)
-  .regex(/^(builtin|openai|anthropic|openai-compatible|workers-ai):[A-Za-z0-9._:/-]+$/, "must be provider:model, e.g. builtin:echo")
-  .refine((id) => id === "builtin:echo" || id === "builtin:playbook", {
-    message: "only builtin:echo and builtin:playbook are available on this deployment",
+  .regex(/^(builtin|openai|anthropic|openai-compatible|workers-ai):[A-Za-z0-9._:/@-]+$/, "must be provider:model, e.g. builtin:echo")
+  .refine((id) => !id.startsWith("builtin:") || id === "builtin:echo" || id === "builtin:playbook", {
+    message: "the builtin provider has builtin:echo and builtin:playbook",
   });
+
+/** Seed 002 control modes; decide which tool calls escalate to a human. */
+export const ControlModeSchema = z.enum(CONTROL_MODES);
+
+/** Lineage of a spawned child (SPEC §3 delegation); null for top-level agents. */
+export const AgentLineage = z.object({
+  parentId: z.string(),
+  rootId: z.string(),
+  depth: z.number().int().min(1),
+  spawnOperationId: z.string(),
+  onComplete: z.enum(["report_result_to_parent", "destroy_child_on_success", "keep_child_active"]),
+  expiresAt: IsoTimestamp.nullable(),
+  maxSteps: z.number().int().min(1).nullable(),
+  tokenBudget: z.number().int().min(0).nullable(),
+});
+export type AgentLineage = z.infer<typeof AgentLineage>;
 
 const RegexSource = z
   .string()
@@ -63,6 +84,12 @@ export const AgentConfig = z.object({
   instructions: z.string().nullable(),
   playbook: Playbook.nullable(),
   modelOptions: ModelOptions,
+  /** Tried in order when the primary model's attempts are exhausted: the tenant's explicit choice, never ours. */
+  fallbackModels: z.array(z.string()).default([]),
+  controlMode: ControlModeSchema.default("adaptive"),
+  /** Per-day limits for this agent (tenant-local day); absent dimensions fall back to the tenant policy. */
+  budgets: budgetLimitsSchema.nullable().default(null),
+  lineage: AgentLineage.nullable().default(null),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
@@ -93,6 +120,9 @@ export const CreateAgentBody = z
     modelOptions: ModelOptions.default({}),
     playbook: Playbook.optional(),
     capabilities: capabilityOverrideSchema.optional(),
+    fallbackModels: z.array(ModelId).max(4).default([]),
+    controlMode: ControlModeSchema.default("adaptive"),
+    budgets: budgetLimitsSchema.optional(),
     start: z.boolean().default(true),
     /** Created with the agent, validated up front so that bad input leaves nothing half-made. */
     subscriptions: z.array(CreateSubscriptionBody).max(32).default([]),
@@ -112,6 +142,9 @@ export const PatchAgentBody = z
     modelOptions: ModelOptions.optional(),
     playbook: Playbook.nullable().optional(),
     capabilities: capabilityOverrideSchema.nullable().optional(),
+    fallbackModels: z.array(ModelId).max(4).optional(),
+    controlMode: ControlModeSchema.optional(),
+    budgets: budgetLimitsSchema.nullable().optional(),
     /** Optimistic concurrency: when given, must equal the current version. */
     version: z.number().int().min(1).optional(),
   })

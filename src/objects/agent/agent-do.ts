@@ -33,6 +33,7 @@ import { Sagas } from "./sagas";
 import { httpToolGate, type HttpToolGate } from "./http-tools";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
 import { InjectedCrash, RunLoop } from "./run-loop";
+import { RunTrace } from "./run-trace";
 import type { AgentDb } from "./types";
 import { WakeInbox, type EnqueueOutcome } from "./wake-inbox";
 import { TimerAlarm } from "./timer-alarm";
@@ -64,6 +65,7 @@ export class AgentDO extends AgentBase<Env> {
   private readonly tools: ToolRunner;
   private readonly timers: Timers;
   private readonly sagas: Sagas;
+  private readonly runTrace: RunTrace;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -79,6 +81,7 @@ export class AgentDO extends AgentBase<Env> {
     this.inbox = new WakeInbox(this.db, this.log);
     this.faults = new FaultSeam(env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
     this.actions = new ActionStore(this.db);
+    this.runTrace = new RunTrace(this.db);
     this.reports = new Reports(this.db, () => this.profile.get()?.id ?? "");
     this.tools = new ToolRunner({
       actions: this.actions,
@@ -110,6 +113,7 @@ export class AgentDO extends AgentBase<Env> {
     });
     this.loop = new RunLoop({
       events: this.log,
+      trace: this.runTrace,
       profile: this.profile,
       history: this.history,
       inbox: this.inbox,
@@ -224,7 +228,7 @@ export class AgentDO extends AgentBase<Env> {
 
   async getRun(runKey: string): Promise<Result<{ run: Run }>> {
     const run = this.profile.get() ? this.inbox.getRun(runKey) : null;
-    return run ? { ok: true, run } : failure("not_found", "run not found");
+    return run ? { ok: true, run: { ...run, trace: { ...run.trace, ...this.runTrace.view(runKey) } } } : failure("not_found", "run not found");
   }
 
   listReports(query: ListReportsQuery): Result<Page<Report>> {

@@ -44,6 +44,10 @@ export class AgentProfile {
             playbook: body.playbook ?? null,
             modelOptions: body.modelOptions,
             capabilities: body.capabilities ?? null,
+            fallbackModels: body.fallbackModels,
+            controlMode: body.controlMode,
+            budgets: body.budgets ?? null,
+            lineage: null,
           },
           version: 1,
           createdAt: now,
@@ -72,6 +76,9 @@ export class AgentProfile {
     if (body.playbook !== undefined) config.playbook = body.playbook;
     if (body.modelOptions !== undefined) config.modelOptions = body.modelOptions;
     if (body.capabilities !== undefined) config.capabilities = body.capabilities;
+    if (body.fallbackModels !== undefined) config.fallbackModels = body.fallbackModels;
+    if (body.controlMode !== undefined) config.controlMode = body.controlMode;
+    if (body.budgets !== undefined) config.budgets = body.budgets;
     this.db
       .update(schema.agentMeta)
       .set({

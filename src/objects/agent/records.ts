@@ -13,7 +13,8 @@ export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {
     lifecycle: row.lifecycle as Agent["lifecycle"],
     mode: row.mode as Agent["mode"],
     allowedCategoryIds: row.allowedCategoryIds,
-    config: row.config as AgentConfig,
+    // Agents created before a config field existed read its default.
+    config: { fallbackModels: [], controlMode: "adaptive", budgets: null, lineage: null, ...(row.config as Partial<AgentConfig>) } as AgentConfig,
     version: row.version,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

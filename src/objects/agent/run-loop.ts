@@ -18,9 +18,12 @@ import type { AgentProfile } from "./profile";
 import type { ToolCallRequest, ToolRunner } from "./tool-runner";
 import type { HttpToolGate } from "./http-tools";
 import type { InboxItem, WakeInbox } from "./wake-inbox";
+import type { RunTrace } from "./run-trace";
 
 export interface RunLoopDeps {
   events: EventLog;
+  /** Per-run trace rows (provider attempts, policy decisions, usage). */
+  trace: RunTrace;
   profile: AgentProfile;
   history: History;
   inbox: WakeInbox;

@@ -1,0 +1,66 @@
+import { z } from "@hono/zod-openapi";
+import { budgetLimitsSchema } from "../core/budget";
+import { decisionTimeoutPolicySchema } from "../core/decision";
+import { IsoTimestamp } from "./common";
+
+export const PROVIDER_KINDS = ["openai", "anthropic", "openai-compatible", "workers-ai"] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/** USD per million tokens; cost is accounted in integer micro-USD from these. */
+export const ModelPricing = z.object({ inputUsdPerMTok: z.number().min(0).max(10_000), outputUsdPerMTok: z.number().min(0).max(10_000) }).strict();
+
+/**
+ * One provider endpoint the tenant allows. `id` is the provider part of model ids: `openai`,
+ * `anthropic`, `workers-ai`, or the name of an openai-compatible endpoint (`openai-compatible:<id>/<model>`).
+ * Its host is the only provider host egress may reach.
+ */
+export const ProviderEndpoint = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, "lowercase letters, digits and -"),
+    kind: z.enum(PROVIDER_KINDS),
+    /** Required for openai-compatible and workers-ai (its account's OpenAI-compatible URL); defaults to the vendor's API otherwise. */
+    baseUrl: z.string().url().max(500).optional(),
+    secretRefId: z.string().max(100).optional(),
+    /** The provider's data policy version the tenant consents to; a new version re-requires consent. */
+    policyVersion: z.string().min(1).max(64),
+    /** Model names allowed on this endpoint. */
+    models: z.array(z.string().min(1).max(200)).min(1).max(50),
+    pricing: z.record(z.string(), ModelPricing).default({}),
+    /** Per-attempt timeout. */
+    timeoutMs: z.number().int().min(100).max(120_000).default(30_000),
+  })
+  .strict()
+  .openapi("ProviderEndpoint");
+export type ProviderEndpoint = z.infer<typeof ProviderEndpoint>;
+
+/** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
+export const PolicyBody = z
+  .object({
+    providers: z.array(ProviderEndpoint).max(20).default([]),
+    /** When a category is listed, only these model ids (`provider:model`) may see its data. */
+    categoryModels: z.record(z.string(), z.array(z.string().max(200)).max(50)).default({}),
+    /** Default daily limits for every agent (tenant-local day); an agent's own budgets override per dimension. */
+    budgets: budgetLimitsSchema.default({}),
+    /** Per-tool calls per agent per day → `tool_quota_exceeded`. */
+    toolQuotas: z.record(z.string(), z.number().int().min(0)).default({}),
+    /** Per-tool calls per agent per minute → `rate_limited`. */
+    toolRateLimits: z.record(z.string(), z.number().int().min(1)).default({}),
+    /** Overrides of the seed 002 per-mode decision timeout policy. */
+    decisionTimeouts: z.record(z.enum(["orchestrator", "adaptive", "ecosystem"]), decisionTimeoutPolicySchema).default({}),
+  })
+  .strict()
+  .openapi("PolicyBody");
+export type PolicyBody = z.infer<typeof PolicyBody>;
+
+export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
+export type Policy = z.infer<typeof Policy>;
+
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {} };
+
+/** What the tenant hands an agent for one inference call once every gate passed (never leaves the runtime). */
+export interface InferenceGrant {
+  endpoint: ProviderEndpoint;
+  model: string;
+  /** Decrypted provider key, or null when the endpoint needs none (a local openai-compatible server). */
+  apiKey: string | null;
+}
