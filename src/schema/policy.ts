@@ -46,7 +46,7 @@ export const PolicyBody = z
     /** Per-tool calls per agent per minute → `rate_limited`. */
     toolRateLimits: z.record(z.string(), z.number().int().min(1)).default({}),
     /** Overrides of the seed 002 per-mode decision timeout policy. */
-    decisionTimeouts: z.record(z.enum(["orchestrator", "adaptive", "ecosystem"]), decisionTimeoutPolicySchema).default({}),
+    decisionTimeouts: z.partialRecord(z.enum(["orchestrator", "adaptive", "ecosystem"]), decisionTimeoutPolicySchema).default({}),
   })
   .strict()
   .openapi("PolicyBody");
