@@ -10,6 +10,16 @@ export const ERROR_STATUS = {
   /** Webhook source ingress: a valid signature outside the replay window. */
   timestamp_stale: 401,
   forbidden: 403,
+  /** Inference gate (SPEC §6), in gate order; none of them sends anything. */
+  out_of_scope: 403,
+  model_not_allowed: 403,
+  provider_not_allowed: 403,
+  privacy_confirmation_required: 403,
+  overshared_payload_blocked: 403,
+  /** Egress to a host that is neither a configured provider endpoint nor a tenant tool host. */
+  network_denied: 403,
+  /** Delegation admission refused (depth, concurrency, budget, kill switch). */
+  spawn_denied: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -26,8 +36,17 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   /** A body names a record (journal parent, category, rating target) that does not exist. */
   invalid_reference: 422,
+  /** A brake (kill switch) covers this agent, kind or tool. */
+  brake_engaged: 423,
+  /** The provider secret the endpoint references is missing, revoked or undecryptable. */
+  secret_unavailable: 424,
   rate_limited: 429,
+  /** A daily budget (tokens, cost, runtime, tool calls) is spent; resets at the tenant's next local midnight. */
+  budget_exceeded: 429,
+  tool_quota_exceeded: 429,
   internal_error: 500,
+  /** The model provider failed after retries and every configured fallback. */
+  provider_error: 502,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
