@@ -49,7 +49,7 @@ async function main() {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => shutdown(0, signal));
   await waitForHealth();
   const demo = await ensureDemo(secrets.VIGIL_ADMIN_TOKEN);
-  printBanner(demo);
+  printBanner(demo, await mintDemoWidgetToken(demo));
 }
 
 function checkNode() {
@@ -177,7 +177,7 @@ function relay(from, to) {
       }
       if (
         plain.trim() === "" ||
-        /⛅️ wrangler|^─+$|update available|telemetry|Using secrets defined in|Starting local server|Ready on|Reloading local server|Local server updated/.test(plain) ||
+        /⛅️ wrangler|^─+$|update available|telemetry|Using secrets defined in|Starting local server|Ready on|Reloading local server|Local server updated|\[custom build\]|changed, restarting build/.test(plain) ||
         /\/healthz\b/.test(plain) ||
         // Structured info lines (dispatch, wake delivery) are for log pipelines; warnings and errors still show.
         (!process.env.VIGIL_VERBOSE && /^\s*\{"level":"info"/.test(plain))
@@ -259,7 +259,18 @@ async function call(method, path, token, body, expected) {
   return JSON.parse(text);
 }
 
-function printBanner({ apiKey, agentId }) {
+/** A fresh widget JWT (the longest allowed, 1 h) for the demo page; null if minting fails (the rest still works). */
+async function mintDemoWidgetToken({ apiKey, agentId }) {
+  try {
+    const minted = await call("POST", "/v1/tokens", apiKey, { sub: "demo-visitor", agents: [agentId], ttlSeconds: 3600 }, 201);
+    return minted.token;
+  } catch (error) {
+    console.error(red(`✘ could not mint a widget token for the demo page: ${error instanceof Error ? error.message : String(error)}`));
+    return null;
+  }
+}
+
+function printBanner({ apiKey, agentId }, widgetToken) {
   const auth = `-H 'authorization: Bearer ${apiKey}'`;
   const json = `-H 'content-type: application/json'`;
   const messages = `${BASE_URL}/v1/agents/${agentId}/messages`;
@@ -271,6 +282,13 @@ function printBanner({ apiKey, agentId }) {
     `  Agent     ${bold(agentId)}  ${dim('("Demo agent", model builtin:echo — offline)')}`,
     `  Operator  VIGIL_ADMIN_TOKEN in .dev.vars · state in ${rel(PERSIST_DIR)}`,
     "",
+    ...(widgetToken
+      ? [
+          `  Chat with the agent in your browser ${dim("(the link holds a widget token valid for 1 h; restart npm start for a new one)")}:`,
+          `    ${cyan(`${BASE_URL}/demo#agent=${agentId}&token=${widgetToken}`)}`,
+          "",
+        ]
+      : []),
     `  Send a message:`,
     `    curl -s -X POST ${messages} ${auth} ${json} -d '{"text":"hello"}'`,
     "",

@@ -26,6 +26,19 @@ export const config = {
   ingress: { maxBodyBytes: 65_536 },
   /** Tenant HTTP tools: per-call timeout, response cap (bytes), tools per tenant, input schema size (bytes). */
   tenantTools: { timeoutMs: 10_000, maxResponseBytes: 65_536, maxPerTenant: 100, maxInputSchemaBytes: 32_768 },
+  /**
+   * Outbound webhooks: attempts in all (then `dead`), exponential backoff base·2^(n-1) capped at
+   * maxDelaySeconds (30 s, 1 min, 2 min … ≈ 1 h 04 min between the first and the 8th attempt),
+   * per-attempt timeout, endpoints per tenant. Tests shrink the schedule with VIGIL_OUTBOUND_RETRY.
+   */
+  outboundWebhooks: { maxAttempts: 8, baseDelaySeconds: 30, maxDelaySeconds: 3_600, timeoutMs: 10_000, maxPerTenant: 50 },
+  /**
+   * Decisions (seed 002 ticks): one tick of a decision's timeout policy lasts `tickMs` (a test shrinks it per tenant
+   * through the TenantDO seam `setDecisionTickMs`, VIGIL_FAULTS only); a null timeout re-arms its wait every `idleWaitMs`.
+   */
+  decisions: { tickMs: 60_000, idleWaitMs: 7 * 24 * 3_600_000 },
+  /** A destroyed agent's soft-deleted history is kept this long, then erased (tests force it via the AgentDO seam `forceErasure`, VIGIL_FAULTS only). */
+  erasure: { softDeleteSeconds: 7 * 86_400 },
   defaultModel: "builtin:echo",
   defaultSessionId: "default",
 } as const;

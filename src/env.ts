@@ -1,6 +1,7 @@
 import type { AgentDO } from "./objects/agent/agent-do";
 import type { TenantDO } from "./objects/tenant/tenant-do";
 import type { WakeJob } from "./schema/wake";
+import type { OutboundJob } from "./schema/outbound-webhooks";
 import type { ToolSagaParams } from "./workflows/tool-saga";
 
 /** Bindings declared in wrangler.toml. */
@@ -8,6 +9,8 @@ export interface Env {
   AGENT: DurableObjectNamespace<AgentDO>;
   TENANT: DurableObjectNamespace<TenantDO>;
   WAKE_QUEUE: Queue<WakeJob>;
+  /** Outbound webhook deliveries (one message per delivery attempt); consumer: src/queues/outbound-consumer.ts. */
+  OUTBOUND_QUEUE: Queue<OutboundJob>;
   TOOL_SAGA: Workflow<ToolSagaParams>;
   VIGIL_ADMIN_TOKEN: string;
   VIGIL_MASTER_KEY: string;
@@ -17,4 +20,8 @@ export interface Env {
   VIGIL_BENCH?: string;
   /** JSON override of config.rateLimits for this deployment. */
   VIGIL_RATE_LIMITS?: string;
+  /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */
+  VIGIL_FAULT_OVERSHARE?: string;
+  /** JSON override of config.outboundWebhooks retry schedule ({maxAttempts, baseDelaySeconds, maxDelaySeconds}); honoured only with VIGIL_FAULTS=enabled. */
+  VIGIL_OUTBOUND_RETRY?: string;
 }

@@ -1,6 +1,7 @@
 import { buildApp } from "./http/routes";
 import type { Env } from "./env";
 import { consumeWakes } from "./queues/wake-consumer";
+import { consumeOutbound, consumeOutboundDeadLetters } from "./queues/outbound-consumer";
 
 export { AgentDO } from "./objects/agent/agent-do";
 export { TenantDO } from "./objects/tenant/tenant-do";
@@ -12,5 +13,7 @@ export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
   async queue(batch, env, _ctx) {
     if (batch.queue.startsWith("vigil-wake")) await consumeWakes(batch, env);
+    else if (batch.queue === "vigil-outbound-dlq") await consumeOutboundDeadLetters(batch, env);
+    else if (batch.queue.startsWith("vigil-outbound")) await consumeOutbound(batch, env);
   },
 } satisfies ExportedHandler<Env>;

@@ -26,7 +26,7 @@ async function snapshotWorker(repoDir, workDir) {
   } catch (err) {
     throw new Error(`bundling the worker failed (wrangler deploy --dry-run):\n${err.stdout ?? ""}${err.stderr ?? ""}`);
   }
-  const toml = readFileSync(join(repoDir, "wrangler.toml"), "utf8")
+  const toml = withoutBuildSection(readFileSync(join(repoDir, "wrangler.toml"), "utf8"))
     .split("\n")
     .map((line) => {
       if (/^\s*main\s*=/.test(line)) return `main = "bundle/worker.js"`;
@@ -37,6 +37,20 @@ async function snapshotWorker(repoDir, workDir) {
     })
     .join("\n");
   writeFileSync(join(workDir, "wrangler.toml"), toml);
+}
+
+/**
+ * The `[build]` custom command (e.g. the widget build) already ran for `deploy --dry-run` in the repo;
+ * in the temp dir its paths do not exist, and the snapshot must not rebuild anyway.
+ */
+function withoutBuildSection(toml) {
+  const out = [];
+  let skipping = false;
+  for (const line of toml.split("\n")) {
+    if (/^\s*\[/.test(line)) skipping = /^\s*\[build\]\s*$/.test(line);
+    if (!skipping) out.push(line);
+  }
+  return out.join("\n");
 }
 
 export function freePort() {

@@ -43,6 +43,34 @@ export default {
         "when": 1795651699989,
         "tag": "0005_run_trace",
         "breakpoints": true
+      },
+      {
+        "idx": 6,
+        "version": "6",
+        "when": 1795652027101,
+        "tag": "0006_brakes",
+        "breakpoints": true
+      },
+      {
+        "idx": 7,
+        "version": "6",
+        "when": 1795652029145,
+        "tag": "0007_memory",
+        "breakpoints": true
+      },
+      {
+        "idx": 8,
+        "version": "6",
+        "when": 1795652059184,
+        "tag": "0008_delegation",
+        "breakpoints": true
+      },
+      {
+        "idx": 9,
+        "version": "6",
+        "when": 1795652076591,
+        "tag": "0009_approvals",
+        "breakpoints": true
       }
     ]
   },
@@ -52,6 +80,10 @@ export default {
     "m0002": "CREATE TABLE `actions` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`run_key` text NOT NULL,\n\t`step` integer NOT NULL,\n\t`call_index` integer NOT NULL,\n\t`tool_call_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`tool_version` text NOT NULL,\n\t`args` text NOT NULL,\n\t`action_stable_id` text NOT NULL,\n\t`risk_level` text NOT NULL,\n\t`preview_only` integer NOT NULL,\n\t`envelope` text NOT NULL,\n\t`status` text NOT NULL,\n\t`result` text,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `actions_run_step` ON `actions` (`run_key`,`step`,`call_index`);",
     "m0003": "CREATE TABLE `report_heads` (\n\t`scope` text PRIMARY KEY NOT NULL,\n\t`report_id` text NOT NULL,\n\t`updated_at` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `reports` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`scope` text NOT NULL,\n\t`period_key` text NOT NULL,\n\t`content` text NOT NULL,\n\t`confidence` real,\n\t`provenance` text NOT NULL,\n\t`source_cursor` text NOT NULL,\n\t`created_at` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `reports_created` ON `reports` (`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `reports_scope_created` ON `reports` (`scope`,`created_at`,`id`);",
     "m0004": "-- Recall (SPEC §7): an external-content FTS5 index over messages.text (summaries are messages too),\n-- kept in step by triggers; rowid is messages.seq. Existing rows are backfilled below.\nCREATE VIRTUAL TABLE `messages_fts` USING fts5(`text`, content='messages', content_rowid='seq', tokenize='unicode61 remove_diacritics 2');\n--> statement-breakpoint\nCREATE TRIGGER `messages_fts_ai` AFTER INSERT ON `messages` WHEN new.`text` IS NOT NULL BEGIN\n  INSERT INTO `messages_fts`(rowid, `text`) VALUES (new.`seq`, new.`text`);\nEND;\n--> statement-breakpoint\nCREATE TRIGGER `messages_fts_ad` AFTER DELETE ON `messages` WHEN old.`text` IS NOT NULL BEGIN\n  INSERT INTO `messages_fts`(`messages_fts`, rowid, `text`) VALUES ('delete', old.`seq`, old.`text`);\nEND;\n--> statement-breakpoint\nCREATE TRIGGER `messages_fts_au_old` AFTER UPDATE OF `text` ON `messages` WHEN old.`text` IS NOT NULL BEGIN\n  INSERT INTO `messages_fts`(`messages_fts`, rowid, `text`) VALUES ('delete', old.`seq`, old.`text`);\nEND;\n--> statement-breakpoint\nCREATE TRIGGER `messages_fts_au_new` AFTER UPDATE OF `text` ON `messages` WHEN new.`text` IS NOT NULL BEGIN\n  INSERT INTO `messages_fts`(rowid, `text`) VALUES (new.`seq`, new.`text`);\nEND;\n--> statement-breakpoint\nINSERT INTO `messages_fts`(rowid, `text`) SELECT `seq`, `text` FROM `messages` WHERE `text` IS NOT NULL;\n",
-    "m0005": "CREATE TABLE `run_trace` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`run_key` text NOT NULL,\n\t`kind` text NOT NULL,\n\t`data` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `run_trace_run` ON `run_trace` (`run_key`,`seq`);"
+    "m0005": "CREATE TABLE `run_trace` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`run_key` text NOT NULL,\n\t`kind` text NOT NULL,\n\t`data` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `run_trace_run` ON `run_trace` (`run_key`,`seq`);",
+    "m0006": "CREATE TABLE `usage_daily` (\n\t`day` text NOT NULL,\n\t`dimension` text NOT NULL,\n\t`subject` text NOT NULL,\n\t`value` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `usage_daily_key` ON `usage_daily` (`day`,`dimension`,`subject`);",
+    "m0007": "CREATE TABLE `compaction_jobs` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`agent_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`start_message_id` text NOT NULL,\n\t`end_message_id` text NOT NULL,\n\t`summary_depth` integer NOT NULL,\n\t`start_seq` integer NOT NULL,\n\t`end_seq` integer NOT NULL,\n\t`covered_from_seq` integer NOT NULL,\n\t`covered_through_seq` integer NOT NULL,\n\t`status` text NOT NULL,\n\t`attempt_count` integer NOT NULL,\n\t`next_attempt_at` integer,\n\t`last_error` text,\n\t`summary_message_id` text,\n\t`summarizer` text,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `compaction_jobs_ready` ON `compaction_jobs` (`status`,`next_attempt_at`);--> statement-breakpoint\nCREATE INDEX `compaction_jobs_thread_status` ON `compaction_jobs` (`agent_id`,`thread_id`,`status`);--> statement-breakpoint\nCREATE TABLE `memory_diagnostics` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`code` text NOT NULL,\n\t`summary_id` text,\n\t`detail` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `summaries` (\n\t`message_id` text PRIMARY KEY NOT NULL,\n\t`seq` integer NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`summary_depth` integer NOT NULL,\n\t`start_message_id` text NOT NULL,\n\t`end_message_id` text NOT NULL,\n\t`start_seq` integer NOT NULL,\n\t`end_seq` integer NOT NULL,\n\t`covered_from_seq` integer NOT NULL,\n\t`covered_through_seq` integer NOT NULL,\n\t`summary_content_hash` text NOT NULL,\n\t`summarizer_contract_version` text NOT NULL,\n\t`condensed_into` text,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `summaries_depth_open` ON `summaries` (`summary_depth`,`condensed_into`,`seq`);--> statement-breakpoint\nCREATE INDEX `summaries_thread` ON `summaries` (`thread_id`,`summary_depth`,`seq`);--> statement-breakpoint\nCREATE TABLE `thread_memory` (\n\t`thread_id` text PRIMARY KEY NOT NULL,\n\t`compacted_through_seq` integer NOT NULL,\n\t`latest_summary_message_id` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n",
+    "m0008": "CREATE TABLE `agent_children` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`child_id` text NOT NULL,\n\t`run_key` text NOT NULL,\n\t`child_run_key` text NOT NULL,\n\t`status` text NOT NULL,\n\t`on_complete` text NOT NULL,\n\t`token_budget` integer NOT NULL,\n\t`spawn_day` text NOT NULL,\n\t`request` text NOT NULL,\n\t`result` text,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `agent_children_child` ON `agent_children` (`child_id`);--> statement-breakpoint\nCREATE INDEX `agent_children_run` ON `agent_children` (`run_key`);--> statement-breakpoint\nCREATE TABLE `parent_reports` (\n\t`child_run_key` text PRIMARY KEY NOT NULL,\n\t`report` text NOT NULL,\n\t`delivered_at` text,\n\t`settled_at` text,\n\t`created_at` text NOT NULL\n);\n",
+    "m0009": "CREATE TABLE `action_approvals` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`resolution_type` text NOT NULL,\n\t`modified_args` text,\n\t`resolved_by` text NOT NULL,\n\t`recorded_at` text NOT NULL\n);\n"
   }
 };

@@ -29,6 +29,41 @@ export default {
         "when": 1795648281751,
         "tag": "0003_metrics",
         "breakpoints": true
+      },
+      {
+        "idx": 4,
+        "version": "6",
+        "when": 1795651990266,
+        "tag": "0004_governance",
+        "breakpoints": true
+      },
+      {
+        "idx": 5,
+        "version": "6",
+        "when": 1795652014963,
+        "tag": "0005_webhooks",
+        "breakpoints": true
+      },
+      {
+        "idx": 6,
+        "version": "6",
+        "when": 1795652027997,
+        "tag": "0006_brakes",
+        "breakpoints": true
+      },
+      {
+        "idx": 7,
+        "version": "6",
+        "when": 1795652077648,
+        "tag": "0007_approvals",
+        "breakpoints": true
+      },
+      {
+        "idx": 8,
+        "version": "6",
+        "when": 1795653920289,
+        "tag": "0008_webhooks_agent",
+        "breakpoints": true
       }
     ]
   },
@@ -36,6 +71,11 @@ export default {
     "m0000": "CREATE TABLE `agent_directory` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`kind` text NOT NULL,\n\t`display_name` text NOT NULL,\n\t`lifecycle` text NOT NULL,\n\t`parent_id` text,\n\t`record` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `agent_directory_created` ON `agent_directory` (`created_at`,`id`);--> statement-breakpoint\nCREATE TABLE `api_keys` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`hash` text NOT NULL,\n\t`prefix` text NOT NULL,\n\t`name` text,\n\t`scopes` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`revoked_at` text\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `api_keys_hash` ON `api_keys` (`hash`);--> statement-breakpoint\nCREATE TABLE `audit` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`at` text NOT NULL,\n\t`actor` text NOT NULL,\n\t`action` text NOT NULL,\n\t`target` text,\n\t`detail` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `counters` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`state` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `idempotency` (\n\t`scope` text NOT NULL,\n\t`key` text NOT NULL,\n\t`request_hash` text NOT NULL,\n\t`status` integer,\n\t`response` text,\n\t`created_at` text NOT NULL,\n\tPRIMARY KEY(`scope`, `key`)\n);\n--> statement-breakpoint\nCREATE TABLE `tenant` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`time_zone` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n",
     "m0001": "CREATE TABLE `agent_triggers` (\n\t`trigger_id` text PRIMARY KEY NOT NULL,\n\t`agent_id` text NOT NULL,\n\t`secret_hash` text NOT NULL,\n\t`status` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`rotated_at` text,\n\t`revoked_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `agent_triggers_agent` ON `agent_triggers` (`agent_id`);--> statement-breakpoint\nCREATE TABLE `change_units` (\n\t`counter` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`change_unit_key` text NOT NULL,\n\t`logical_change_key` text NOT NULL,\n\t`origin` text NOT NULL,\n\t`host_id` text NOT NULL,\n\t`payload_type` text NOT NULL,\n\t`payload_id` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `change_units_lck` ON `change_units` (`logical_change_key`);--> statement-breakpoint\nCREATE TABLE `inbound_deliveries` (\n\t`source` text NOT NULL,\n\t`delivery_id` text NOT NULL,\n\t`logical_change_key` text NOT NULL,\n\t`received_at` text NOT NULL,\n\tPRIMARY KEY(`source`, `delivery_id`)\n);\n--> statement-breakpoint\nCREATE TABLE `journal_entities` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`type` text NOT NULL,\n\t`category_id` text,\n\t`parent_id` text,\n\t`version` integer NOT NULL,\n\t`data` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `journal_type_created` ON `journal_entities` (`type`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `journal_category` ON `journal_entities` (`category_id`);--> statement-breakpoint\nCREATE INDEX `journal_parent` ON `journal_entities` (`parent_id`);--> statement-breakpoint\nCREATE TABLE `notification_batches` (\n\t`logical_change_key` text PRIMARY KEY NOT NULL,\n\t`change_unit_keys` text NOT NULL,\n\t`tokens` text NOT NULL,\n\t`origin` text NOT NULL,\n\t`source` text NOT NULL,\n\t`authority` text NOT NULL,\n\t`payload` text,\n\t`matched_count` integer,\n\t`created_at` text NOT NULL,\n\t`dispatched_at` text\n);\n--> statement-breakpoint\nCREATE TABLE `subscription_tokens` (\n\t`token_class` text NOT NULL,\n\t`token_namespace` text NOT NULL,\n\t`token_value` text NOT NULL,\n\t`subscription_id` text NOT NULL,\n\t`agent_id` text NOT NULL,\n\tPRIMARY KEY(`token_class`, `token_namespace`, `token_value`, `subscription_id`)\n);\n--> statement-breakpoint\nCREATE INDEX `subscription_tokens_sub` ON `subscription_tokens` (`subscription_id`);--> statement-breakpoint\nCREATE TABLE `subscriptions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`agent_id` text NOT NULL,\n\t`tokens` text NOT NULL,\n\t`predicate` text,\n\t`eligibility` text,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `subscriptions_agent` ON `subscriptions` (`agent_id`);--> statement-breakpoint\nCREATE TABLE `webhook_sources` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`scheme` text NOT NULL,\n\t`secret_ciphertext` text NOT NULL,\n\t`token_mapping` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n",
     "m0002": "CREATE TABLE `applied_operations` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`agent_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`result` text NOT NULL,\n\t`applied_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `decisions` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`agent_id` text NOT NULL,\n\t`run_key` text,\n\t`operation_id` text,\n\t`type` text NOT NULL,\n\t`status` text NOT NULL,\n\t`payload` text NOT NULL,\n\t`resolution` text,\n\t`created_at` text NOT NULL,\n\t`resolved_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `decisions_status_created` ON `decisions` (`status`,`created_at`);--> statement-breakpoint\nCREATE INDEX `decisions_agent` ON `decisions` (`agent_id`);--> statement-breakpoint\nCREATE TABLE `tenant_tools` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`description` text NOT NULL,\n\t`input_schema` text NOT NULL,\n\t`url` text NOT NULL,\n\t`method` text NOT NULL,\n\t`risk_level` text NOT NULL,\n\t`capability` text NOT NULL,\n\t`secret_ciphertext` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `tenant_tools_name` ON `tenant_tools` (`name`);",
-    "m0003": "CREATE TABLE `metrics` (\n\t`name` text NOT NULL,\n\t`labels` text NOT NULL,\n\t`value` integer NOT NULL,\n\tPRIMARY KEY(`name`, `labels`)\n);\n"
+    "m0003": "CREATE TABLE `metrics` (\n\t`name` text NOT NULL,\n\t`labels` text NOT NULL,\n\t`value` integer NOT NULL,\n\tPRIMARY KEY(`name`, `labels`)\n);\n",
+    "m0004": "CREATE TABLE `policy` (\n\t`version` integer PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL,\n\t`actor` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `provider_consents` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`provider` text NOT NULL,\n\t`model` text NOT NULL,\n\t`policy_version` text NOT NULL,\n\t`actor` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `provider_consents_key` ON `provider_consents` (`provider`,`model`,`policy_version`);--> statement-breakpoint\nCREATE TABLE `provider_secrets` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`provider` text NOT NULL,\n\t`name` text,\n\t`ciphertext` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`revoked_at` text\n);\n",
+    "m0005": "CREATE TABLE `tenant_events` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`type` text NOT NULL,\n\t`agent_id` text,\n\t`agent_seq` integer,\n\t`run_key` text,\n\t`data` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `tenant_events_agent_seq` ON `tenant_events` (`agent_id`,`agent_seq`);--> statement-breakpoint\nCREATE TABLE `webhook_deliveries` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`endpoint_id` text NOT NULL,\n\t`event_seq` integer NOT NULL,\n\t`event_type` text NOT NULL,\n\t`status` text NOT NULL,\n\t`body` text,\n\t`attempts` integer NOT NULL,\n\t`attempt_log` text NOT NULL,\n\t`error_code` text,\n\t`queued_at` text,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `webhook_deliveries_endpoint` ON `webhook_deliveries` (`endpoint_id`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `webhook_deliveries_unqueued` ON `webhook_deliveries` (`queued_at`);--> statement-breakpoint\nCREATE TABLE `webhook_endpoints` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`url` text NOT NULL,\n\t`event_types` text NOT NULL,\n\t`description` text,\n\t`secret_ciphertext` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n",
+    "m0006": "CREATE TABLE `brakes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL,\n\t`created_at_ms` integer NOT NULL,\n\t`release_at_ms` integer,\n\t`released_at_ms` integer,\n\t`decision_id` text\n);\n--> statement-breakpoint\nCREATE INDEX `brakes_released` ON `brakes` (`released_at_ms`);--> statement-breakpoint\nCREATE INDEX `brakes_decision` ON `brakes` (`decision_id`);",
+    "m0007": "CREATE TABLE `approval_grants` (\n\t`agent_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`created_at` text NOT NULL,\n\tPRIMARY KEY(`agent_id`, `thread_id`, `tool_name`)\n);\n--> statement-breakpoint\nCREATE TABLE `approval_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `trust_records` (\n\t`agent_id` text PRIMARY KEY NOT NULL,\n\t`state` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n",
+    "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;"
   }
 };

@@ -1,4 +1,5 @@
 import { ResumableSse, type ReconnectPolicy, type SseFrame } from "./sse";
+import { tenantEventStream, webhooksApi, type TenantEventStream, type Transport, type WebhooksApi } from "./tenant-api";
 import { TERMINAL_RUN_STATUSES, type Scope, type Page, type Tenant, type ApiKeyInfo, type Agent, type AgentState, type Message, type Run, type AgentEvent, type CreateTenantInput, type CreateKeyInput, type MintTokenInput, type CreateAgentInput, type PatchAgentInput, type SendMessageInput, type ListOptions, type Problem, type RequestOptions, type StreamOptions, type VigilClientOptions } from "./types";
 
 /** Any non-2xx answer of the API, carrying the problem's stable `code`. */
@@ -105,7 +106,24 @@ export class VigilClient {
     const fetchImpl = options.fetch ?? globalThis.fetch;
     // Bound so that browsers do not throw "Illegal invocation" when fetch is called as a method.
     this.fetchImpl = (input, init) => fetchImpl(input, init);
+    const transport: Transport = { json: (method, path, body, opts) => this.json(method, path, body, opts), send: (method, path, body, opts) => this.send(method, path, body, opts), toError: (response) => VigilApiError.from(response) };
+    this.webhooks = webhooksApi(transport);
+    this.events = Object.assign((agentId: string, options?: StreamOptions & { after?: number | string }) => this.agentEvents(agentId, options), {
+      stream: (options?: StreamOptions & { after?: number | string; agentId?: string }) => tenantEventStream(transport, options),
+    });
   }
+
+  /** Outbound webhooks: `create` (the secret is shown once), `list`, `get`, `delete`, `deliveries`. */
+  readonly webhooks: WebhooksApi;
+
+  /**
+   * `events(agentId)`: the agent's event log — replay after `after` (a seq; default: from the start),
+   * then live; reconnects with `Last-Event-ID` and never yields an event twice.
+   * `events.stream()`: the tenant-wide stream (every agent's events tagged with `agentId`), same guarantees.
+   */
+  readonly events: ((agentId: string, options?: StreamOptions & { after?: number | string }) => EventStream) & {
+    stream(options?: StreamOptions & { after?: number | string; agentId?: string }): TenantEventStream;
+  };
 
   /** The same client with another credential. */
   withToken(token: string): VigilClient {
@@ -255,7 +273,7 @@ export class VigilClient {
    * The agent's event log: replay after `after` (a seq; default: from the start), then live.
    * Reconnects with `Last-Event-ID` after a dropped connection and never yields an event twice.
    */
-  events(agentId: string, options: StreamOptions & { after?: number | string } = {}): EventStream {
+  private agentEvents(agentId: string, options: StreamOptions & { after?: number | string } = {}): EventStream {
     const sse = new ResumableSse({
       lastEventId: options.after === undefined ? undefined : String(options.after),
       signal: options.signal,

@@ -1,5 +1,6 @@
 /** Typed client for the Vigil API: `new VigilClient({ baseUrl, token })`. Dependency-free; Node ≥ 20 and browsers. */
 export { EventStream, RunStream, VigilApiError, VigilClient } from "./client";
+export { TenantEventStream, type WebhooksApi } from "./tenant-api";
 export {
   TERMINAL_RUN_STATUSES,
   type Agent,
@@ -10,6 +11,11 @@ export {
   type CreateAgentInput,
   type CreateKeyInput,
   type CreateTenantInput,
+  type CreateWebhookInput,
+  type CreatedWebhookEndpoint,
+  type TenantEvent,
+  type WebhookDelivery,
+  type WebhookEndpoint,
   type Lifecycle,
   type ListOptions,
   type Message,

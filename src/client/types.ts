@@ -109,6 +109,53 @@ export interface AgentEvent {
   createdAt: string | null;
 }
 
+/** One event of the tenant-wide stream (`GET /v1/events/stream`): an agent's event tagged with its agent, or a tenant-level one. */
+export interface TenantEvent {
+  seq: number | null;
+  type: string;
+  agentId: string | null;
+  /** The event's seq in its agent's own log; null for tenant-level events. */
+  agentSeq: number | null;
+  runKey: string | null;
+  data: Record<string, unknown>;
+  createdAt: string | null;
+}
+
+export interface CreateWebhookInput {
+  /** https (plain http only to loopback on test deployments). */
+  url: string;
+  /** `*`, event types (`run.completed`, `decision.requested`, …) or prefixes (`run.*`). */
+  eventTypes: string[];
+  description?: string;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  description: string | null;
+  createdAt: string;
+}
+
+export interface CreatedWebhookEndpoint extends WebhookEndpoint {
+  /** Verifies `Vigil-Signature`; shown only in the creation answer. */
+  secret: string;
+}
+
+export interface WebhookDelivery {
+  /** Also the `Vigil-Delivery-Id` header, the same on every attempt. */
+  id: string;
+  endpointId: string;
+  eventSeq: number;
+  eventType: string;
+  status: "pending" | "delivered" | "dead" | "blocked";
+  attempts: number;
+  errorCode: string | null;
+  attemptLog: Array<{ attempt: number; at: string; outcome: "delivered" | "failed"; httpStatus: number | null; error: string | null; durationMs: number }>;
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface CreateTenantInput {
   name: string;
   timeZone?: string;

@@ -14,6 +14,7 @@ export const SECRET_PURPOSES = {
   webhookSourceSecret: "vigil/webhook-source-secret",
   providerSecret: "vigil/provider-secret",
   agentTriggerToken: "vigil/agent-trigger-token",
+  outboundWebhookSecret: "vigil/outbound-webhook-secret",
 } as const;
 
 /** Upper bound on a sealed plaintext: secrets are keys and tokens, not documents. */

@@ -193,3 +193,140 @@ export const runTrace = sqliteTable(
   },
   (table) => [index("run_trace_run").on(table.runKey, table.seq)],
 );
+
+/**
+ * Daily usage counters (helper "brakes", SPEC §5 budgets): one row per (tenant-local day, dimension,
+ * subject). `subject` is "" for the agent-wide total, or a tool name for its per-tool call count.
+ */
+export const usageDaily = sqliteTable(
+  "usage_daily",
+  {
+    day: text("day").notNull(),
+    dimension: text("dimension").notNull(),
+    subject: text("subject").notNull(),
+    value: integer("value").notNull(),
+  },
+  (table) => [uniqueIndex("usage_daily_key").on(table.day, table.dimension, table.subject)],
+);
+
+/**
+ * Persisted compaction jobs (seed 000 §3 "Ordering and durability"; local-only, never synced). The id is
+ * `compactionJobId(span)`; times are epoch ms. The ready index serves the worker, the thread index
+ * single-flight admission.
+ */
+export const compactionJobs = sqliteTable(
+  "compaction_jobs",
+  {
+    id: text("id").primaryKey(),
+    agentId: text("agent_id").notNull(),
+    threadId: text("thread_id").notNull(),
+    startMessageId: text("start_message_id").notNull(),
+    endMessageId: text("end_message_id").notNull(),
+    summaryDepth: integer("summary_depth").notNull(),
+    startSeq: integer("start_seq").notNull(),
+    endSeq: integer("end_seq").notNull(),
+    coveredFromSeq: integer("covered_from_seq").notNull(),
+    coveredThroughSeq: integer("covered_through_seq").notNull(),
+    /** pending → running → done | failed_terminal */
+    status: text("status").notNull(),
+    attemptCount: integer("attempt_count").notNull(),
+    nextAttemptAt: integer("next_attempt_at"),
+    lastError: text("last_error"),
+    /** The summary message this job committed (or found already committed), once done. */
+    summaryMessageId: text("summary_message_id"),
+    summarizer: text("summarizer"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (table) => [index("compaction_jobs_ready").on(table.status, table.nextAttemptAt), index("compaction_jobs_thread_status").on(table.agentId, table.threadId, table.status)],
+);
+
+/**
+ * Span links of every summary message (seed 000 `summary_start` / `summary_end` edges), with the
+ * ordering data the tiers and the pointer need; `condensedInto` is set when a deeper summary commits.
+ */
+export const summaries = sqliteTable(
+  "summaries",
+  {
+    messageId: text("message_id").primaryKey(),
+    seq: integer("seq").notNull(),
+    threadId: text("thread_id").notNull(),
+    summaryDepth: integer("summary_depth").notNull(),
+    startMessageId: text("start_message_id").notNull(),
+    endMessageId: text("end_message_id").notNull(),
+    startSeq: integer("start_seq").notNull(),
+    endSeq: integer("end_seq").notNull(),
+    coveredFromSeq: integer("covered_from_seq").notNull(),
+    coveredThroughSeq: integer("covered_through_seq").notNull(),
+    summaryContentHash: text("summary_content_hash").notNull(),
+    summarizerContractVersion: text("summarizer_contract_version").notNull(),
+    condensedInto: text("condensed_into"),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("summaries_depth_open").on(table.summaryDepth, table.condensedInto, table.seq), index("summaries_thread").on(table.threadId, table.summaryDepth, table.seq)],
+);
+
+/** Per-thread compaction pointer: raw messages at or below `compactedThroughSeq` are covered by summaries. */
+export const threadMemory = sqliteTable("thread_memory", {
+  threadId: text("thread_id").primaryKey(),
+  compactedThroughSeq: integer("compacted_through_seq").notNull(),
+  latestSummaryMessageId: text("latest_summary_message_id").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Memory diagnostics, append-only (e.g. `summary_content_divergent`: a second commit under one summaryId with other content). */
+export const memoryDiagnostics = sqliteTable("memory_diagnostics", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  code: text("code").notNull(),
+  summaryId: text("summary_id"),
+  detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/**
+ * Children this agent spawned (SPEC §3 delegation): one row per admitted `spawn_agent` operation,
+ * written before the child exists, so a replay of the same operation re-creates nothing.
+ * `status` running → completed | failed (the child's delegated run reported back).
+ */
+export const agentChildren = sqliteTable(
+  "agent_children",
+  {
+    operationId: text("operation_id").primaryKey(),
+    childId: text("child_id").notNull(),
+    /** The parent's run that spawned the child (its thread receives the report). */
+    runKey: text("run_key").notNull(),
+    childRunKey: text("child_run_key").notNull(),
+    status: text("status").notNull(),
+    onComplete: text("on_complete").notNull(),
+    tokenBudget: integer("token_budget").notNull(),
+    /** Tenant-local day of the spawn: the budget day the tokenBudget was drawn from. */
+    spawnDay: text("spawn_day").notNull(),
+    request: text("request", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("agent_children_child").on(table.childId), index("agent_children_run").on(table.runKey)],
+);
+
+/**
+ * A child's outbox towards its parent: the projected result of its delegated run, kept until the
+ * parent acknowledged it (`deliveredAt`) and the onComplete policy ran (`settledAt`).
+ */
+export const parentReports = sqliteTable("parent_reports", {
+  childRunKey: text("child_run_key").primaryKey(),
+  report: text("report", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  deliveredAt: text("delivered_at"),
+  settledAt: text("settled_at"),
+  createdAt: text("created_at").notNull(),
+});
+
+/** How a human (or a timeout) answered an action's approval: the plan's record of what was approved and any modified args. */
+export const actionApprovals = sqliteTable("action_approvals", {
+  operationId: text("operation_id").primaryKey(),
+  decisionId: text("decision_id").notNull(),
+  resolutionType: text("resolution_type").notNull(),
+  modifiedArgs: text("modified_args", { mode: "json" }).$type<Record<string, unknown>>(),
+  resolvedBy: text("resolved_by").notNull(),
+  recordedAt: text("recorded_at").notNull(),
+});

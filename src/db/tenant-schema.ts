@@ -247,3 +247,134 @@ export const metrics = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.name, table.labels] })],
 );
+
+/** Every version of the tenant's governance policy (SPEC §5–§6); the highest `version` is current. Never updated in place. */
+export const policy = sqliteTable("policy", {
+  version: integer("version").primaryKey(),
+  body: text("body", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  actor: text("actor").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Provider API keys, sealed with secret-box (purpose providerSecret, bound to the row id); revoking wipes the ciphertext. */
+export const providerSecrets = sqliteTable("provider_secrets", {
+  id: text("id").primaryKey(),
+  provider: text("provider").notNull(),
+  name: text("name"),
+  ciphertext: text("ciphertext").notNull(),
+  createdAt: text("created_at").notNull(),
+  revokedAt: text("revoked_at"),
+});
+
+/** Privacy receipts: one per (provider endpoint, model, provider policyVersion). */
+export const providerConsents = sqliteTable(
+  "provider_consents",
+  {
+    id: text("id").primaryKey(),
+    provider: text("provider").notNull(),
+    model: text("model").notNull(),
+    policyVersion: text("policy_version").notNull(),
+    actor: text("actor").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("provider_consents_key").on(table.provider, table.model, table.policyVersion)],
+);
+
+/**
+ * The tenant-wide event log (SPEC §8 `GET /v1/events/stream`): agents' non-live events forwarded in
+ * batches (deduplicated by `(agentId, agentSeq)`) and tenant-level events (`agentSeq` null).
+ * `seq` is the SSE id; outbound webhook matching reads from here.
+ */
+export const tenantEvents = sqliteTable(
+  "tenant_events",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    type: text("type").notNull(),
+    agentId: text("agent_id"),
+    agentSeq: integer("agent_seq"),
+    runKey: text("run_key"),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [uniqueIndex("tenant_events_agent_seq").on(table.agentId, table.agentSeq)],
+);
+
+/** Outbound webhook endpoints (SPEC §9); the signing secret is sealed with secret-box and shown once. */
+export const webhookEndpoints = sqliteTable("webhook_endpoints", {
+  id: text("id").primaryKey(),
+  url: text("url").notNull(),
+  eventTypes: text("event_types", { mode: "json" }).$type<string[]>().notNull(),
+  description: text("description"),
+  secretCiphertext: text("secret_ciphertext").notNull(),
+  createdAt: text("created_at").notNull(),
+  deletedAt: text("deleted_at"),
+});
+
+/**
+ * One outbound delivery per (endpoint, tenant event): the exact body bytes (signed anew per attempt),
+ * status `pending | delivered | dead | blocked`, and the attempt timeline as JSON (bounded by the retry limit).
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    endpointId: text("endpoint_id").notNull(),
+    eventSeq: integer("event_seq").notNull(),
+    /** The agent the event came from (null for tenant-level events): erasing the agent deletes its deliveries. */
+    agentId: text("agent_id"),
+    eventType: text("event_type").notNull(),
+    status: text("status").notNull(),
+    body: text("body"),
+    attempts: integer("attempts").notNull(),
+    attemptLog: text("attempt_log", { mode: "json" }).$type<Array<Record<string, unknown>>>().notNull(),
+    errorCode: text("error_code"),
+    /** Set once the delivery's first queue message was accepted; null rows are re-sent by the tenant's alarm. */
+    queuedAt: text("queued_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("webhook_deliveries_endpoint").on(table.endpointId, table.createdAt, table.id), index("webhook_deliveries_unqueued").on(table.queuedAt)],
+);
+
+/**
+ * Brakes / kill switches (helper "brakes", SPEC §5): never deleted, released by setting `releasedAtMs`.
+ * `body` is the core `Brake`; the columns beside it serve lookups (active set, timer releases).
+ */
+export const brakes = sqliteTable(
+  "brakes",
+  {
+    id: text("id").primaryKey(),
+    body: text("body", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAtMs: integer("created_at_ms").notNull(),
+    releaseAtMs: integer("release_at_ms"),
+    releasedAtMs: integer("released_at_ms"),
+    decisionId: text("decision_id"),
+  },
+  (table) => [index("brakes_released").on(table.releasedAtMs), index("brakes_decision").on(table.decisionId)],
+);
+
+/** Seed 002 trust engine: one record per agent (helper "approvals"). `state` is the core `TrustState`; never shown to agents. */
+export const trustRecords = sqliteTable("trust_records", {
+  agentId: text("agent_id").primaryKey(),
+  state: text("state", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** `alwaysApprove` grants: later calls of `toolName` in that thread skip approval (seed 002, session-scoped = thread). */
+export const approvalGrants = sqliteTable(
+  "approval_grants",
+  {
+    agentId: text("agent_id").notNull(),
+    threadId: text("thread_id").notNull(),
+    toolName: text("tool_name").notNull(),
+    decisionId: text("decision_id").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.agentId, table.threadId, table.toolName] })],
+);
+
+/** Small per-tenant approval settings (the decision tick length a test may shrink). */
+export const approvalSettings = sqliteTable("approval_settings", {
+  key: text("key").primaryKey(),
+  value: text("value", { mode: "json" }).$type<unknown>().notNull(),
+});

@@ -21,18 +21,31 @@ import { tenantEventRoutes } from "../routes/tenant-events";
 import { timerRoutes } from "../routes/timers";
 import { triggerRoutes } from "../routes/triggers";
 import { webhookSourceRoutes } from "../routes/webhook-sources";
+import { webhookRoutes } from "../routes/webhooks";
+import { eventStreamRoutes } from "../routes/events-stream";
+import { cors } from "./cors";
 import { toolRoutes } from "../routes/tools";
 import { docsRoutes } from "../routes/docs";
+import { widgetRoutes } from "../routes/widget";
 import { observabilityRoutes } from "../routes/observability";
+import { brakeRoutes } from "../routes/brakes";
+import { usageRoutes } from "../routes/usage";
+import { policyRoutes } from "../routes/policy";
+import { providerRoutes } from "../routes/providers";
+import { debugRoutes } from "../routes/debug";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
   const app = createRouter();
+  // CORS first: preflights are answered before body checks and authentication.
+  app.use("/v1/*", cors());
   app.use("*", requireJsonBodies({ exemptPrefixes: ["/v1/hooks/"] }));
   app.route("/", healthRoutes);
   app.route("/", tenantRoutes);
   app.route("/", hookRoutes);
   app.route("/", docsRoutes);
+  app.route("/", debugRoutes);
+  app.route("/", widgetRoutes);
 
   const authed = createRouter();
   authed.use("*", authenticate());
@@ -50,8 +63,14 @@ export function buildApp() {
   authed.route("/", timerRoutes);
   authed.route("/", triggerRoutes);
   authed.route("/", webhookSourceRoutes);
+  authed.route("/", webhookRoutes);
+  authed.route("/", eventStreamRoutes);
   authed.route("/", toolRoutes);
   authed.route("/", observabilityRoutes);
+  authed.route("/", brakeRoutes);
+  authed.route("/", usageRoutes);
+  authed.route("/", policyRoutes);
+  authed.route("/", providerRoutes);
   authed.route("/", benchRoutes);
   authed.route("/", benchAlertnessRoutes);
   // Public routes are registered before the authenticated sub-app, whose `*` middleware would catch them.

@@ -9,16 +9,17 @@ export interface WakeContext {
   tokenKeys: string[];
 }
 
-/** Picks the language model for one run of an agent. Remote providers arrive with the model gateway. */
-export function resolveModel(agent: Agent, wake: WakeContext): LanguageModelV3 {
-  const [provider, name] = splitModelId(agent.config.modelId);
-  if (provider === "builtin" && (name === "echo" || name === "playbook")) {
+/** A wake that brings nothing for the builtin models to read (a compaction summary, a side call). */
+export const EMPTY_WAKE: WakeContext = { reason: "manual", operatorText: null, observation: null, tokenKeys: [] };
+
+/**
+ * The builtin (in-process, offline) model named by `modelId`, or null when the id names a remote
+ * provider — those go through the gateway's inference gate (src/gateway/).
+ */
+export function builtinModel(modelId: string, agent: Agent, wake: WakeContext): LanguageModelV3 | null {
+  if (modelId === "builtin:echo" || modelId === "builtin:playbook") {
+    const name = modelId === "builtin:echo" ? "echo" : "playbook";
     return createBuiltinModel(name, { ...wake, playbook: agent.config.playbook, chunkDelayMs: agent.config.modelOptions.chunkDelayMs ?? 0 });
   }
-  throw Object.assign(new Error(`model ${agent.config.modelId} is not available`), { code: "provider_not_allowed" });
-}
-
-function splitModelId(modelId: string): [string, string] {
-  const at = modelId.indexOf(":");
-  return [modelId.slice(0, at), modelId.slice(at + 1)];
+  return null;
 }

@@ -8,6 +8,7 @@ const BenchBody = z.discriminatedUnion("op", [
   z.object({ op: z.literal("seed"), threadId: z.string(), count: z.number().int().min(1).max(200_000) }),
   z.object({ op: z.literal("appendAndAssemble"), threadId: z.string(), iterations: z.number().int().min(1).max(100_000) }),
   z.object({ op: z.literal("sqliteWrite"), iterations: z.number().int().min(1).max(100_000) }),
+  z.object({ op: z.literal("compact"), threadId: z.string() }),
 ]);
 
 /** `/__bench/*` exists only when VIGIL_BENCH=enabled (never in production); not part of the public API. */

@@ -6,7 +6,7 @@ import { actorOf } from "../http/context";
 import { IsoTimestamp, PaginationQuery, ResourceId, page } from "../schema/common";
 import { json, jsonBody, problems, security } from "./openapi-helpers";
 
-/** Seed 002 decisions (`decision/option` for ask_user today), tenant-wide. */
+/** Seed 002 decisions, tenant-wide: `decision/tool_approval` (a mutating tool call waiting for a person) and `decision/option` (ask_user). */
 export const decisionRoutes = createRouter();
 
 const Decision = z
@@ -17,14 +17,21 @@ const Decision = z
     operationId: z.string().nullable(),
     type: z.string().openapi({ example: "decision/option" }),
     status: z.enum(["pending", "resolved", "suspended", "cancelled"]),
-    payload: z.record(z.string(), z.unknown()).openapi({ description: "ask_user: {kind, question, options, recommendedOptionId, allowFreeText}" }),
+    payload: z.record(z.string(), z.unknown()).openapi({
+      description:
+        "ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId}",
+    }),
     resolution: z.record(z.string(), z.unknown()).nullable(),
     createdAt: IsoTimestamp,
     resolvedAt: IsoTimestamp.nullable(),
   })
   .openapi("Decision");
 
-const ListDecisionsQuery = PaginationQuery.extend({ status: z.enum(["pending", "resolved", "suspended", "cancelled"]).optional() });
+const ListDecisionsQuery = PaginationQuery.extend({
+  status: z.enum(["pending", "resolved", "suspended", "cancelled"]).optional(),
+  agentId: ResourceId.optional(),
+  type: z.enum(["decision/tool_approval", "decision/option"]).optional(),
+});
 
 /**
  * Seed 002 `Resolution` (`resolutionType`, `chosenOptionId`, `rationale`, …) plus `answerText`: a free-text answer,
@@ -68,9 +75,10 @@ decisionRoutes.openapi(
   createRoute({
     method: "post",
     path: "/v1/decisions/{id}/resolve",
-    summary: "Answer a decision (choose_option | reject; answerText when the question allows free text); wakes the asking agent",
+    summary:
+      "Answer a decision: tool_approval takes approve (alwaysApprove: later calls of that tool in the thread skip approval) | modify (modifiedArgs, re-validated against the tool's input schema) | reject; option takes choose_option | reject (answerText when the question allows free text). Wakes the waiting saga or the asking agent",
     request: { params: DecisionIdParam, ...jsonBody(ResolveBody) },
-    responses: { 200: json(Decision, "The resolved decision"), 400: problems[400], 404: problems[404], 409: problems[409] },
+    responses: { 200: json(Decision, "The resolved decision"), 400: problems[400], 403: problems[403], 404: problems[404], 409: problems[409] },
     security,
   }),
   async (c) => {
@@ -78,6 +86,8 @@ decisionRoutes.openapi(
     requireScope(principal, "agents:write");
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
+    // A standing approval outlives the conversation that granted it: only an API key may grant one.
+    if (body.alwaysApprove && principal.kind === "jwt") throw new ApiError("forbidden", "alwaysApprove needs an API key; widget tokens approve one call at a time");
     const result = await tenantStub(c.env, principal.tenantId).resolveDecision(actorOf(principal), id, body, principal.kind === "jwt" ? principal.agents : undefined);
     if (!result.ok) {
       if (result.code === "validation_failed") throw new ApiError("validation_failed", result.message, { fields: [{ path: result.field, message: result.message }] });

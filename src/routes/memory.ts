@@ -5,9 +5,11 @@ import { agentFor, agentStub, requireApiKey, requireScope, tenantStub } from "..
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { AgentIdParam } from "../schema/common";
-import { json, jsonBody, problems, security } from "./openapi-helpers";
+import { idempotent } from "../http/idempotency";
+import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 export const memoryRoutes = createRouter();
+memoryRoutes.post("/v1/agents/:id/memory/compaction/retry", idempotent());
 
 const Slots = z
   .object({
@@ -23,7 +25,17 @@ const Slots = z
     extensionVersion: z.int(),
   })
   .openapi("AgentSlots");
-const MemoryView = z.object({ slots: Slots, counts: z.object({ messages: z.int(), summaries: z.int() }) }).openapi("AgentMemory");
+const CompactionView = z
+  .object({
+    pending: z.int(),
+    running: z.int(),
+    done: z.int(),
+    failedTerminal: z.int(),
+    latestSummaryMessageId: z.string().nullable().openapi({ description: "AgentState.latestSummaryMessageId: moves only forward, only after a summary commits" }),
+    diagnostics: z.int().openapi({ description: "divergent duplicate summaries recorded (first commit kept)" }),
+  })
+  .openapi("CompactionStatus");
+const MemoryView = z.object({ slots: Slots, counts: z.object({ messages: z.int(), summaries: z.int() }), compaction: CompactionView }).openapi("AgentMemory");
 const SlotWriteBody = z.object({
   value: z.unknown().openapi({ description: "the slot's new value, shaped as the slot requires (null clears primaryGoal / activeTaskId)" }),
   expectedVersion: z.int().min(0).optional().openapi({ description: "409 version_conflict unless the slot is still at this version" }),
@@ -104,7 +116,7 @@ memoryRoutes.openapi(
     path: "/v1/agents/{id}/export",
     summary: "Everything the agent holds as one JSON document, streamed page by page; API keys only, audited",
     request: { params: AgentIdParam },
-    responses: { 200: { content: { "application/json": { schema: z.object({}).passthrough() } }, description: "agent, state, messages, runs, wakeInbox, events, actions, timers, schedulerDecisions, reports, reportHeads" }, 404: problems[404] },
+    responses: { 200: { content: { "application/json": { schema: z.object({}).passthrough() } }, description: "agent, state, messages, runs, wakeInbox, events, actions, timers, schedulerDecisions, reports, reportHeads, summaries, compactionJobs, threadMemory, memoryDiagnostics" }, 404: problems[404] },
     security,
   }),
   async (c) => {
@@ -116,5 +128,24 @@ memoryRoutes.openapi(
     if (!result.ok) fail(result);
     await tenantStub(c.env, principal.tenantId).audit(actorOf(principal), "agent.exported", id, {});
     return new Response(result.stream, { status: 200, headers: { "content-type": "application/json", "content-disposition": `attachment; filename="agent-${id}.json"`, "cache-control": "no-store" } }) as never;
+  },
+);
+
+memoryRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/agents/{id}/memory/compaction/retry",
+    summary: "Requeue the agent's failed_terminal compaction jobs with a fresh attempt budget; they run in the background; API keys only",
+    request: { params: AgentIdParam, headers: IdempotencyHeader },
+    responses: { 202: json(z.object({ requeued: z.int() }).openapi("CompactionRetry"), "How many jobs were requeued (0: none had failed)"), 404: problems[404] },
+    security,
+  }),
+  async (c) => {
+    const principal = c.get("principal");
+    requireScope(principal, "agents:write");
+    requireApiKey(principal);
+    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).retryCompaction();
+    if (!result.ok) fail(result);
+    return c.json({ requeued: result.requeued }, 202);
   },
 );

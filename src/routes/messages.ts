@@ -25,6 +25,7 @@ messageRoutes.openapi(
       400: problems[400],
       404: problems[404],
       409: problems[409],
+      423: problems[423],
       429: problems[429],
     },
     security,
@@ -57,7 +58,16 @@ messageRoutes.openapi(
     path: "/v1/agents/{id}/messages",
     summary: "Message history, newest first",
     request: { params: AgentIdParam, query: PaginationQuery.merge(ListMessagesQuery) },
-    responses: { 200: json(page(Message), "A page of messages"), 400: problems[400], 404: problems[404] },
+    responses: {
+      200: {
+        ...json(page(Message), "A page of messages"),
+        headers: z.object({
+          "x-vigil-event-seq": z.string().openapi({ description: "The event-log seq this page is consistent with: open /events with Last-Event-ID set to it to follow on without gap or duplicate" }),
+        }),
+      },
+      400: problems[400],
+      404: problems[404],
+    },
     security,
   }),
   async (c) => {
@@ -66,6 +76,6 @@ messageRoutes.openapi(
     const threadId = query.threadId ?? (query.sessionId ? `${id}:session:${query.sessionId}` : undefined);
     const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listMessages({ limit: query.limit, cursor: query.cursor, threadId });
     if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200, { "x-vigil-event-seq": String(result.eventSeq) });
   },
 );

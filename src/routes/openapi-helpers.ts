@@ -14,8 +14,10 @@ export const json = <T extends z.ZodTypeAny>(schema: T, description: string) => 
 export const problems = {
   400: { content: { "application/problem+json": { schema: Problem } }, description: "Invalid request" },
   401: { content: { "application/problem+json": { schema: Problem } }, description: "Missing or invalid credentials" },
+  403: { content: { "application/problem+json": { schema: Problem } }, description: "Forbidden: the credential lacks the scope or kind this needs" },
   404: { content: { "application/problem+json": { schema: Problem } }, description: "Not found (also for other tenants' resources)" },
   409: { content: { "application/problem+json": { schema: Problem } }, description: "Conflict" },
+  423: { content: { "application/problem+json": { schema: Problem } }, description: "brake_engaged: a brake stops new wakes of this agent" },
   429: { content: { "application/problem+json": { schema: Problem } }, description: "Rate limited; see Retry-After" },
 } as const;
 

@@ -53,7 +53,7 @@ runRoutes.openapi(
     path: "/v1/agents/{id}/wake",
     summary: "Wake the agent now (reason manual), through the wake queue",
     request: { params: AgentIdParam, headers: IdempotencyHeader },
-    responses: { 202: json(RunAccepted, "The wake was queued"), 404: problems[404], 409: problems[409] },
+    responses: { 202: json(RunAccepted, "The wake was queued"), 404: problems[404], 409: problems[409], 423: problems[423] },
     security,
   }),
   async (c) => {
@@ -67,6 +67,9 @@ runRoutes.openapi(
       const code = agent.lifecycle === "destroyed" ? "agent_destroyed" : "agent_dormant";
       throw new ApiError(code, code === "agent_dormant" ? `resume is required: POST /v1/agents/${id}/resume` : "the agent is destroyed");
     }
+    // Brakes (helper "brakes"): no new wake while an agent-wide brake covers the agent.
+    const brake = await agentStub(c.env, principal.tenantId, id).wakeBrake();
+    if (brake) throw new ApiError("brake_engaged", `brake ${brake.brakeId} (${brake.behaviour}) stops new wakes of this agent; release it with POST /v1/brakes/${brake.brakeId}/release`);
     const runKey = runKeys.manual(id, c.req.header("idempotency-key") ?? randomId("wake_"));
     await c.env.WAKE_QUEUE.send({
       tenantId: principal.tenantId,

@@ -1,7 +1,9 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
+import { config } from "../config";
 import type { ToolResultEnvelope } from "../core/tool-envelopes";
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/stubs";
+import type { ApprovalState } from "../objects/tenant/tool-approvals";
 import type { ToolInvocation } from "../tools/invocation";
 
 export interface ToolSagaParams {
@@ -10,7 +12,14 @@ export interface ToolSagaParams {
   invocation: ToolInvocation;
   /** Test-only crash points, honoured only when VIGIL_FAULTS=enabled. */
   faults?: string[];
+  /** Seed 002 tool approval: wait for this decision before phase 1. */
+  approval?: { decisionId: string };
 }
+
+/** The event a resolve (or a brake's release) sends to a waiting saga; it only says "read your decision again". */
+export const DECISION_EVENT = "decision";
+/** Waits are re-armed, never unbounded: a decision without a timeout re-checks at this interval. */
+const MAX_ROUNDS = 10_000;
 
 /** Step retries: a crashed step is re-run; phase 1 is idempotent by operationId, phase 2 likewise. */
 const RETRY = { retries: { limit: 5, delay: 500, backoff: "exponential" as const }, timeout: "2 minutes" as const };
@@ -30,10 +39,35 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
       if (faults.has(point) && attempt === 1) throw new Error(`injected crash at ${point}`);
     };
 
+    // ── Approval (seed 002): wait for the decision; a timeout applies its policy in the TenantDO, deterministically ──
+    let execute = invocation;
+    if (event.payload.approval) {
+      const { decisionId } = event.payload.approval;
+      const tenant = () => tenantStub(this.env, tenantId);
+      let outcome = JSON.parse(await step.do("approval:check", RETRY, async () => tenant().toolApprovalState(decisionId))) as ApprovalState;
+      for (let round = 0; outcome.state === "pending" && round < MAX_ROUNDS; round++) {
+        const waitMs = Math.min(outcome.waitMs, config.decisions.idleWaitMs);
+        try {
+          await step.waitForEvent(`approval:wait:${round}`, { type: DECISION_EVENT, timeout: waitMs });
+          outcome = JSON.parse(await step.do(`approval:read:${round}`, RETRY, async () => tenant().toolApprovalState(decisionId))) as ApprovalState;
+        } catch (error) {
+          if (!isTimeout(error)) throw error;
+          outcome = JSON.parse(await step.do(`approval:timeout:${round}`, RETRY, async () => tenant().toolApprovalTimedOut(decisionId))) as ApprovalState;
+        }
+      }
+      const recorded = await step.do("approval:record", RETRY, async () => {
+        const answer = await agentStub(this.env, tenantId, agentId).recordApproval(invocation.operationId, JSON.stringify(outcome));
+        if (!answer.ok) throw new Error(`recording the approval failed: ${answer.code}`);
+        return answer.refusal ?? "";
+      });
+      if (recorded) return JSON.parse(recorded) as ToolResultEnvelope;
+      if (outcome.state === "approved" && outcome.modifiedArgs) execute = { ...invocation, args: outcome.modifiedArgs };
+    }
+
     // Step results cross as JSON text: the envelope's recursive JSON type is too deep for Rpc.Serializable.
     const applied = await step.do("phase1:apply", RETRY, async (ctx) => {
       crashOnFirstAttempt("saga.phase1.beforeApply", ctx.attempt);
-      const envelope = await tenantStub(this.env, tenantId).executeTool(invocation);
+      const envelope = await tenantStub(this.env, tenantId).executeTool(execute);
       crashOnFirstAttempt("saga.phase1.afterApply", ctx.attempt);
       return JSON.stringify(envelope);
     });
@@ -52,4 +86,10 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
     });
     return result;
   }
+}
+
+/** Workflows reject a timed-out `waitForEvent` with an error named for the timeout. */
+function isTimeout(error: unknown): boolean {
+  const text = `${(error as Error)?.name ?? ""} ${(error as Error)?.message ?? ""}`;
+  return /timeout|timed out/i.test(text);
 }

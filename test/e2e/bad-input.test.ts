@@ -59,7 +59,7 @@ const cases: Case[] = [
   { name: "empty text", method: "POST", path: "/v1/agents/{agent}/messages", headers: JSON_TYPE, body: '{"text":""}', status: 400, code: "validation_failed", field: "text" },
   { name: "oversized text", method: "POST", path: "/v1/agents/{agent}/messages", headers: JSON_TYPE, body: JSON.stringify({ text: "a".repeat(200_000) }), status: 400, code: "validation_failed", field: "text" },
   { name: "bad session id", method: "POST", path: "/v1/agents/{agent}/messages", headers: JSON_TYPE, body: '{"text":"hi","sessionId":"../other"}', status: 400, code: "validation_failed", field: "sessionId" },
-  { name: "unavailable model", method: "POST", path: "/v1/agents", headers: JSON_TYPE, body: agentBody({ model: "openai:gpt-4o" }), status: 400, code: "validation_failed", field: "model" },
+  { name: "unavailable model", method: "POST", path: "/v1/agents", headers: JSON_TYPE, body: agentBody({ model: "builtin:gpt-4o" }), status: 400, code: "validation_failed", field: "model" },
   { name: "negative chunk delay", method: "POST", path: "/v1/agents", headers: JSON_TYPE, body: agentBody({ modelOptions: { chunkDelayMs: -1 } }), status: 400, code: "validation_failed", field: "modelOptions.chunkDelayMs" },
   { name: "invalid playbook regex", method: "POST", path: "/v1/agents", headers: JSON_TYPE, body: agentBody({ model: "builtin:playbook", playbook: { rules: [{ when: { textPattern: "(" }, reply: "x" }] } }), status: 400, code: "validation_failed", field: "playbook.rules.0.when.textPattern" },
   { name: "kind with spaces", method: "POST", path: "/v1/agents", headers: JSON_TYPE, body: agentBody({ kind: "Gym Coach" }), status: 400, code: "validation_failed", field: "kind" },

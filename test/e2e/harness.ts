@@ -32,6 +32,8 @@ export interface ServerOptions {
   vars?: Record<string, string>;
   /** Default: very high limits, so a test file never trips the per-key budget by accident. */
   rateLimits?: { requestsPerMinutePerKey?: number; turnsPerMinutePerAgent?: number } | null;
+  /** wrangler's --log-level (default "warn"); "log" keeps the Worker's console.log lines in `logs()`. */
+  logLevel?: "debug" | "info" | "log" | "warn" | "error";
 }
 
 /**
@@ -75,6 +77,7 @@ export class DevServer {
   /** The code this server runs: a snapshot taken when it was created (see snapshotCheckout). */
   private readonly checkout: string;
   private readonly vars: Record<string, string>;
+  private readonly logLevel: NonNullable<ServerOptions["logLevel"]>;
   private child: ChildProcess | null = null;
   private exited: Promise<void> = Promise.resolve();
   private output: string[] = [];
@@ -84,6 +87,7 @@ export class DevServer {
     this.scratchDir = mkdtempSync(join(tmpdir(), "vigil-e2e-"));
     this.checkout = snapshotCheckout(this.scratchDir);
     this.ownsPersistDir = options.persistDir === undefined;
+    this.logLevel = options.logLevel ?? "warn";
     this.persistDir = options.persistDir ?? join(this.scratchDir, "state");
     const limits = options.rateLimits === undefined ? { requestsPerMinutePerKey: 100_000, turnsPerMinutePerAgent: 100_000 } : options.rateLimits;
     this.vars = {
@@ -173,7 +177,7 @@ export class DevServer {
       envFile,
       "--show-interactive-dev-session=false",
       "--log-level",
-      "warn",
+      this.logLevel,
       ...Object.entries(this.vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]),
     ];
     this.output = [];

@@ -24,6 +24,8 @@ describe("tools across agents, end to end", () => {
       kind: "coach",
       displayName: "Gym coach",
       model: "builtin:playbook",
+      // create_follow_up_task is medium risk: under the default adaptive mode a new agent (trust 50) would wait for approval.
+      controlMode: "ecosystem",
       allowedCategoryIds: [gym.id],
       playbook: {
         rules: [

@@ -39,7 +39,7 @@ describe("bad input gets a clear 4xx and loses nothing", () => {
       ["POST", "/v1/agents", { body: "{not json", headers: { "content-type": "application/json" } }, 400, "invalid_json"],
       ["POST", "/v1/agents", { body: "kind=x", headers: { "content-type": "text/plain" } }, 415, "unsupported_media_type"],
       ["POST", "/v1/agents", { body: { kind: "coach", displayName: "C", surprise: true } }, 400, "validation_failed"],
-      ["POST", "/v1/agents", { body: { kind: "coach", displayName: "C", model: "openai:gpt-4o" } }, 400, "validation_failed"],
+      ["POST", "/v1/agents", { body: { kind: "coach", displayName: "C", model: "builtin:gpt-4o" } }, 400, "validation_failed"],
       ["POST", "/v1/agents", { body: { kind: "coach", displayName: "C", playbook: { rules: [{ when: { textPattern: "(" }, reply: "x" }] } } }, 400, "validation_failed"],
       ["POST", "/v1/agents", { body: { kind: "coach", displayName: "C", playbook: { rules: [{ when: { textPattern: "(a+)+$" }, reply: "x" }] } } }, 400, "validation_failed"],
       ["POST", `/v1/agents/${agent.id}/messages`, { body: { text: "" } }, 400, "validation_failed"],

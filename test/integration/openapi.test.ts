@@ -12,7 +12,7 @@ describe("OpenAPI document", () => {
     expect(res.status).toBe(200);
     const paths = res.body.paths as Record<string, Record<string, unknown>>;
     const routes = buildApp()
-      .routes.filter((route) => route.method !== "ALL" && !route.path.startsWith("/__bench/") && route.path !== "/v1/openapi.json")
+      .routes.filter((route) => route.method !== "ALL" && !route.path.startsWith("/__bench/") && !route.path.startsWith("/__debug/") && route.path !== "/v1/openapi.json")
       .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`);
     expect(routes.length).toBeGreaterThan(20);
     const missing = [...new Set(routes)].filter((entry) => {

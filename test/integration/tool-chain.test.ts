@@ -11,6 +11,8 @@ describe("agents chained through the journal", () => {
       kind: "coach",
       displayName: "Gym coach",
       model: "builtin:playbook",
+      // create_follow_up_task is medium risk: under the default adaptive mode a new agent (trust 50) would wait for approval.
+      controlMode: "ecosystem",
       allowedCategoryIds: [gym.id],
       playbook: {
         rules: [

@@ -13,6 +13,8 @@ const SPEC_CATALOG = [
   "get_or_create_day_plan", "upsert_day_plan_blocks", "pin_day_plan_tasks", "replan_day_blocks",
   "get_ratings_summary", "get_rating_for_target", "create_or_update_rating",
   "memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep",
+  // SPEC §3 delegation
+  "spawn_agent",
 ];
 
 /** Seed 000 §4.3 example payloads, minus `operationId` (derived by the runtime, never sent by a model). */

@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { planOrReuse, type ActionEnvelope, buildActionEnvelope, type ToolResultEnvelope } from "../../core/tool-envelopes";
 import { targetRefsFromArgs } from "../../core/target-refs";
 import * as schema from "../../db/agent-schema";
@@ -115,7 +115,8 @@ export class ActionStore {
 
   /** Sagas started but not yet reported back (what the watchdog re-drives). */
   inFlight(): PlannedAction[] {
-    return this.db.select().from(schema.actions).where(eq(schema.actions.status, "executing")).all().map(toPlanned);
+    // awaiting_approval: the saga is out too, waiting for its decision (helper "approvals").
+    return this.db.select().from(schema.actions).where(inArray(schema.actions.status, ["executing", "awaiting_approval"])).all().map(toPlanned);
   }
 }
 

@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import { config } from "../../config";
 import { counters } from "../../db/common-schema";
 import type { Result } from "../../http/error-codes";
 import { randomId } from "../../ids";
@@ -11,9 +10,19 @@ import type { AgentDb } from "./types";
 export type BenchOp =
   | { op: "seed"; threadId: string; count: number }
   | { op: "appendAndAssemble"; threadId: string; iterations: number }
+  | { op: "compact"; threadId: string }
   | { op: "sqliteWrite"; iterations: number };
 
-export function runBenchOp(db: AgentDb, history: History, op: BenchOp): Result<{ done: number }> {
+/** The memory path a run takes (src/objects/agent/context.ts, compaction.ts): assemble the context; plan and work off compaction. */
+export interface BenchMemory {
+  assemble(threadId: string): void;
+  /** What a run's "maybe compact" does: plan the thread, work off due jobs if that planned one. */
+  afterAppend(threadId: string): Promise<void>;
+  /** Plans and works off one bounded batch of due jobs; returns the summaries committed (0: caught up). */
+  catchUp(threadId: string): Promise<number>;
+}
+
+export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, memory: BenchMemory): Promise<Result<{ done: number }>> {
   switch (op.op) {
     case "seed": {
       // Bulk rows straight into the table: seeding 100 000 messages must not take minutes.
@@ -30,9 +39,15 @@ export function runBenchOp(db: AgentDb, history: History, op: BenchOp): Result<{
     case "appendAndAssemble": {
       for (let i = 0; i < op.iterations; i++) {
         history.append({ id: randomId("bm_", 24), threadId: op.threadId, kind: "user", text: `bench append ${i}` });
-        history.window(op.threadId, config.run.contextWindowMessages);
+        // Compaction runs as it does after a run (inline here, amortized over the appends that overflow the hot tier).
+        await memory.afterAppend(op.threadId);
+        memory.assemble(op.threadId);
       }
       return { ok: true, done: op.iterations };
+    }
+    case "compact": {
+      // Catch-up after a bulk seed, one bounded batch per request (the client repeats until 0).
+      return { ok: true, done: await memory.catchUp(op.threadId) };
     }
     case "sqliteWrite": {
       for (let i = 0; i < op.iterations; i++) {

@@ -1,4 +1,4 @@
-import { asc, gt } from "drizzle-orm";
+import { asc, desc, gt } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { config } from "../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../core/sse";
@@ -34,17 +34,30 @@ export class EventLog {
 
   constructor(private readonly db: Db) {}
 
+  /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
+  private persisted: ((type: string) => void) | null = null;
+
+  onPersisted(listener: (type: string) => void): void {
+    this.persisted = listener;
+  }
+
   /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     const row = this.db.insert(schema.events).values({ type, runKey, data, createdAt: nowIso() }).returning().get();
     const event = toEvent(row);
     this.fanOut({ type, runKey }, sseFrame({ id: event.seq, event: type, data: event }));
+    this.persisted?.(type);
     return event;
   }
 
   /** A live-only event: no seq, no replay. */
   live(type: string, runKey: string | null, data: Record<string, unknown>): void {
     this.fanOut({ type, runKey }, sseFrame({ event: type, data: { type, runKey, data } }));
+  }
+
+  /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
+  headSeq(): number {
+    return this.db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
   }
 
   listAfter(after: number, limit: number): AgentEvent[] {

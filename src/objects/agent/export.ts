@@ -26,6 +26,11 @@ const SECTIONS: Section[] = [
   { name: "schedulerDecisions", table: schema.schedulerDecisions, key: schema.schedulerDecisions.seq },
   { name: "reports", table: schema.reports, key: schema.reports.id },
   { name: "reportHeads", table: schema.reportHeads, key: schema.reportHeads.scope },
+  // Memory (SPEC §7): summary span links, compaction jobs, per-thread pointers, diagnostics.
+  { name: "summaries", table: schema.summaries, key: schema.summaries.messageId },
+  { name: "compactionJobs", table: schema.compactionJobs, key: schema.compactionJobs.id },
+  { name: "threadMemory", table: schema.threadMemory, key: schema.threadMemory.threadId },
+  { name: "memoryDiagnostics", table: schema.memoryDiagnostics, key: schema.memoryDiagnostics.seq },
 ];
 
 /**

@@ -1,4 +1,4 @@
-import { count, eq } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import { applySlotUpdate, emptySlots, parseSlots, type AgentSlots, type SlotIssue, type SlotKey } from "../../core/slots";
 import * as schema from "../../db/agent-schema";
 import { failure, type Failure, type Result } from "../../http/error-codes";
@@ -10,6 +10,8 @@ import type { AgentDb } from "./types";
 export interface MemoryView {
   slots: AgentSlots;
   counts: { messages: number; summaries: number };
+  /** Compaction (src/objects/agent/compaction.ts): job counts by status, the agent's summary pointer, divergence diagnostics. */
+  compaction: { pending: number; running: number; done: number; failedTerminal: number; latestSummaryMessageId: string | null; diagnostics: number };
 }
 
 export type SlotWrite = { ok: true; slot: SlotKey; version: number; changed: boolean } | Failure | { ok: false; code: "invalid_slot"; message: string; issues: SlotIssue[] };
@@ -23,7 +25,18 @@ export function readMemory(db: AgentDb, profile: AgentProfile): Result<{ memory:
   if (!profile.get()) return failure("not_found", "agent not found");
   const messages = db.select({ n: count() }).from(schema.messages).get()?.n ?? 0;
   const summaries = db.select({ n: count() }).from(schema.messages).where(eq(schema.messages.kind, "summary")).get()?.n ?? 0;
-  return { ok: true, memory: { slots: currentSlots(profile), counts: { messages, summaries } } };
+  const jobs = new Map(
+    db.select({ status: schema.compactionJobs.status, n: count() }).from(schema.compactionJobs).groupBy(schema.compactionJobs.status).all().map((row) => [row.status, row.n]),
+  );
+  const compaction = {
+    pending: jobs.get("pending") ?? 0,
+    running: jobs.get("running") ?? 0,
+    done: jobs.get("done") ?? 0,
+    failedTerminal: jobs.get("failed_terminal") ?? 0,
+    latestSummaryMessageId: profile.state()?.latestSummaryMessageId ?? null,
+    diagnostics: db.select({ n: sql<number>`count(*)` }).from(schema.memoryDiagnostics).get()?.n ?? 0,
+  };
+  return { ok: true, memory: { slots: currentSlots(profile), counts: { messages, summaries }, compaction } };
 }
 
 /** API slot write: same core rule as `memory_update_slot` (versions, idempotent no-op, validation). */

@@ -1,16 +1,8 @@
-import type { LanguageModelV3 } from "@ai-sdk/provider";
-import { jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from "ai";
+import { jsonSchema, tool, type ModelMessage, type ToolSet } from "ai";
 import type { Message } from "../../schema/messages";
 import type { ToolDefinition } from "../../tools/registry/types";
 import { inputJsonSchema } from "../../tools/registry";
 import type { PlannedAction } from "./actions";
-import type { ToolCallRequest } from "./tool-runner";
-
-export interface StepOutput {
-  text: string;
-  toolCalls: ToolCallRequest[];
-  usage: { inputTokens: number; outputTokens: number };
-}
 
 /** The tools offered to the model: descriptions and JSON Schemas only; execution is the run loop's. */
 export function toolSetFor(tools: ReadonlyArray<ToolDefinition>, httpTools: ReadonlyArray<HttpToolOffer> = []): ToolSet {
@@ -55,40 +47,6 @@ export function buildPrompt(history: ModelMessage[], priorSteps: ReadonlyArray<{
     });
   }
   return messages;
-}
-
-/** Calls the model once, streaming text deltas out as they arrive. */
-export async function callModel(
-  model: LanguageModelV3,
-  system: string | null,
-  messages: ModelMessage[],
-  tools: ToolSet,
-  onDelta: (delta: string) => void,
-): Promise<StepOutput> {
-  const result = streamText({
-    model,
-    ...(system ? { system } : {}),
-    messages,
-    ...(Object.keys(tools).length > 0 ? { tools } : {}),
-    maxRetries: 0,
-  });
-  let text = "";
-  const toolCalls: ToolCallRequest[] = [];
-  for await (const part of result.fullStream) {
-    if (part.type === "text-delta") {
-      text += part.text;
-      onDelta(part.text);
-    } else if (part.type === "tool-call") {
-      toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
-    } else if (part.type === "tool-error" && "toolCallId" in part) {
-      // An unparsable call still gets a plan row and a structured refusal.
-      toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: (part as { input?: unknown }).input ?? {} });
-    } else if (part.type === "error") {
-      throw part.error;
-    }
-  }
-  const usage = await result.totalUsage;
-  return { text, toolCalls, usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } };
 }
 
 /** Thread history as model messages; external evidence is framed as data, never as instructions. */

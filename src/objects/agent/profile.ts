@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { admitIngress, transition, type LifecycleCommand } from "../../core/lifecycle";
 import * as schema from "../../db/agent-schema";
 import { failure, type Result } from "../../http/error-codes";
-import type { Agent, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents";
+import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents";
 import { nowIso } from "../sqlite";
 import type { EventLog } from "./event-log";
 import { toAgent, toState } from "./records";
@@ -25,7 +25,8 @@ export class AgentProfile {
     return row ? toState(row) : null;
   }
 
-  create(tenantId: string, agentId: string, body: CreateAgentBody): Result<{ agent: Agent }> {
+  /** `lineage`: set only for a spawned child (SPEC §3 delegation), never through the public API. */
+  create(tenantId: string, agentId: string, body: CreateAgentBody, lineage: AgentLineage | null = null): Result<{ agent: Agent }> {
     if (this.get()) return failure("conflict", `agent ${agentId} already exists`);
     const now = nowIso();
     this.db.transaction((tx) => {
@@ -47,7 +48,7 @@ export class AgentProfile {
             fallbackModels: body.fallbackModels,
             controlMode: body.controlMode,
             budgets: body.budgets ?? null,
-            lineage: null,
+            lineage,
           },
           version: 1,
           createdAt: now,

@@ -1,11 +1,11 @@
-import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { config } from "../../config";
 import { selectCompanions } from "../../core/coalescing";
 import { H } from "../../core/hash";
 import { tokenKey, type TypedToken } from "../../core/tokens";
 import type { WakeContext } from "../../model/resolve";
 import type { Agent } from "../../schema/agents";
-import type { RunStatus } from "../../schema/runs";
+import type { Run, RunStatus } from "../../schema/runs";
+import { maxStepsFor } from "./spawn";
 import { getTool } from "../../tools/registry";
 import { allowedTools, resolveAgentProfile } from "../../tools/capabilities";
 import { builtinTools } from "../../tools/registry";
@@ -13,23 +13,29 @@ import { nowIso } from "../sqlite";
 import type { ActionStore } from "./actions";
 import type { EventLog } from "./event-log";
 import type { History } from "./history";
-import { buildPrompt, callModel, toModelMessages, toolSetFor } from "./model-steps";
+import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
+import { isGatewayError } from "../../gateway/errors";
+import type { ModelGateway } from "../../gateway/model-gateway";
 import type { AgentProfile } from "./profile";
 import type { ToolCallRequest, ToolRunner } from "./tool-runner";
 import type { HttpToolGate } from "./http-tools";
 import type { InboxItem, WakeInbox } from "./wake-inbox";
 import type { RunTrace } from "./run-trace";
+import type { RunGovernor } from "./budgets";
 
 export interface RunLoopDeps {
   events: EventLog;
   /** Per-run trace rows (provider attempts, policy decisions, usage). */
   trace: RunTrace;
+  /** Brakes and daily budgets, consulted at run start and at every step boundary (src/objects/agent/budgets.ts). */
+  governor?: RunGovernor;
   profile: AgentProfile;
   history: History;
   inbox: WakeInbox;
   actions: ActionStore;
   tools: ToolRunner;
-  resolveModel(agent: Agent, wake: WakeContext): LanguageModelV3;
+  /** Every model call goes through the gateway (src/gateway/): inference gate, egress, retries, fallbacks. */
+  model: ModelGateway;
   /** Test-only fault seam: throws at a named point when armed. */
   fault(point: string): void;
   /** The tenant's HTTP tools; offered to the model when the agent's profile allows them. */
@@ -37,7 +43,13 @@ export interface RunLoopDeps {
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
   announce(activity: { stateRevision: number; messageIds: string[] }): void;
   /** Tells the tenant a run reached a terminal status (metrics counters); best effort. */
-  recordOutcome?(outcome: { status: RunStatus; reason: string; toolCalls: number; inputTokens: number; outputTokens: number }): void;
+  recordOutcome?(outcome: { status: RunStatus; reason: string; toolCalls: number; inputTokens: number; outputTokens: number; costMicros?: number }): void;
+  /** Called once per terminal run, after its row is final (a child reports its delegated run to its parent). */
+  runEnded?(run: Run): void;
+  /** Memory (SPEC §7): the run's context — slots, report, summaries, hot messages — token-bounded (src/objects/agent/context.ts). */
+  memoryContext?(threadId: string, runKey: string): import("ai").ModelMessage[];
+  /** "Maybe compact" after a completed run; schedules work off the reply path (src/objects/agent/compaction.ts). */
+  afterRun?(threadId: string): void;
 }
 
 /** Deterministic ids of the messages one run appends: a resumed run finds, never duplicates, them. */
@@ -45,6 +57,7 @@ export const runMessageIds = {
   input: (runKey: string) => H(runKey, "input"),
   observation: (runKey: string) => H(runKey, "observation"),
   reply: (runKey: string, step: number) => H(runKey, "assistant", step),
+  modelFailure: (runKey: string, step: number) => H(runKey, "system", "model", step),
 };
 
 /**
@@ -86,6 +99,9 @@ export class RunLoop {
     const agent = profile.get();
     const skip = this.skipReason(agent);
     if (skip) return this.end(item, skip.status, skip.code, {});
+    // Brakes and budgets (helper "brakes"): a wake that never ran is skipped under a brake; a resumed run settles here.
+    const held = await this.deps.governor?.check(agent!, item.runKey, run.status === "queued" ? "admission" : "step");
+    if (held) return this.end(item, held.status, held.code, { stopReason: held.code, ...held.detail });
 
     const resumingAfterSaga = run.status === "ready";
     const started = inbox.markRunning(item.runKey, { countAttempt: !resumingAfterSaga });
@@ -99,10 +115,20 @@ export class RunLoop {
 
     const startedAt = Date.now();
     const usage = { inputTokens: 0, outputTokens: 0 };
+    const runtime = this.deps.governor?.runtimeMeter();
     try {
       for (const wake of [item, ...companions]) this.appendWakeInput(wake, item.threadId);
       this.deps.fault("run.beforeModel");
-      for (let step = 0; step < config.run.maxStepsPerRun; step++) {
+      const maxSteps = maxStepsFor(agent!);
+      for (let step = 0; step < maxSteps; step++) {
+        // Brakes and budgets (helper "brakes"): every step boundary; the run settles here, its coalesced wakes with it.
+        runtime?.tick();
+        const halt = await this.deps.governor?.check(agent!, item.runKey, "step");
+        if (halt) {
+          for (const companion of companions) this.end(companion, halt.status, halt.code, { coalescedInto: item.runKey });
+          this.end(item, halt.status, halt.code, this.trace(agent!, companions, step, usage, startedAt, started.attempt, { stopReason: halt.code, ...halt.detail }));
+          return;
+        }
         const outcome = await this.runStep(agent!, item, step, usage);
         if (outcome.kind === "waiting") {
           inbox.park(item.runKey);
@@ -120,7 +146,7 @@ export class RunLoop {
         }
       }
       for (const companion of companions) this.end(companion, "completed", null, { coalescedInto: item.runKey });
-      this.end(item, "completed", null, this.trace(agent!, companions, config.run.maxStepsPerRun, usage, startedAt, started.attempt, { stopReason: "max_steps" }));
+      this.end(item, "completed", null, this.trace(agent!, companions, maxSteps, usage, startedAt, started.attempt, { stopReason: "max_steps" }));
     } catch (error) {
       if (error instanceof InjectedCrash) throw error;
       const code = errorCode(error);
@@ -128,6 +154,8 @@ export class RunLoop {
       const detail = String((error as Error)?.message ?? error).slice(0, 500);
       for (const companion of companions) this.end(companion, "failed_terminal", code, { coalescedInto: item.runKey, error: detail });
       this.end(item, "failed_terminal", code, { latencyMs: Date.now() - startedAt, error: detail });
+    } finally {
+      runtime?.tick();
     }
   }
 
@@ -138,13 +166,21 @@ export class RunLoop {
     if (calls.length === 0) {
       const stored = history.get(runMessageIds.reply(item.runKey, step));
       if (stored && stored.metadata.final === true) return { kind: "replied", messageId: stored.id };
-      const output = await callModel(
-        this.deps.resolveModel(agent, wakeContext(item)),
-        agent.config.instructions,
-        this.prompt(item, step),
-        toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
-        (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
-      );
+      const output = await this.deps.model
+        .step({
+          agent,
+          runKey: item.runKey,
+          wake: wakeContext(item),
+          system: agent.config.instructions,
+          messages: this.prompt(item, step),
+          tools: toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
+          onDelta: (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
+        })
+        .catch((error: unknown) => {
+          // Tell the user what was denied or failed (the gateway's message names no secret).
+          if (isGatewayError(error)) history.append({ id: runMessageIds.modelFailure(item.runKey, step), threadId: item.threadId, kind: "system", text: error.message, runKey: item.runKey, metadata: { step, code: error.code } });
+          throw error;
+        });
       usage.inputTokens += output.usage.inputTokens;
       usage.outputTokens += output.usage.outputTokens;
       const final = output.toolCalls.length === 0;
@@ -159,8 +195,10 @@ export class RunLoop {
   }
 
   private prompt(item: InboxItem, step: number) {
-    const window = this.deps.history.window(item.threadId, config.run.contextWindowMessages);
-    const history = withWakePrompt(toModelMessages(window, item.runKey), item);
+    const context = this.deps.memoryContext
+      ? this.deps.memoryContext(item.threadId, item.runKey)
+      : toModelMessages(this.deps.history.window(item.threadId, config.run.contextWindowMessages), item.runKey);
+    const history = withWakePrompt(context, item);
     const priorSteps = [];
     for (let earlier = 0; earlier < step; earlier++) {
       const interim = this.deps.history.get(runMessageIds.reply(item.runKey, earlier));
@@ -236,8 +274,11 @@ export class RunLoop {
       const usage = (trace.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
       let toolCalls = 0;
       for (let step = 0, n = 1; n > 0 && step < config.run.maxStepsPerRun; step++) toolCalls += n = this.deps.actions.forStep(item.runKey, step).length;
-      this.deps.recordOutcome({ status, reason: item.reason, toolCalls, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 });
+      this.deps.recordOutcome({ status, reason: item.reason, toolCalls, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costMicros: this.deps.trace.view(item.runKey).usage.costMicros });
     }
+    // Delegation: a child's delegated run reports to its parent (src/objects/agent/child-report.ts).
+    this.deps.runEnded?.(run);
+    if (status === "completed") this.deps.afterRun?.(item.threadId);
   }
 }
 

@@ -3,37 +3,9 @@ import * as schema from "../../db/agent-schema";
 import { nowIso } from "../sqlite";
 import type { AgentDb } from "./types";
 
-export type RunTraceKind = "attempt" | "policy" | "usage";
+import type { AttemptEntry, PolicyEntry, RunTraceKind, UsageEntry } from "../../core/run-trace-entries";
 
-/** One provider attempt (SPEC §6 timeline). */
-export interface AttemptEntry {
-  provider: string;
-  model: string;
-  attempt: number;
-  outcome: "retrying" | "retries_exhausted" | "fail_fast_aborted" | "succeeded" | "fallback";
-  status?: number | null;
-  errorCode?: string | null;
-  backoffMs?: number;
-  durationMs: number;
-}
-
-/** A gate's decision (inference gate, brakes, budgets, quotas, approvals, admission). */
-export interface PolicyEntry {
-  gate: string;
-  outcome: "allowed" | "denied" | "approval_required" | "approved" | "rejected" | "modified";
-  code?: string | null;
-  subject?: string;
-  detail?: Record<string, unknown>;
-}
-
-export interface UsageEntry {
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  /** Cost in millionths of a US dollar (integer arithmetic; no float drift in daily sums). */
-  costMicros: number;
-}
+export type { AttemptEntry, PolicyEntry, RunTraceKind, UsageEntry };
 
 /**
  * Append-only trace rows of a run, written as things happen (a run parked on a saga or cut short by

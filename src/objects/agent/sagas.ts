@@ -1,14 +1,25 @@
-import type { ToolResultEnvelope } from "../../core/tool-envelopes";
+import { eq } from "drizzle-orm";
+import { approvalDecisionId } from "../../core/approval-facts";
+import { toolFailure, type ToolResultEnvelope } from "../../core/tool-envelopes";
+import * as schema from "../../db/agent-schema";
 import type { Env } from "../../env";
 import { failure, type Result } from "../../http/error-codes";
 import type { ToolInvocation } from "../../tools/invocation";
 import type { ToolSagaParams } from "../../workflows/tool-saga";
+import type { ApprovalState } from "../tenant/tool-approvals";
+import { nowIso } from "../sqlite";
 import type { ActionStore } from "./actions";
+import type { EventLog } from "./event-log";
+import type { RunTrace } from "./run-trace";
+import type { AgentDb } from "./types";
 import { invocationOf, type ToolRunner } from "./tool-runner";
 import type { WakeInbox } from "./wake-inbox";
 
 export interface SagaDeps {
   env: Env;
+  db: AgentDb;
+  events: EventLog;
+  trace: RunTrace;
   actions: ActionStore;
   tools: ToolRunner;
   inbox: WakeInbox;
@@ -24,8 +35,8 @@ export interface SagaDeps {
 export class Sagas {
   constructor(private readonly deps: SagaDeps) {}
 
-  async start(invocation: ToolInvocation): Promise<void> {
-    const params: ToolSagaParams = { tenantId: this.deps.tenantId(), agentId: invocation.agentId, invocation, faults: this.deps.takeFaults() };
+  async start(invocation: ToolInvocation, approval?: { decisionId: string }): Promise<void> {
+    const params: ToolSagaParams = { tenantId: this.deps.tenantId(), agentId: invocation.agentId, invocation, faults: this.deps.takeFaults(), ...(approval ? { approval } : {}) };
     try {
       await this.deps.env.TOOL_SAGA.create({ id: invocation.operationId, params });
     } catch (error) {
@@ -47,6 +58,40 @@ export class Sagas {
   }
 
   /**
+   * The saga's decision came back (any number of times; the first record wins). The plan records how it
+   * was answered, modified args included, before phase 1 runs; a rejection becomes the call's toolResult
+   * (`rejected`, or `cancelled` by a timeout) and the run resumes.
+   */
+  recordApproval(operationId: string, outcome: ApprovalState): Result<{ recorded: boolean; refusal: string | null }> {
+    const action = this.deps.actions.get(operationId);
+    if (!action) return failure("not_found", "unknown operation");
+    if (outcome.state === "pending") return failure("validation_failed", "the decision is still pending");
+    if (action.status !== "awaiting_approval") return { ok: true, recorded: false, refusal: action.result && !action.result.ok ? JSON.stringify(action.result) : null };
+    const resolutionType = outcome.state === "approved" ? outcome.resolutionType : outcome.code;
+    const modifiedArgs = outcome.state === "approved" ? outcome.modifiedArgs : null;
+    this.deps.db
+      .insert(schema.actionApprovals)
+      .values({ operationId, decisionId: outcome.decisionId, resolutionType, modifiedArgs, resolvedBy: outcome.resolvedBy, recordedAt: nowIso() })
+      .onConflictDoNothing()
+      .run();
+    this.deps.events.append("decision.resolved", action.runKey, { decisionId: outcome.decisionId, kind: "tool_approval", operationId, toolName: action.toolName, resolutionType, resolvedBy: outcome.resolvedBy, ...(modifiedArgs ? { modifiedArgs } : {}) });
+    this.deps.trace.policy(action.runKey, { gate: "approval", outcome: outcome.state === "rejected" ? "rejected" : modifiedArgs ? "modified" : "approved", subject: action.toolName, detail: { decisionId: outcome.decisionId, resolvedBy: outcome.resolvedBy } });
+    if (outcome.state === "approved") {
+      this.deps.actions.setStatus(operationId, "executing");
+      return { ok: true, recorded: true, refusal: null };
+    }
+    const refusal = toolFailure(action.envelope, { actionRefId: operationId, code: outcome.code, message: outcome.message, retryable: false, details: { decisionId: outcome.decisionId } });
+    this.record(operationId, refusal);
+    // Crosses as JSON text, like every saga step result (Rpc.Serializable depth).
+    return { ok: true, recorded: true, refusal: JSON.stringify(refusal) };
+  }
+
+  /** How a call's approval was answered (null: it needed none, or is still waiting). */
+  approvalOf(operationId: string): typeof schema.actionApprovals.$inferSelect | null {
+    return this.deps.db.select().from(schema.actionApprovals).where(eq(schema.actionApprovals.operationId, operationId)).get() ?? null;
+  }
+
+  /**
    * Sagas started but never reported back: a finished instance's output is recorded, an errored or
    * lost one is restarted or re-created. Phase 1 is idempotent by operationId, so running this any
    * number of times still yields exactly one mutation.
@@ -57,7 +102,8 @@ export class Sagas {
       const instance = await this.deps.env.TOOL_SAGA.get(action.operationId).catch(() => null);
       const status = instance ? await instance.status().catch(() => null) : null;
       if (!instance || !status) {
-        await this.start(invocationOf(action, this.deps.agentId()));
+        const approval = action.status === "awaiting_approval" ? { decisionId: approvalDecisionId(action.operationId) } : undefined;
+        await this.start(invocationOf(action, this.deps.agentId()), approval);
       } else if (status.status === "complete" && status.output) {
         this.record(action.operationId, status.output as ToolResultEnvelope);
       } else if (status.status === "errored" || status.status === "terminated") {

@@ -19,6 +19,8 @@ export interface ToolCallRequest {
   toolCallId: string;
   toolName: string;
   input: unknown;
+  /** The model's confidence in this call (0–1), when its provider offers one; feeds the approval gate only. */
+  confidence?: number;
 }
 
 export interface ToolRunnerDeps {
@@ -32,8 +34,14 @@ export interface ToolRunnerDeps {
   tenantTools(): Promise<HttpToolGate[]>;
   /** The thread a run writes to (phase 2 may arrive after a restart). */
   threadOfRun(runKey: string): string;
-  /** Starts the ToolSagaWorkflow for a mutating call; idempotent by operationId. */
-  startSaga(invocation: ToolInvocation): Promise<void>;
+  /** Starts the ToolSagaWorkflow for a mutating call; idempotent by operationId. With `approval`, the saga first waits for that decision. */
+  startSaga(invocation: ToolInvocation, approval?: { decisionId: string }): Promise<void>;
+  /** Seed 002 approval gate (src/objects/agent/approval-gate.ts): the decision a mutating call must wait for, or null. */
+  approvalFor?(context: StepContext, action: PlannedAction, tool: GatedTool, confidence?: number): Promise<{ decisionId: string } | null>;
+  /** `spawn_agent`: admission, NEED_TO_KNOW projection and idempotent child creation (src/objects/agent/spawn.ts). */
+  spawn?(context: StepContext, action: PlannedAction): Promise<ToolResultEnvelope>;
+  /** Brakes, daily budget, tool quota and rate limit (src/objects/agent/budgets.ts): null admits the call, else its refusal. */
+  gateTool?(context: StepContext, action: PlannedAction, mutating: boolean): Promise<ToolResultEnvelope | null>;
 }
 
 export interface StepContext {
@@ -75,12 +83,32 @@ export class ToolRunner {
         waiting = true;
         continue;
       }
+      // ── Governance gate (helper "brakes"): brake → daily budget → tool quota → rate limit; a refusal is the call's toolResult ──
+      if (this.deps.gateTool) {
+        const mutating = tool!.sideEffects.kind !== "none" && !(action.envelope.previewOnly && !isHttpModelName(action.toolName));
+        const refused = await this.deps.gateTool(context, action, mutating);
+        if (refused) {
+          this.complete(action.operationId, refused);
+          continue;
+        }
+      }
       const invocation = invocationOf(action, context.agent.id);
-      if (AGENT_SIDE_TOOLS.has(action.toolName)) {
+      if (action.toolName === "spawn_agent" && this.deps.spawn) {
+        this.complete(action.operationId, await this.deps.spawn(context, action));
+      } else if (AGENT_SIDE_TOOLS.has(action.toolName)) {
         this.complete(action.operationId, await executeAgentTool(this.deps.agentTools, action));
       } else if (tool!.sideEffects.kind === "none" || (action.envelope.previewOnly && !isHttpModelName(action.toolName))) {
         this.complete(action.operationId, await this.deps.executeTenantTool(invocation));
       } else {
+        // ── Approval gate (helper "approvals", seed 002): the plan is persisted; a decision opens; the saga waits for it ──
+        const approval = this.deps.approvalFor ? await this.deps.approvalFor(context, action, tool!, calls.find((call) => call.toolCallId === action.toolCallId)?.confidence) : null;
+        if (approval) {
+          this.deps.actions.setStatus(action.operationId, "awaiting_approval");
+          await this.deps.startSaga(invocation, approval);
+          waiting = true;
+          continue;
+        }
+        // ── end approval gate ──
         this.deps.actions.setStatus(action.operationId, "executing");
         await this.deps.startSaga(invocation);
         waiting = true;

@@ -1,11 +1,28 @@
 import { and, desc, eq, inArray, lt, or } from "drizzle-orm";
-import { resolveDecision, type DecisionOption, type OptionDecision, type Resolution } from "../../core/decision";
+import { tickAt } from "../../core/approval-facts";
+import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
 import * as schema from "../../db/tenant-schema";
 import { runKeys, threadIds } from "../../core/run-keys";
 import type { WakeJob } from "../../schema/wake";
 import { nowIso } from "../sqlite";
+import { toCore, type ToolApprovals } from "./tool-approvals";
+import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "./types";
+
+export interface DecisionsDeps {
+  db: TenantDb;
+  trust: TrustStore;
+  approvals: ToolApprovals;
+  tickMs(): number;
+  /** Wakes the tool sagas of resumed approvals so they re-read their decision and re-arm their wait. */
+  wakeSagas(operationIds: string[]): void;
+}
+
+/** One audit row, written through whichever handle (the db, or a transaction) the caller holds. */
+export function writeAudit(db: TenantDb, actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
+  db.insert(schema.audit).values({ at: nowIso(), actor, action, target, detail }).run();
+}
 
 export interface QuestionRequest {
   agentId: string;
@@ -32,9 +49,16 @@ export interface DecisionRecord {
   resolvedAt: string | null;
 }
 
-/** Seed 002 decisions, tenant-wide. An ask_user question is a `decision/option` keyed by its operationId. */
+/**
+ * Seed 002 decisions, tenant-wide: `decision/option` (an ask_user question, keyed by its operationId) and
+ * `decision/tool_approval` (tool-approvals.ts). Resolution, trust outcomes, and brake suspension live here.
+ */
 export class Decisions {
-  constructor(private readonly db: TenantDb) {}
+  private readonly db: TenantDb;
+
+  constructor(private readonly deps: DecisionsDeps) {
+    this.db = deps.db;
+  }
 
   /** Opens (once) the decision for an ask_user call; a replayed call returns the same decision. */
   openQuestion(request: QuestionRequest): string {
@@ -74,10 +98,12 @@ export class Decisions {
   }
 
   /** Newest first (createdAt, id), optionally by status and restricted to some agents (widget tokens). */
-  page(query: { limit: number; status?: string | undefined; before?: { c: string; i: string } | undefined; agentIds?: readonly string[] | undefined }): { data: DecisionRecord[]; last: DecisionRecord | null } {
+  page(query: { limit: number; status?: string | undefined; agentId?: string | undefined; type?: string | undefined; before?: { c: string; i: string } | undefined; agentIds?: readonly string[] | undefined }): { data: DecisionRecord[]; last: DecisionRecord | null } {
     const d = schema.decisions;
     const conditions = [];
     if (query.status) conditions.push(eq(d.status, query.status));
+    if (query.agentId) conditions.push(eq(d.agentId, query.agentId));
+    if (query.type) conditions.push(eq(d.type, query.type));
     if (query.agentIds) conditions.push(inArray(d.agentId, [...query.agentIds]));
     if (query.before) conditions.push(or(lt(d.createdAt, query.before.c), and(eq(d.createdAt, query.before.c), lt(d.id, query.before.i)))!);
     const rows = this.db
@@ -99,11 +125,23 @@ export class Decisions {
    * A person answers an ask_user decision: validate with the core, then (one transaction) mark the row
    * resolved and audit `decision.resolved`. Returns the wake that carries the answer to the asking agent.
    */
-  resolveQuestion(id: string, body: ResolveBody, actor: string, visibleAgents?: readonly string[]): ResolveOutcome {
+  resolve(id: string, body: ResolveBody, actor: string, visibleAgents?: readonly string[]): ResolveOutcome {
     return this.db.transaction((tx) => {
       const row = tx.select().from(schema.decisions).where(eq(schema.decisions.id, id)).get();
       if (!row || (visibleAgents && !visibleAgents.includes(row.agentId))) return { ok: false, code: "not_found", message: "decision not found" };
+      if (row.type === "decision/tool_approval") {
+        // A repeat re-sends the saga's wake-up too: it heals an event lost after the first resolve committed.
+        if (row.status !== "pending") return { ok: false, code: "decision_not_pending", message: `decision is ${row.status}`, ...(row.status === "resolved" && row.operationId ? { saga: { operationId: row.operationId } } : {}) };
+        return this.deps.approvals.resolve(tx as unknown as TenantDb, row, body, actor);
+      }
       if (row.type !== "decision/option" || row.payload.kind !== "ask_user") return { ok: false, code: "not_found", message: "decision not found" };
+      return this.resolveQuestion(tx as unknown as TenantDb, row, body, actor);
+    });
+  }
+
+  private resolveQuestion(tx: TenantDb, row: DecisionRecord, body: ResolveBody, actor: string): ResolveOutcome {
+    const id = row.id;
+    {
       const question = questionOf(row);
       const { answerText, ...resolution } = body;
       if (row.status !== "pending") {
@@ -137,14 +175,57 @@ export class Decisions {
       tx.insert(schema.audit)
         .values({ at: resolvedAt, actor, action: "decision.resolved", target: id, detail: { agentId: row.agentId, resolutionType: resolution.resolutionType, chosenOptionId: chosen?.id ?? null, freeText: answerText !== undefined } })
         .run();
+      if (checked.trustOutcome) {
+        const change = this.deps.trust.apply(row.agentId, checked.trustOutcome, tickAt(Date.now(), this.deps.tickMs()), tx);
+        writeAudit(tx, "system", "trust.updated", row.agentId, { decisionId: id, ...change });
+      }
       return {
         ok: true,
         decision: updated,
         answer: answerOf(row, question.text, stored),
       };
-    });
+    }
+  }
+
+  // ── Brakes (helper "brakes"): a brake holds back the pending decisions it covers, and lets them go on release ──
+
+  /** Pending → suspended for the filter's agents (or one tool's approvals); brake decisions themselves are never held. */
+  suspendPending(filter: DecisionHoldFilter): number {
+    return this.hold(filter, "pending", "suspended");
+  }
+
+  /** Suspended → pending again (the caller re-suspends what another active brake still covers). */
+  resumeSuspended(filter: DecisionHoldFilter): number {
+    return this.hold(filter, "suspended", "pending");
+  }
+
+  private hold(filter: DecisionHoldFilter, from: string, to: string): number {
+    const d = schema.decisions;
+    const scope = "agentIds" in filter ? inArray(d.agentId, filter.agentIds.length ? filter.agentIds : [""]) : undefined;
+    const rows = this.db.select().from(d).where(scope ? and(eq(d.status, from), scope) : eq(d.status, from)).all();
+    const held = rows.filter((row) => row.payload.kind !== "brake_release" && (!("toolName" in filter) || row.payload.toolName === filter.toolName));
+    const nowMs = Date.now();
+    for (const row of held) {
+      // A resumed tool approval gets a fresh timeout: the time spent braked does not count against the person.
+      const payload = to === "pending" && row.type === "decision/tool_approval" ? this.rearmed(row, nowMs) : row.payload;
+      this.db.update(d).set({ status: to, payload }).where(and(eq(d.id, row.id), eq(d.status, from))).run();
+      writeAudit(this.db, "system", to === "suspended" ? "decision.suspended" : "decision.resumed", row.id, { agentId: row.agentId, type: row.type });
+    }
+    if (to === "pending") this.deps.wakeSagas(held.filter((row) => row.type === "decision/tool_approval" && row.operationId).map((row) => row.operationId!));
+    return held.length;
+  }
+
+  private rearmed(row: DecisionRecord, nowMs: number): Record<string, unknown> {
+    const policy = row.payload.timeoutPolicy as DecisionTimeoutPolicy;
+    const tickMs = typeof row.payload.tickMs === "number" ? row.payload.tickMs : this.deps.tickMs();
+    const resumed = resumeDecision({ ...toCore(row), status: "suspended" }, policy, tickAt(nowMs, tickMs));
+    const dueAtMs = resumed.dueByTick === null || policy.timeoutTicks === null ? null : nowMs + policy.timeoutTicks * tickMs;
+    return { ...row.payload, dueByTick: resumed.dueByTick, dueAtMs };
   }
 }
+
+/** Which decisions a brake holds: some agents', every agent's, or the approvals of one tool (`payload.toolName`). */
+export type DecisionHoldFilter = { agentIds: string[] } | { allAgents: true } | { toolName: string };
 
 const FREE_TEXT = "\u0000free_text";
 
@@ -161,10 +242,11 @@ export interface DecisionAnswer {
   data: { decisionId: string; resolutionType: string; chosenOptionId: string | null; answerText: string | null };
 }
 
+/** `answer`: the wake for an ask_user question; `saga`: the tool saga to wake with a "decision" event. */
 export type ResolveOutcome =
-  | { ok: true; decision: DecisionRecord; answer: DecisionAnswer }
+  | { ok: true; decision: DecisionRecord; answer?: DecisionAnswer; saga?: { operationId: string } }
   | { ok: false; code: "not_found"; message: string }
-  | { ok: false; code: "decision_not_pending"; message: string; answer?: DecisionAnswer }
+  | { ok: false; code: "decision_not_pending"; message: string; answer?: DecisionAnswer; saga?: { operationId: string } }
   | { ok: false; code: "validation_failed"; message: string; field: string };
 
 const invalid = (field: string, message: string): ResolveOutcome => ({ ok: false, code: "validation_failed", message: `${field}: ${message}`, field });

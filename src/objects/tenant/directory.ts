@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, or } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import * as schema from "../../db/tenant-schema";
 import type { Agent } from "../../schema/agents";
 import { nowIso } from "../sqlite";
@@ -24,7 +24,8 @@ export class AgentDirectory {
       .values(values)
       .onConflictDoUpdate({
         target: schema.agentDirectory.id,
-        set: { displayName: values.displayName, lifecycle: values.lifecycle, record: values.record, updatedAt: values.updatedAt },
+        // A child's parentId is kept once known (lineage never changes; a caller without it passes null).
+        set: { displayName: values.displayName, lifecycle: values.lifecycle, record: values.record, updatedAt: values.updatedAt, parentId: sql`coalesce(${schema.agentDirectory.parentId}, excluded.parent_id)` },
       })
       .run();
   }

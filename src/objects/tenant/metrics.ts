@@ -9,6 +9,8 @@ export interface RunOutcome {
   toolCalls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Provider cost of the run in micro-USD (RunTrace usage rows); 0 for the builtin models. */
+  costMicros?: number;
 }
 
 type Labels = Record<string, string>;
@@ -20,6 +22,10 @@ export const METRIC_FAMILIES: Record<string, { help: string; type: "counter" | "
   vigil_tool_calls_total: { help: "Tool calls planned by runs.", type: "counter" },
   vigil_tokens_total: { help: "Model tokens used by runs, by direction.", type: "counter" },
   vigil_decisions: { help: "Decisions (approvals, questions) currently recorded, by status.", type: "gauge" },
+  vigil_cost_micro_usd_total: { help: "Provider cost of runs in micro-USD.", type: "counter" },
+  vigil_decisions_requested_total: { help: "Decisions opened, by type (derived from the decision records).", type: "counter" },
+  vigil_decisions_resolved_total: { help: "Decisions resolved, by type (derived from the decision records).", type: "counter" },
+  vigil_spawns_total: { help: "spawn_agent admission decisions, by outcome.", type: "counter" },
 };
 
 /** Prometheus label value escaping: backslash, double quote and newline. */
@@ -66,6 +72,7 @@ export class TenantMetrics {
       this.increment("vigil_tool_calls_total", {}, outcome.toolCalls);
       this.increment("vigil_tokens_total", { direction: "input" }, outcome.inputTokens);
       this.increment("vigil_tokens_total", { direction: "output" }, outcome.outputTokens);
+      this.increment("vigil_cost_micro_usd_total", {}, outcome.costMicros ?? 0);
     });
   }
 
@@ -77,6 +84,16 @@ export class TenantMetrics {
       .groupBy(schema.decisions.status)
       .all()
       .map((row) => ({ name: "vigil_decisions", labels: formatLabels({ status: row.status }), value: Number(row.n) }));
-    return renderPrometheus([...counters, ...decisions]);
+    // Requested/resolved are read from the decision rows themselves, so every writer of decisions is counted alike.
+    const byType = this.db
+      .select({ type: schema.decisions.type, requested: sql<number>`count(*)`, resolved: sql<number>`count(${schema.decisions.resolvedAt})` })
+      .from(schema.decisions)
+      .groupBy(schema.decisions.type)
+      .all();
+    const lifecycle = byType.flatMap((row) => [
+      { name: "vigil_decisions_requested_total", labels: formatLabels({ type: row.type }), value: Number(row.requested) },
+      { name: "vigil_decisions_resolved_total", labels: formatLabels({ type: row.type }), value: Number(row.resolved) },
+    ]);
+    return renderPrometheus([...counters, ...decisions, ...lifecycle]);
   }
 }

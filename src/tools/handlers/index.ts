@@ -11,7 +11,7 @@ import { listAllowedCategories, listTasksInScope, resolveTaskReference } from ".
 import { concludeTaskWithRollover, createFollowUpTask, createTask, updateTaskFields } from "./tasks";
 import { annotateTimeEntry, createRetrospectiveTimeEntry, startTaskTimer, stopTaskTimer } from "./time";
 
-export const AGENT_SIDE_TOOL_NAMES = ["memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep"] as const;
+export const AGENT_SIDE_TOOL_NAMES = ["memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep", "spawn_agent"] as const;
 export type JournalToolName = Exclude<keyof ToolRegistry, (typeof AGENT_SIDE_TOOL_NAMES)[number]>;
 
 export const journalHandlers: { readonly [N in JournalToolName]: (args: Args<N>, ctx: HandlerContext) => HandlerOutcome } = {

@@ -5,6 +5,7 @@
 import { agentTools } from "./agent";
 import { checklistTools } from "./checklists";
 import { dayPlanTools } from "./day-plans";
+import { delegationTools } from "./delegation";
 import { toolDescriptor, type ToolDescriptor } from "./descriptors";
 import { memoryTools } from "./memory";
 import { ratingTools } from "./ratings";
@@ -23,6 +24,7 @@ export const builtinTools = [
   ...ratingTools,
   ...memoryTools,
   ...agentTools,
+  ...delegationTools,
 ] as const;
 
 type BuiltinTool = (typeof builtinTools)[number];

@@ -1,0 +1,1 @@
+ALTER TABLE `webhook_deliveries` ADD `agent_id` text;

@@ -1,0 +1,40 @@
+/** Shapes of run trace entries (SPEC §6 attempt timeline, §8 traces), shared by the gateway and the AgentDO. */
+
+export type RunTraceKind = "attempt" | "policy" | "usage";
+
+/** One provider attempt (SPEC §6 timeline). */
+export interface AttemptEntry {
+  provider: string;
+  model: string;
+  attempt: number;
+  outcome: "retrying" | "retries_exhausted" | "fail_fast_aborted" | "succeeded" | "fallback";
+  status?: number | null;
+  errorCode?: string | null;
+  backoffMs?: number;
+  durationMs: number;
+}
+
+/** A gate's decision (inference gate, brakes, budgets, quotas, approvals, admission). */
+export interface PolicyEntry {
+  gate: string;
+  outcome: "allowed" | "denied" | "approval_required" | "approved" | "rejected" | "modified";
+  code?: string | null;
+  subject?: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface UsageEntry {
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Cost in millionths of a US dollar (integer arithmetic; no float drift in daily sums). */
+  costMicros: number;
+}
+
+/** Where a run's trace entries go (RunTrace in a Durable Object; a recorder in unit tests). */
+export interface TraceSink {
+  attempt(runKey: string, entry: AttemptEntry): void;
+  policy(runKey: string, entry: PolicyEntry): void;
+  usage(runKey: string, entry: UsageEntry): void;
+}

@@ -1,0 +1,30 @@
+import type { ModelMessage, ToolSet } from "ai";
+import type { WakeContext } from "../model/resolve";
+import type { Agent } from "../schema/agents";
+import { infer, type GatewayEnv, type GrantSource, type InferenceOutput, type TraceSink } from "./gateway";
+
+export interface ModelStepCall {
+  agent: Agent;
+  runKey: string;
+  wake: WakeContext;
+  system: string | null;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  onDelta: (delta: string) => void;
+}
+
+/** The run loop's door to the models: one step's call, recorded on that run's trace. */
+export interface ModelGateway {
+  step(call: ModelStepCall): Promise<InferenceOutput>;
+}
+
+/** The gateway an AgentDO hands its run loop. */
+export function agentModelGateway(deps: { env: GatewayEnv; grants: () => GrantSource; trace: TraceSink }): ModelGateway {
+  return {
+    step: (call) =>
+      infer(
+        { env: deps.env, grants: deps.grants(), agent: call.agent, wake: call.wake, purpose: "run_step", trace: { runKey: call.runKey, sink: deps.trace } },
+        { system: call.system, messages: call.messages, tools: call.tools, onDelta: call.onDelta },
+      ),
+  };
+}
