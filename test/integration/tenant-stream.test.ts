@@ -109,6 +109,19 @@ describe("GET /v1/events/stream (tenant-wide)", () => {
     expect(answered[0]!.id!).toBeGreaterThan(requested[0]!.id!);
   });
 
+  it("carries brakes: brake.engaged and brake.released, without the operator's free-text reason", async () => {
+    const { key } = await createTenant("stream-brakes");
+    const engaged = await api("POST", "/v1/brakes", { key, body: { scope: "all", behaviour: "pause", release: "manual", reason: "incident 42 — secret details" } });
+    expect(engaged.status, JSON.stringify(engaged.body)).toBe(201);
+    expect((await api("POST", `/v1/brakes/${engaged.body.id}/release`, { key })).status).toBe(200);
+    const frames = await readSseUntil(await openStream(key), (all) => all.some((f) => f.event === "brake.released"));
+    const brakeFrames = frames.filter((f) => f.event.startsWith("brake."));
+    expect(brakeFrames.map((f) => f.event)).toEqual(["brake.engaged", "brake.released"]);
+    expect(brakeFrames[0]!.data.data).toMatchObject({ brakeId: engaged.body.id, scope: "all", behaviour: "pause", release: "manual" });
+    expect(brakeFrames[1]!.data.data).toMatchObject({ brakeId: engaged.body.id, how: "manual" });
+    expect(JSON.stringify(brakeFrames)).not.toContain("incident 42");
+  });
+
   it("records a re-sent agent batch once (dedupe by agentId and agent seq), so forwarding may retry freely", async () => {
     const { tenantId, key } = await createTenant("stream-dedupe");
     const agent = await createAgent(key);

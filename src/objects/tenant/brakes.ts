@@ -26,6 +26,8 @@ export interface TenantBrakesDeps {
   resumeDecisions(filter: DecisionFilter): void;
   /** Arms the TenantDO alarm no later than `atMs` (a timer brake's release). */
   armAlarmAt(atMs: number): void;
+  /** Publishes a tenant event (tenant stream, outbound webhooks); the free-text reason stays in the audit log. */
+  publish?(type: "brake.engaged" | "brake.released", data: Record<string, unknown>): void;
   now?: () => number;
 }
 
@@ -83,6 +85,7 @@ export class TenantBrakes {
       .run();
     this.deps.suspendDecisions(decisionFilter(brake, this.agentIdsOfKind));
     this.deps.audit(actor, "brake.engaged", id, { scope: scope.type, target: targetOf(scope), behaviour: brake.behavior, release: brake.releaseCondition.type, reason: brake.reason, decisionId });
+    this.deps.publish?.("brake.engaged", { brakeId: id, scope: scope.type, target: targetOf(scope), behaviour: brake.behavior, release: brake.releaseCondition.type, decisionId });
     const releaseAt = timerReleaseAtMs(brake);
     if (releaseAt !== null) this.deps.armAlarmAt(releaseAt);
     return { ok: true, brake: viewOf(brake, now) };
@@ -172,6 +175,7 @@ export class TenantBrakes {
   private store(brake: Brake, actor: string, how: "manual" | "timer" | "decision"): void {
     this.deps.db.update(schema.brakes).set({ body: brake as unknown as Record<string, unknown>, releasedAtMs: brake.releasedAtMs }).where(eq(schema.brakes.id, brake.id)).run();
     this.deps.audit(actor, "brake.released", brake.id, { how, scope: brake.scope.type, target: targetOf(brake.scope), behaviour: brake.behavior, releasedBy: brake.releasedBy });
+    this.deps.publish?.("brake.released", { brakeId: brake.id, how, scope: brake.scope.type, target: targetOf(brake.scope), behaviour: brake.behavior });
     this.deps.resumeDecisions(decisionFilter(brake, this.agentIdsOfKind));
     const now = this.now();
     for (const row of this.deps.db.select().from(schema.brakes).where(isNull(schema.brakes.releasedAtMs)).all()) {

@@ -159,6 +159,7 @@ export class TenantDO extends DurableObject<Env> {
       suspendDecisions: (filter) => this.suspendPendingDecisions(filter),
       resumeDecisions: (filter) => this.resumeSuspendedDecisions(filter),
       armAlarmAt: (atMs) => this.armAlarmAt(atMs),
+      publish: (type, data) => this.ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined)),
     });
     this.tenantEvents = new TenantEventLog(this.db);
     this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, env.VIGIL_FAULTS === "enabled");
