@@ -67,53 +67,51 @@ export class EventLog {
   /**
    * Replays persisted events after `after`, then goes live. Replay and registration happen in one
    * synchronous step, so no event can fall between them (the DO runs one JS turn at a time).
+   *
+   * A native byte pipe rather than a JS source: a stream handed over RPC is not cancelled at its
+   * source when the client goes away; a write to it fails instead, which ends the subscription here.
+   * (A JS source would keep a dead subscriber and leave an uncaught "Network connection lost".)
    */
   subscribe(after: number, filter: StreamFilter = {}): ReadableStream<Uint8Array> {
-    let subscriber: Subscriber | undefined;
-    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    const { readable, writable } = new IdentityTransformStream();
+    const writer = writable.getWriter();
     const subscribers = this.subscribers;
-    const stop = () => {
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let closed = false;
+    const end = (graceful: boolean) => {
+      if (closed) return;
+      closed = true;
       if (heartbeat !== undefined) clearInterval(heartbeat);
-      if (subscriber) subscribers.delete(subscriber);
+      subscribers.delete(subscriber);
+      (graceful ? writer.close() : writer.abort()).catch(() => undefined);
     };
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        const matches = (event: { runKey: string | null }) => filter.runKey === undefined || event.runKey === filter.runKey;
-        const ends = (event: { type: string; runKey: string | null }) => matches(event) && (filter.closeOn?.includes(event.type) ?? false);
-        let closed = false;
-        subscriber = {
-          push: (frame) => {
-            if (!closed) controller.enqueue(encoder.encode(frame));
-          },
-          accepts: matches,
-          endsOn: ends,
-          close: () => {
-            if (closed) return;
-            closed = true;
-            stop();
-            controller.close();
-          },
-        };
-        controller.enqueue(encoder.encode(": connected\n\n"));
-        let cursor = after;
-        for (;;) {
-          const batch = this.listAfter(cursor, config.sse.replayBatch);
-          for (const event of batch) {
-            if (!matches(event)) continue;
-            subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
-            if (ends(event)) {
-              subscriber.close();
-              return;
-            }
-          }
-          if (batch.length < config.sse.replayBatch) break;
-          cursor = batch[batch.length - 1]!.seq;
-        }
-        subscribers.add(subscriber);
-        heartbeat = setInterval(() => subscriber?.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
+    const matches = (event: { runKey: string | null }) => filter.runKey === undefined || event.runKey === filter.runKey;
+    const subscriber: Subscriber = {
+      push: (frame) => {
+        if (!closed) writer.write(encoder.encode(frame)).catch(() => end(false));
       },
-      cancel: () => stop(),
-    });
+      accepts: matches,
+      endsOn: (event) => matches(event) && (filter.closeOn?.includes(event.type) ?? false),
+      close: () => end(true),
+    };
+    subscriber.push(": connected\n\n");
+    let cursor = after;
+    for (;;) {
+      const batch = this.listAfter(cursor, config.sse.replayBatch);
+      for (const event of batch) {
+        if (!matches(event)) continue;
+        subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
+        if (subscriber.endsOn(event)) {
+          subscriber.close();
+          return readable;
+        }
+      }
+      if (batch.length < config.sse.replayBatch) break;
+      cursor = batch[batch.length - 1]!.seq;
+    }
+    subscribers.add(subscriber);
+    heartbeat = setInterval(() => subscriber.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
+    return readable;
   }
 
   private fanOut(event: { type: string; runKey: string | null }, frame: string): void {
