@@ -61,6 +61,13 @@ export function requireApiKey(principal: Principal): asserts principal is Extrac
   if (principal.kind !== "apiKey") throw new ApiError("forbidden", "this operation needs an API key");
 }
 
+/** The tenant administrator: an API key with the `admin` scope (every secret- or policy-changing route). */
+export function requireAdminKey(principal: Principal): Extract<Principal, { kind: "apiKey" }> {
+  requireApiKey(principal);
+  requireScope(principal, "admin");
+  return principal;
+}
+
 /** Constant-time comparison for the operator token. */
 export function isOperator(env: Env, header: string | undefined): boolean {
   const token = bearer(header);

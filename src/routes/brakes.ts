@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { idempotent } from "../http/idempotency";
@@ -31,9 +31,7 @@ brakeRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).engageBrake(actorOf(principal), c.req.valid("json"));
     if (!result.ok) fail(result);
     return c.json(result.brake, 201);
@@ -69,9 +67,7 @@ brakeRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).releaseBrake(actorOf(principal), c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(result.brake, 200);

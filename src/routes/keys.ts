@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { idempotent } from "../http/idempotency";
@@ -23,9 +23,7 @@ keyRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const body = c.req.valid("json");
     const created = await tenantStub(c.env, principal.tenantId).createKey(actorOf(principal), body.name ?? null, body.scopes);
     return c.json(created, 201);
@@ -41,9 +39,7 @@ keyRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     return c.json({ data: await tenantStub(c.env, principal.tenantId).listKeys(), nextCursor: null }, 200);
   },
 );
@@ -58,9 +54,7 @@ keyRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).revokeKey(actorOf(principal), c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(result.key, 200);

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { decodeCursor, encodeCursor, IsoTimestamp, page, PaginationQuery, Problem } from "../schema/common";
 import { json, problems, security } from "./openapi-helpers";
@@ -31,9 +31,7 @@ observabilityRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const query = c.req.valid("query");
     const before = decodeCursor(query.cursor, z.object({ s: z.number().int() }));
     if (query.cursor && !before) throw new ApiError("validation_failed", "cursor is not valid", { fields: [{ path: "cursor", message: "not a valid cursor" }] });
@@ -58,9 +56,7 @@ observabilityRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const body = await tenantStub(c.env, principal.tenantId).metricsText();
     return new Response(body, { status: 200, headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } }) as never;
   },

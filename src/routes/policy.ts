@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { Policy, PolicyBody } from "../schema/policy";
 import { Problem } from "../schema/common";
@@ -20,9 +20,7 @@ policyRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const policy = await tenantStub(c.env, principal.tenantId).getPolicy();
     return c.json(policy, 200);
   },
@@ -43,9 +41,7 @@ policyRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const ifMatch = c.req.valid("header")["if-match"];
     const result = await tenantStub(c.env, principal.tenantId).putPolicy(`key:${principal.keyId}`, c.req.valid("json"), ifMatch === undefined ? undefined : Number(ifMatch.replace(/"/g, "")));
     if (!result.ok) throw new ApiError(result.code, result.message, result.fields ? { fields: result.fields } : {});

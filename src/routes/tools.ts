@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotencyKeyOf } from "../http/idempotency";
 import { RegisteredTenantTool, RegisterToolBody, TenantTool, ToolIdParam, ToolListing } from "../schema/tools";
@@ -39,9 +39,7 @@ toolRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     // Not the generic idempotency store (it would keep the secret in plaintext): the tool id is derived from the key.
     const requestKey = idempotencyKeyOf(c.req.header("idempotency-key"));
     const result = await tenantStub(c.env, principal.tenantId).registerTenantTool(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
@@ -60,9 +58,7 @@ toolRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).deleteTenantTool(`key:${principal.keyId}`, c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(result.tool, 200);

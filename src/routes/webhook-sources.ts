@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotencyKeyOf } from "../http/idempotency";
 import { page, PaginationQuery } from "../schema/common";
@@ -25,9 +25,7 @@ webhookSourceRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     // Not the generic idempotency store (it would keep the secret in plaintext): the source id is derived from the key.
     const requestKey = idempotencyKeyOf(c.req.header("idempotency-key"));
     const result = await tenantStub(c.env, principal.tenantId).createWebhookSource(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
@@ -46,9 +44,7 @@ webhookSourceRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).listWebhookSources(c.req.valid("query"));
     if (!result.ok) fail(result);
     const origin = new URL(c.req.url).origin;
@@ -66,9 +62,7 @@ webhookSourceRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).getWebhookSource(c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(withUrl(new URL(c.req.url).origin, result.source), 200);
@@ -85,9 +79,7 @@ webhookSourceRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).deleteWebhookSource(`key:${principal.keyId}`, c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(withUrl(new URL(c.req.url).origin, result.source), 200);

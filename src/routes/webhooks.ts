@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotencyKeyOf } from "../http/idempotency";
 import { page, PaginationQuery } from "../schema/common";
@@ -25,9 +25,7 @@ webhookRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     // Not the generic idempotency store (it would keep the secret in plaintext): the endpoint id is derived from the key.
     const requestKey = idempotencyKeyOf(c.req.header("idempotency-key"));
     const result = await tenantStub(c.env, principal.tenantId).createWebhook(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
@@ -46,9 +44,7 @@ webhookRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).listWebhooks(c.req.valid("query"));
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
@@ -65,9 +61,7 @@ webhookRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).getWebhook(c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(result.endpoint, 200);
@@ -84,9 +78,7 @@ webhookRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).deleteWebhook(`key:${principal.keyId}`, c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(result.endpoint, 200);
@@ -103,9 +95,7 @@ webhookRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireApiKey(principal);
-    requireScope(principal, "admin");
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).listWebhookDeliveries(c.req.valid("param").id, c.req.valid("query"));
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);

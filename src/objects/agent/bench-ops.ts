@@ -3,6 +3,8 @@ import { counters } from "../../db/common-schema";
 import type { Result } from "../../http/error-codes";
 import { randomId } from "../../ids";
 import { nowIso } from "../sqlite";
+import type { Compaction } from "./compaction";
+import type { MemoryContext } from "./context";
 import type { History } from "./history";
 import type { AgentDb } from "./types";
 
@@ -20,6 +22,20 @@ export interface BenchMemory {
   afterAppend(threadId: string): Promise<void>;
   /** Plans and works off one bounded batch of due jobs; returns the summaries committed (0: caught up). */
   catchUp(threadId: string): Promise<number>;
+}
+
+/** The bench's memory path over the agent's own context assembly and compaction. */
+export function benchMemory(context: MemoryContext, compaction: Compaction): BenchMemory {
+  return {
+    assemble: (threadId) => void context.modelMessages(threadId, ""),
+    afterAppend: async (threadId) => {
+      if (compaction.plan(threadId) > 0) await compaction.pump();
+    },
+    catchUp: async (threadId) => {
+      compaction.plan(threadId);
+      return (await compaction.pump()).committed;
+    },
+  };
 }
 
 export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, memory: BenchMemory): Promise<Result<{ done: number }>> {

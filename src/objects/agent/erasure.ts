@@ -2,6 +2,7 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import { config } from "../../config";
 import { failure, type Result } from "../../http/error-codes";
 import type { Migrations } from "../sqlite";
+import { inBackground, logFailure } from "./background";
 import type { AgentProfile } from "./profile";
 import type { AgentDb } from "./types";
 
@@ -58,6 +59,11 @@ export class AgentErasure {
   async scheduleAfterDestroy(): Promise<void> {
     const due = this.dueAt();
     if (due !== null) await this.deps.schedule(new Date(due), ERASURE_CALLBACK);
+  }
+
+  /** The `onErasureDue` callback: runs after the SDK has settled its schedule row, since erasure deletes that table too. */
+  eraseWhenDueInBackground(): void {
+    inBackground((work) => this.deps.ctx.waitUntil(work), () => this.eraseIfDue(), (error) => logFailure("erasure failed", error));
   }
 
   /** Erases now if the window has passed (or `force`); otherwise re-arms for the due time. */

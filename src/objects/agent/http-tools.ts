@@ -32,3 +32,9 @@ export function httpToolGate(listing: ToolListing): HttpToolGate {
     inputSchema: listing.inputSchema as Record<string, unknown>,
   };
 }
+
+/** The tenant's registered HTTP tools, as the gate and the model see them. */
+export async function tenantHttpTools(tenant: { listTools(): Promise<ToolListing[]> }): Promise<HttpToolGate[]> {
+  const listings = await tenant.listTools();
+  return listings.filter((listing) => listing.kind === "http").map(httpToolGate);
+}

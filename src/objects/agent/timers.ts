@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, isNotNull, min, ne, or } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, min, ne } from "drizzle-orm";
 import { runKeys, threadIds } from "../../core/run-keys";
 import { initialNextRunAt, parseTimerSpec, planDueTimer, TimerCatchup } from "../../core/timer-schedule";
 import * as schema from "../../db/agent-schema";
@@ -14,6 +14,7 @@ import { TIMER_RETRY_DELAY_MS, type TimerAlarm } from "./timer-alarm";
 import { decisionJson, toDecisionRecord, toTimer, type TimerRow } from "./timer-records";
 import type { AgentDb } from "./types";
 import type { EnqueueOutcome, WakeInbox } from "./wake-inbox";
+import { afterCreated } from "../keyset";
 
 /** Active timers one agent may hold. */
 export const MAX_ACTIVE_TIMERS = 100;
@@ -109,7 +110,7 @@ export class Timers {
       .where(
         and(
           query.include === "deleted" ? undefined : ne(t.status, "deleted"),
-          after ? or(gt(t.createdAt, after.c), and(eq(t.createdAt, after.c), gt(t.id, after.i))) : undefined,
+          afterCreated(t, after),
         ),
       )
       .orderBy(asc(t.createdAt), asc(t.id))

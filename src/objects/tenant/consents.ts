@@ -4,7 +4,7 @@
  * current policyVersion — so a receipt is always for the terms actually in force. When an endpoint's
  * policyVersion changes, its old receipts stop matching and the gate asks again.
  */
-import { and, asc, eq, gt, or } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { H } from "../../core/hash";
 import * as schema from "../../db/tenant-schema";
 import type { Policy } from "../../schema/policy";
@@ -12,6 +12,7 @@ import type { CreateConsentBody, ProviderConsent } from "../../schema/providers"
 import { nowIso } from "../sqlite";
 import type { FieldFailure } from "./policy-store";
 import type { TenantDb } from "./types";
+import { afterCreated } from "../keyset";
 
 type Row = typeof schema.providerConsents.$inferSelect;
 
@@ -44,7 +45,7 @@ export class ProviderConsents {
     const rows = this.db
       .select()
       .from(t)
-      .where(after ? or(gt(t.createdAt, after.c), and(eq(t.createdAt, after.c), gt(t.id, after.i))) : undefined)
+      .where(afterCreated(t, after))
       .orderBy(asc(t.createdAt), asc(t.id))
       .limit(limit + 1)
       .all();

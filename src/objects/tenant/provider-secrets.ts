@@ -5,7 +5,7 @@
  * nothing here returns, logs or hashes it. Revoking wipes the ciphertext, so a revoked key cannot
  * come back.
  */
-import { and, asc, eq, gt, or } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { config } from "../../config";
 import { H } from "../../core/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../core/secret-box";
@@ -15,6 +15,7 @@ import { randomId } from "../../ids";
 import type { CreateProviderSecretBody, ProviderSecret } from "../../schema/providers";
 import { nowIso } from "../sqlite";
 import type { TenantDb } from "./types";
+import { afterCreated } from "../keyset";
 
 type Row = typeof schema.providerSecrets.$inferSelect;
 
@@ -54,7 +55,7 @@ export class ProviderSecrets {
     const rows = this.db
       .select()
       .from(t)
-      .where(after ? or(gt(t.createdAt, after.c), and(eq(t.createdAt, after.c), gt(t.id, after.i))) : undefined)
+      .where(afterCreated(t, after))
       .orderBy(asc(t.createdAt), asc(t.id))
       .limit(limit + 1)
       .all();

@@ -1,14 +1,16 @@
-import { and, asc, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Lifecycle } from "../../core/lifecycle";
 import type { Predicate } from "../../core/predicate";
-import { indexRows, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../core/subscription-index";
+import { indexRows, subscriptionSpecSchema, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../core/subscription-index";
 import { normalizeTokens, type TypedToken } from "../../core/tokens";
 import * as schema from "../../db/tenant-schema";
+import { failure, type Result } from "../../http/error-codes";
 import { randomId } from "../../ids";
 import type { Agent } from "../../schema/agents";
 import type { Subscription, SubscriptionSpec } from "../../schema/subscriptions";
 import { nowIso } from "../sqlite";
 import type { TenantDb } from "./types";
+import { afterCreated } from "../keyset";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
 export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;
@@ -40,6 +42,19 @@ export class SubscriptionStore {
       .where(and(eq(schema.subscriptions.agentId, agentId), isNull(schema.subscriptions.deletedAt)))
       .get();
     return row?.n ?? 0;
+  }
+
+  /** `POST /v1/agents/:id/subscriptions`: the spec validated, the agent live and under its cap, then created. */
+  subscribe(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
+    const parsed = subscriptionSpecSchema.safeParse(spec);
+    if (!parsed.success) return failure("validation_failed", parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
+    const lifecycle = this.agentLifecycle(agentId);
+    if (!lifecycle) return failure("not_found", "agent not found");
+    if (lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed and cannot subscribe");
+    if (this.countActive(agentId) >= MAX_SUBSCRIPTIONS_PER_AGENT) {
+      return failure("conflict", `an agent may hold at most ${MAX_SUBSCRIPTIONS_PER_AGENT} subscriptions`);
+    }
+    return { ok: true, subscription: this.create(agentId, parsed.data) };
   }
 
   create(agentId: string, spec: SubscriptionSpec): Subscription {
@@ -75,7 +90,7 @@ export class SubscriptionStore {
   list(agentId: string, limit: number, after?: { c: string; i: string }): { data: Subscription[]; last: { c: string; i: string } | null } {
     const s = schema.subscriptions;
     const conditions = [eq(s.agentId, agentId), isNull(s.deletedAt)];
-    if (after) conditions.push(or(gt(s.createdAt, after.c), and(eq(s.createdAt, after.c), gt(s.id, after.i)))!);
+    if (after) conditions.push(afterCreated(s, after)!);
     const rows = this.db.select().from(s).where(and(...conditions)).orderBy(asc(s.createdAt), asc(s.id)).limit(limit + 1).all();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

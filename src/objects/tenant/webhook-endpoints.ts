@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, isNull, or } from "drizzle-orm";
+import { and, asc, count, eq, isNull } from "drizzle-orm";
 import { config } from "../../config";
 import { checkUrlShape } from "../../core/egress";
 import { canonicalJson, H } from "../../core/hash";
@@ -9,6 +9,7 @@ import { randomId, randomSecret } from "../../ids";
 import type { CreateWebhookBody, WebhookEndpoint } from "../../schema/outbound-webhooks";
 import { nowIso } from "../sqlite";
 import type { TenantDb } from "./types";
+import { afterCreated } from "../keyset";
 
 type Row = typeof schema.webhookEndpoints.$inferSelect;
 
@@ -64,7 +65,7 @@ export class WebhookEndpoints {
 
   list(limit: number, after: { c: string; i: string } | undefined): { data: WebhookEndpoint[]; last: { c: string; i: string } | null } {
     const e = schema.webhookEndpoints;
-    const where = after ? and(isNull(e.deletedAt), or(gt(e.createdAt, after.c), and(eq(e.createdAt, after.c), gt(e.id, after.i)))) : isNull(e.deletedAt);
+    const where = and(isNull(e.deletedAt), afterCreated(e, after));
     const rows = this.db.select().from(e).where(where).orderBy(asc(e.createdAt), asc(e.id)).limit(limit + 1).all();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

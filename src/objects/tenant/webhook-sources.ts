@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, or } from "drizzle-orm";
+import { and, asc, eq, isNull } from "drizzle-orm";
 import { config } from "../../config";
 import { changeUnits } from "../../core/change-units";
 import { canonicalJson, H } from "../../core/hash";
@@ -12,6 +12,7 @@ import type { CreateWebhookSourceBody, SourceDelivery, WebhookSourceRecord } fro
 import { nowIso } from "../sqlite";
 import type { NotificationLog } from "./notification-log";
 import type { TenantDb } from "./types";
+import { afterCreated } from "../keyset";
 
 type Row = typeof schema.webhookSources.$inferSelect;
 
@@ -71,7 +72,7 @@ export class WebhookSources {
   /** Oldest first, keyset-paginated on (createdAt, id); deleted sources are gone from the list. */
   list(limit: number, after: { c: string; i: string } | undefined): { data: WebhookSourceRecord[]; last: { c: string; i: string } | null } {
     const s = schema.webhookSources;
-    const where = after ? and(isNull(s.deletedAt), or(gt(s.createdAt, after.c), and(eq(s.createdAt, after.c), gt(s.id, after.i)))) : isNull(s.deletedAt);
+    const where = and(isNull(s.deletedAt), afterCreated(s, after));
     const rows = this.db.select().from(s).where(where).orderBy(asc(s.createdAt), asc(s.id)).limit(limit + 1).all();
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

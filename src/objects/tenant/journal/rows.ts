@@ -1,7 +1,8 @@
-import { and, asc, eq, gt, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
 import { journalEntities as table } from "../../../db/tenant-schema";
 import type { JournalFilter, JournalFilters, JournalRecord, JournalType } from "../../../schema/journal";
 import type { TenantDb } from "../types";
+import { afterCreated } from "../../keyset";
 
 export type JournalRow = typeof table.$inferSelect;
 /** Keyset position of a list page: the last row's (createdAt, id). */
@@ -99,7 +100,7 @@ export class JournalRows {
   /** Oldest first, keyset-paginated on (createdAt, id); `last` is set only when another page exists. */
   list(type: JournalType, filters: JournalFilters, limit: number, after: ListCursor | undefined): { rows: JournalRow[]; last: ListCursor | null } {
     const where = [eq(table.type, type), isNull(table.deletedAt), ...conditions(filters)];
-    if (after) where.push(or(gt(table.createdAt, after.c), and(eq(table.createdAt, after.c), gt(table.id, after.i)))!);
+    if (after) where.push(afterCreated(table, after)!);
     const rows = this.db
       .select()
       .from(table)
