@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { budgetLimitsSchema } from "../core/budget";
 import { decisionTimeoutPolicySchema } from "../core/decision";
+import { trustCalibrationConfigSchema } from "../core/trust";
 import { IsoTimestamp } from "./common";
 
 export const PROVIDER_KINDS = ["openai", "anthropic", "openai-compatible", "workers-ai"] as const;
@@ -33,6 +34,11 @@ export const ProviderEndpoint = z
   .openapi("ProviderEndpoint");
 export type ProviderEndpoint = z.infer<typeof ProviderEndpoint>;
 
+export const TrustPolicy = z
+  .object({ profile: z.enum(["conservative", "balanced", "permissive"]).default("balanced"), overrides: trustCalibrationConfigSchema.default({}) })
+  .strict()
+  .refine((trust) => (trust.overrides.floorScore ?? 10) <= (trust.overrides.ceilingScore ?? 100), { message: "floorScore must be <= ceilingScore", path: ["overrides", "floorScore"] });
+
 /** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
 export const PolicyBody = z
   .object({
@@ -47,6 +53,8 @@ export const PolicyBody = z
     toolRateLimits: z.record(z.string(), z.number().int().min(1)).default({}),
     /** Overrides of the seed 002 per-mode decision timeout policy. */
     decisionTimeouts: z.partialRecord(z.enum(["orchestrator", "adaptive", "ecosystem"]), decisionTimeoutPolicySchema).default({}),
+    /** Seed 002 trust calibration: a profile preset plus overrides; `overrides.calibrationMode` freezes live scores. */
+    trust: TrustPolicy.default({ profile: "balanced", overrides: {} }),
   })
   .strict()
   .openapi("PolicyBody");
@@ -55,7 +63,7 @@ export type PolicyBody = z.infer<typeof PolicyBody>;
 export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
 export type Policy = z.infer<typeof Policy>;
 
-export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {} };
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} } };
 
 /** What the tenant hands an agent for one inference call once every gate passed (never leaves the runtime). */
 export interface InferenceGrant {

@@ -181,6 +181,22 @@ describe("control modes decide which calls wait", () => {
     expect(JSON.stringify(decision)).not.toMatch(/trustScore|"score"/);
   });
 
+  it("adaptive under the policy's permissive trust profile (initial 70): the medium-risk write proceeds", async () => {
+    const { key, agent, categoryId } = await setup(null);
+    const policy = await api("PUT", "/v1/policy", { key, body: { trust: { profile: "permissive" } } });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    expect(policy.body.trust).toEqual({ profile: "permissive", overrides: {} });
+    const created = await send(key, agent.id, createTask(categoryId, "Plain"));
+    expect((await waitForRun(key, agent.id, created)).status).toBe("completed");
+    const task = (await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data[0];
+    const updated = await send(key, agent.id, `/tool update_task_fields {"taskId":"${task.id}","fields":{"title":"Renamed"}}`);
+    expect((await waitForRun(key, agent.id, updated)).status).toBe("completed");
+    expect(await tasksIn(key, categoryId)).toEqual(["Renamed"]);
+    expect((await api("GET", "/v1/decisions", { key })).body.data).toEqual([]);
+    const refused = await api("PUT", "/v1/policy", { key, body: { trust: { profile: "permissive", overrides: { floorScore: 90, ceilingScore: 50 } } } });
+    expect(refused.status).toBe(400);
+  });
+
   it("ecosystem: writes proceed without a decision", async () => {
     const { key, agent, categoryId } = await setup("ecosystem");
     const runKey = await send(key, agent.id, createTask(categoryId, "Free"));

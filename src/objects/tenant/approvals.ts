@@ -12,6 +12,8 @@ import type { DecisionsDeps } from "./decisions";
 import { ToolApprovals, type ApprovalAnswer, type ApprovalRequest, type ApprovalState } from "./tool-approvals";
 import { TrustStore } from "./trust-store";
 import type { TenantDb } from "./types";
+import { resolveTrustProfile, type TrustCalibrationProfile } from "../../core/trust";
+import { TrustPolicy } from "../../schema/policy";
 
 export interface ApprovalsDeps {
   db: TenantDb;
@@ -34,7 +36,7 @@ export class Approvals {
   readonly tools: ToolApprovals;
 
   constructor(private readonly deps: ApprovalsDeps) {
-    this.trust = new TrustStore(deps.db);
+    this.trust = new TrustStore(deps.db, () => this.trustProfile());
     this.tools = new ToolApprovals({
       db: deps.db,
       trust: this.trust,
@@ -76,6 +78,12 @@ export class Approvals {
     return this.deps.env.TOOL_SAGA.get(operationId)
       .then((instance) => instance.sendEvent({ type: "decision", payload: { operationId } }))
       .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "decision event to tool saga failed", operationId, error: String(error) })));
+  }
+
+  /** The policy's calibration profile; an absent or unreadable policy means the seed's balanced profile. */
+  private trustProfile(): TrustCalibrationProfile {
+    const parsed = TrustPolicy.safeParse((this.deps.policy() as { trust?: unknown } | null)?.trust ?? {});
+    return parsed.success ? resolveTrustProfile(parsed.data.profile, parsed.data.overrides) : resolveTrustProfile();
   }
 
   /** The policy's per-mode overrides; an absent or unreadable policy means the seed defaults. */
