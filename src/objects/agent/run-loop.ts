@@ -1,8 +1,5 @@
 import { config } from "../../config";
 import { selectCompanions } from "../../core/coalescing";
-import { H } from "../../core/hash";
-import { tokenKey, type TypedToken } from "../../core/tokens";
-import type { WakeContext } from "../../model/resolve";
 import type { Agent } from "../../schema/agents";
 import type { Run, RunStatus } from "../../schema/runs";
 import { maxStepsFor } from "./spawn";
@@ -20,6 +17,7 @@ import type { AgentProfile } from "./profile";
 import type { ToolCallRequest, ToolRunner } from "./tool-runner";
 import type { HttpToolGate } from "./http-tools";
 import type { InboxItem, WakeInbox } from "./wake-inbox";
+import { appendWakeInput, runMessageIds, wakeContext, withWakePrompt } from "./wake-input";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./budgets";
 
@@ -51,14 +49,6 @@ export interface RunLoopDeps {
   /** "Maybe compact" after a completed run; schedules work off the reply path (src/objects/agent/compaction.ts). */
   afterRun?(threadId: string): void;
 }
-
-/** Deterministic ids of the messages one run appends: a resumed run finds, never duplicates, them. */
-export const runMessageIds = {
-  input: (runKey: string) => H(runKey, "input"),
-  observation: (runKey: string) => H(runKey, "observation"),
-  reply: (runKey: string, step: number) => H(runKey, "assistant", step),
-  modelFailure: (runKey: string, step: number) => H(runKey, "system", "model", step),
-};
 
 /**
  * Single-flight executor of the agent's wake inbox: one run at a time, oldest wake first; every
@@ -117,7 +107,7 @@ export class RunLoop {
     const usage = { inputTokens: 0, outputTokens: 0 };
     const runtime = this.deps.governor?.runtimeMeter();
     try {
-      for (const wake of [item, ...companions]) this.appendWakeInput(wake, item.threadId);
+      for (const wake of [item, ...companions]) appendWakeInput(this.deps.history, wake, item.threadId);
       this.deps.fault("run.beforeModel");
       const maxSteps = maxStepsFor(agent!);
       for (let step = 0; step < maxSteps; step++) {
@@ -230,34 +220,6 @@ export class RunLoop {
     };
   }
 
-  /** Appends what a wake brought (a user's text, or an observation) to the thread the run answers in. */
-  private appendWakeInput(wake: InboxItem, threadId: string): void {
-    const text = typeof wake.input.text === "string" ? wake.input.text : undefined;
-    if (text !== undefined) {
-      this.deps.history.append({
-        id: runMessageIds.input(wake.runKey),
-        threadId,
-        kind: wake.authority === "external_evidence" ? "observation" : "user",
-        text,
-        runKey: wake.runKey,
-        authority: wake.authority,
-      });
-    }
-    const observation = readObservation(wake.input);
-    if (observation) {
-      this.deps.history.append({
-        id: runMessageIds.observation(wake.runKey),
-        threadId,
-        kind: "observation",
-        text: observation.summary,
-        content: observation.data,
-        runKey: wake.runKey,
-        authority: wake.authority,
-        metadata: { reason: wake.reason },
-      });
-    }
-  }
-
   private skipReason(agent: Agent | null): { status: RunStatus; code: string } | null {
     if (!agent || agent.lifecycle === "destroyed") return { status: "skipped_destroyed", code: "agent_destroyed" };
     if (agent.lifecycle !== "active") return { status: "skipped_sleeping", code: `agent_${agent.lifecycle}` };
@@ -288,37 +250,4 @@ export class InjectedCrash extends Error {}
 function errorCode(error: unknown): string {
   if (error && typeof error === "object" && "code" in error && typeof error.code === "string") return error.code;
   return "run_error";
-}
-
-/**
- * What a non-conversational wake saw (a journal change, an event, a webhook payload): a one-line
- * summary for the model plus structured data. Its authority comes from admission, never the payload.
- */
-export interface WakeObservation {
-  summary: string;
-  data?: unknown;
-}
-
-function readObservation(input: Record<string, unknown>): WakeObservation | null {
-  const observation = input.observation as Partial<WakeObservation> | undefined;
-  if (!observation || typeof observation.summary !== "string") return null;
-  return { summary: observation.summary, data: observation.data };
-}
-
-/** What the model gets to know about the wake itself; operator text only when admitted as such. */
-function wakeContext(item: InboxItem): WakeContext {
-  const observation = readObservation(item.input);
-  const data = observation?.data as { tokens?: TypedToken[] } | undefined;
-  return {
-    reason: item.reason,
-    operatorText: item.authority === "operator_instruction" && typeof item.input.text === "string" ? item.input.text : null,
-    observation: observation?.data ?? null,
-    tokenKeys: Array.isArray(data?.tokens) ? data.tokens.map((token) => tokenKey(token)) : [],
-  };
-}
-
-/** A wake with no new input (timer, manual, …) still tells the model why it woke, as a runtime instruction. */
-function withWakePrompt<T extends { role: string }>(messages: T[], item: InboxItem): Array<T | { role: "user"; content: string }> {
-  if (typeof item.input.text === "string" || readObservation(item.input)) return messages;
-  return [...messages, { role: "user", content: `[runtime] wake reason: ${item.reason}` }];
 }
