@@ -20,6 +20,8 @@ export interface Env {
   VIGIL_BENCH?: string;
   /** JSON override of config.rateLimits for this deployment. */
   VIGIL_RATE_LIMITS?: string;
+  /** Log threshold: debug | info | warn | error (default info). */
+  VIGIL_LOG_LEVEL?: string;
   /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */
   VIGIL_FAULT_OVERSHARE?: string;
   /** JSON override of config.outboundWebhooks retry schedule ({maxAttempts, baseDelaySeconds, maxDelaySeconds}); honoured only with VIGIL_FAULTS=enabled. */

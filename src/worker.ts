@@ -1,5 +1,6 @@
 import { buildApp } from "./http/routes";
 import type { Env } from "./env";
+import { configureLogging } from "./log";
 import { consumeWakes } from "./queues/wake-consumer";
 import { consumeOutbound, consumeOutboundDeadLetters } from "./queues/outbound-consumer";
 
@@ -10,8 +11,12 @@ export { ToolSagaWorkflow } from "./workflows/tool-saga";
 const app = buildApp();
 
 export default {
-  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+  fetch: (request, env, ctx) => {
+    configureLogging(env.VIGIL_LOG_LEVEL);
+    return app.fetch(request, env, ctx);
+  },
   async queue(batch, env, _ctx) {
+    configureLogging(env.VIGIL_LOG_LEVEL);
     if (batch.queue.startsWith("vigil-wake")) await consumeWakes(batch, env);
     else if (batch.queue === "vigil-outbound-dlq") await consumeOutboundDeadLetters(batch, env);
     else if (batch.queue.startsWith("vigil-outbound")) await consumeOutbound(batch, env);

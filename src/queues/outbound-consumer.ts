@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { tenantStub } from "../objects/stubs";
 import type { AttemptReport, PreparedAttempt } from "../objects/tenant/outbound-webhooks";
 import { OutboundJob } from "../schema/outbound-webhooks";
+import { logEvent } from "../log";
 
 /** Headers every delivery carries; `Vigil-Delivery-Id` is stable across attempts so receivers can dedupe. */
 export const DELIVERY_HEADERS = { signature: "Vigil-Signature", deliveryId: "Vigil-Delivery-Id", eventType: "Vigil-Event-Type", attempt: "Vigil-Attempt" } as const;
@@ -37,7 +38,7 @@ export async function consumeOutbound(batch: MessageBatch<unknown>, env: Env): P
       }
       const report = await attempt(prepared, env.VIGIL_FAULTS === "enabled");
       const step = await tenant.recordOutboundAttempt(deliveryId, prepared.attempt, report);
-      console.log(JSON.stringify({ level: "info", msg: "webhook attempt", tenantId, deliveryId, endpointId: prepared.endpointId, attempt: prepared.attempt, httpStatus: report.httpStatus, error: report.error, next: step.status }));
+      logEvent("info", "webhook attempt", { tenantId, deliveryId, endpointId: prepared.endpointId, attempt: prepared.attempt, httpStatus: report.httpStatus, error: report.error, next: step.status });
       if (step.status === "retry") message.retry({ delaySeconds: step.delaySeconds });
       else message.ack();
     } catch (error) {

@@ -1,6 +1,7 @@
 import type { Env } from "../env";
 import { agentStub } from "../http/auth";
 import { WakeJob } from "../schema/wake";
+import { logEvent } from "../log";
 
 /**
  * Delivers wake jobs to their agent. Delivery is at-least-once; the agent's runKey dedupe makes a
@@ -18,7 +19,7 @@ export async function consumeWakes(batch: MessageBatch<unknown>, env: Env): Prom
     const job = parsed.data;
     try {
       const outcome = await agentStub(env, job.tenantId, job.agentId).enqueueWake(job);
-      console.log(JSON.stringify({ level: "info", msg: "wake delivered", tenantId: job.tenantId, agentId: job.agentId, runKey: job.runKey, outcome: outcome.ok ? outcome.status : outcome.code }));
+      logEvent("info", "wake delivered", { tenantId: job.tenantId, agentId: job.agentId, runKey: job.runKey, outcome: outcome.ok ? outcome.status : outcome.code });
       message.ack();
     } catch (error) {
       console.error(JSON.stringify({ level: "error", msg: "wake delivery failed", tenantId: job.tenantId, agentId: job.agentId, runKey: job.runKey, error: String(error) }));

@@ -11,6 +11,7 @@ import { buildAgentParts, type AgentParts } from "./parts";
 import type { AgentProfile } from "./profile";
 import type { Reports } from "./reports";
 import type { WakeInbox } from "./wake-inbox";
+import { configureLogging } from "../../log";
 
 /**
  * The base of AgentDO's class chain (core → memory → runs → delegation → AgentDO, one RPC area per
@@ -31,6 +32,7 @@ export abstract class AgentCore extends AgentBase<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    configureLogging(env.VIGIL_LOG_LEVEL);
     const scheduler: AgentScheduler = {
       schedule: (when, callback, options) => this.schedule(when, callback, undefined, options),
       getSchedules: () => this.getSchedules(),

@@ -5,6 +5,7 @@ import type { Migrations } from "../sqlite";
 import { inBackground, logFailure } from "./background";
 import type { AgentProfile } from "./profile";
 import type { AgentDb } from "./types";
+import { logEvent } from "../../log";
 
 /** The Agents SDK schedule callback that erases a destroyed agent once its soft-delete window has passed. */
 export const ERASURE_CALLBACK = "onErasureDue";
@@ -97,7 +98,7 @@ export class AgentErasure {
     await storage.deleteAll();
     // The object stays addressable: an empty schema makes every later call answer not_found.
     await migrate(this.deps.db, this.deps.migrations);
-    console.log(JSON.stringify({ level: "info", msg: "agent erased", tenantId: receipt.tenantId, agentId: receipt.agentId, reason }));
+    logEvent("info", "agent erased", { tenantId: receipt.tenantId, agentId: receipt.agentId, reason });
     return { ok: true, receipt };
   }
 

@@ -9,6 +9,7 @@ import type { WakeJob } from "../../schema/wake";
 import type { NotificationLog, PendingBatch } from "./notification-log";
 import type { IndexedCandidate, SubscriptionStore } from "./subscription-store";
 import type { TenantDb } from "./types";
+import { logEvent } from "../../log";
 
 export interface DispatcherDeps {
   db: TenantDb;
@@ -126,7 +127,7 @@ export class Dispatcher {
 
     const skipped: Partial<Record<SkipReason, number>> = {};
     for (const skip of outcome.skipped) skipped[skip.reason] = (skipped[skip.reason] ?? 0) + 1;
-    console.log(JSON.stringify({ level: "info", msg: "notification batch dispatched", tenantId, logicalChangeKey: batch.logicalChangeKey, source: pending.source, candidates: byId.size, wakes: jobs.length, skipped }));
+    logEvent("info", "notification batch dispatched", { tenantId, logicalChangeKey: batch.logicalChangeKey, source: pending.source, candidates: byId.size, wakes: jobs.length, skipped });
     return { status: "dispatched", logicalChangeKey: batch.logicalChangeKey, candidates: byId.size, wakes: jobs.length, skipped };
   }
 

@@ -3,6 +3,7 @@ import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import * as schema from "../../db/tenant-schema";
 import type { Migrations } from "../sqlite";
 import type { TenantDb } from "./types";
+import { logEvent } from "../../log";
 
 /** The TENANT-namespace object that keeps the operator's audit of tenant erasures (it is never a tenant: tenant ids are `t` + 16 chars). */
 export const OPERATOR_AUDIT_OBJECT = "operator:audit";
@@ -74,7 +75,7 @@ export async function eraseTenant(deps: TenantErasureDeps, actor: string): Promi
   await deps.storage.deleteAll();
   // Empty schema again, so the object answers "no such tenant" (401 / 404) rather than SQL errors.
   await migrate(drizzleOf(deps.db), deps.migrations);
-  console.log(JSON.stringify({ level: "info", msg: "tenant erased", tenantId: deps.tenantId, agents: ids.length }));
+  logEvent("info", "tenant erased", { tenantId: deps.tenantId, agents: ids.length });
   return erasure;
 }
 

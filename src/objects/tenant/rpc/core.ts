@@ -8,6 +8,7 @@ import type { SubscriptionStore } from "../subscription-store";
 import type { TenantDb } from "../types";
 import { buildTenantParts, type TenantParts } from "../parts";
 import { readTenant } from "../tenant-record";
+import { configureLogging } from "../../../log";
 
 /**
  * The base of the TenantDO's class chain: its parts, the audit log and the one alarm every part
@@ -23,6 +24,7 @@ export class TenantCore extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    configureLogging(env.VIGIL_LOG_LEVEL);
     this.parts = buildTenantParts(ctx, env, { audit: (...entry) => this.audit(...entry), armAlarmAt: (atMs) => this.armAlarmAt(atMs) });
     ({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptionStore, dispatcher: this.dispatcher } = this.parts);
   }
