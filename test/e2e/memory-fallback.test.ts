@@ -95,4 +95,32 @@ describe("compaction with a remote model", () => {
     expect(texts).not.toContain("turn 0: the long run on day 0 was 5 km");
     expect(texts).toContain("what did I run first?");
   });
+
+  it("a summary the model writes is committed as the llm summary, and its tokens count toward the agent's day", { timeout: 240_000 }, async () => {
+    const { client, call } = await remoteTenant();
+    const agent = await client.createAgent({ kind: "coach", displayName: "Metered memory", model: "openai-compatible:local/m1" } as never);
+    const turns = 21;
+    const before = provider.requests.length;
+    for (let i = 0; i < turns; i++) {
+      provider.enqueue(reply.text([`noted ${i}`], { prompt_tokens: 10, completion_tokens: 1 }));
+      if (i === turns - 1) provider.enqueue(reply.text(["Runs ", "logged ", "for ", "days ", "0-20."], { prompt_tokens: 700, completion_tokens: 50 }));
+      const { runKey } = await client.sendMessage(agent.id, { text: `turn ${i}: ran ${5 + i} km` });
+      expect((await client.waitForRun(agent.id, runKey, { timeoutMs: 60_000 })).status).toBe("completed");
+    }
+    const deadline = Date.now() + 90_000;
+    let memory: any;
+    for (;;) {
+      memory = (await call("GET", `/v1/agents/${agent.id}/memory`)).body;
+      if (memory.counts.summaries > 0 || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(memory.counts.summaries).toBe(1);
+    expect(provider.requests.length - before).toBe(turns + 1);
+    const summary = (await call("GET", `/v1/agents/${agent.id}/messages?limit=5`)).body.data.find((m: any) => m.kind === "summary");
+    expect(summary.metadata).toMatchObject({ summarizer: "llm", summaryDepth: 0 });
+    expect(summary.text).toBe("Runs logged for days 0-20.");
+    // 21 run steps of 11 tokens each, plus the summary call's 750.
+    const usage = (await call("GET", `/v1/agents/${agent.id}/usage`)).body;
+    expect(usage.usage.tokens).toBe(turns * 11 + 750);
+  });
 });

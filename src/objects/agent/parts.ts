@@ -42,6 +42,7 @@ import type { AgentDb } from "./types";
 import { UsageStore } from "./usage-store";
 import { WakeAdmission } from "./wake-admission";
 import { WakeInbox } from "./wake-inbox";
+import { H } from "../../core/hash";
 
 /** The parts of one agent the RPC surface delegates to; the rest are wired together inside `buildAgentParts`. */
 export interface AgentParts {
@@ -133,7 +134,13 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     retryLater: () => armWatchdog(scheduler),
   });
   const summarizer = new Summarizer(DEFAULT_COMPACTION_RETRY_POLICY, async ({ system, prompt }) => {
-    const output = await completeText({ env, grants: tenant(), agent: profile.get()!, purpose: "compaction", system, messages: [{ role: "user", content: prompt }] });
+    const agent = profile.get()!;
+    // Summary calls are metered like run steps (their usage counts toward the day's budget) under a key of their own.
+    const traceKey = `compaction:${H(system, prompt)}`;
+    // A spent budget or a brake is the seed's "budget gate": the summary takes the extractive path.
+    const halt = await governor.check(agent, traceKey, "step");
+    if (halt) throw Object.assign(new Error(halt.code), { code: halt.code });
+    const output = await completeText({ env, grants: tenant(), agent, purpose: "compaction", system, messages: [{ role: "user", content: prompt }], trace: { runKey: traceKey, sink: runTrace } });
     return output.text;
   });
   const compaction = new Compaction({
