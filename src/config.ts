@@ -18,6 +18,11 @@ export const config = {
     maxCoalescedWakes: 20,
     /** How long after a wake the DO re-checks for interrupted work (survives restarts). */
     watchdogSeconds: 30,
+    /**
+     * Agents woken by each other's activity form a chain (A's run wakes B, B's wakes A, …); a batch this
+     * many agent hops from the original cause wakes nobody (audited), so a mutual subscription cannot loop forever.
+     */
+    maxCascadeDepth: 8,
   },
   sse: { heartbeatMs: 15_000, replayBatch: 500 },
   pagination: { defaultLimit: 50, maxLimit: 200 },

@@ -64,6 +64,13 @@ export default {
         "when": 1795653920289,
         "tag": "0008_webhooks_agent",
         "breakpoints": true
+      },
+      {
+        "idx": 9,
+        "version": "6",
+        "when": 1795658400866,
+        "tag": "0009_cascade_depth",
+        "breakpoints": true
       }
     ]
   },
@@ -76,6 +83,7 @@ export default {
     "m0005": "CREATE TABLE `tenant_events` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`type` text NOT NULL,\n\t`agent_id` text,\n\t`agent_seq` integer,\n\t`run_key` text,\n\t`data` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `tenant_events_agent_seq` ON `tenant_events` (`agent_id`,`agent_seq`);--> statement-breakpoint\nCREATE TABLE `webhook_deliveries` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`endpoint_id` text NOT NULL,\n\t`event_seq` integer NOT NULL,\n\t`event_type` text NOT NULL,\n\t`status` text NOT NULL,\n\t`body` text,\n\t`attempts` integer NOT NULL,\n\t`attempt_log` text NOT NULL,\n\t`error_code` text,\n\t`queued_at` text,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `webhook_deliveries_endpoint` ON `webhook_deliveries` (`endpoint_id`,`created_at`,`id`);--> statement-breakpoint\nCREATE INDEX `webhook_deliveries_unqueued` ON `webhook_deliveries` (`queued_at`);--> statement-breakpoint\nCREATE TABLE `webhook_endpoints` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`url` text NOT NULL,\n\t`event_types` text NOT NULL,\n\t`description` text,\n\t`secret_ciphertext` text NOT NULL,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n",
     "m0006": "CREATE TABLE `brakes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL,\n\t`created_at_ms` integer NOT NULL,\n\t`release_at_ms` integer,\n\t`released_at_ms` integer,\n\t`decision_id` text\n);\n--> statement-breakpoint\nCREATE INDEX `brakes_released` ON `brakes` (`released_at_ms`);--> statement-breakpoint\nCREATE INDEX `brakes_decision` ON `brakes` (`decision_id`);",
     "m0007": "CREATE TABLE `approval_grants` (\n\t`agent_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`created_at` text NOT NULL,\n\tPRIMARY KEY(`agent_id`, `thread_id`, `tool_name`)\n);\n--> statement-breakpoint\nCREATE TABLE `approval_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `trust_records` (\n\t`agent_id` text PRIMARY KEY NOT NULL,\n\t`state` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n",
-    "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;"
+    "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;",
+    "m0009": "ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;"
   }
 };

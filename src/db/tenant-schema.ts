@@ -121,6 +121,8 @@ export const notificationBatches = sqliteTable("notification_batches", {
   matchedCount: integer("matched_count"),
   createdAt: text("created_at").notNull(),
   dispatchedAt: text("dispatched_at"),
+  /** Agent hops from the original cause: 0 for API, event and webhook writes; a run's activity adds one. */
+  cascadeDepth: integer("cascade_depth").notNull().default(0),
 });
 
 export const subscriptions = sqliteTable(

@@ -27,6 +27,30 @@ describe("agent notifications", () => {
     expect((await runsOf(key, speaker.id)).map((run) => run.reason)).toEqual(["userInitiated"]);
   });
 
+  it("two agents following each other stop after config.run.maxCascadeDepth hops, and the stop is audited", async () => {
+    const { key } = await createTenant();
+    const ping = await createAgent(key, { displayName: "Ping" });
+    const pong = await createAgent(key, { displayName: "Pong" });
+    for (const [follower, followed] of [[ping, pong], [pong, ping]] as const) {
+      const sub = await api("POST", `/v1/agents/${follower.id}/subscriptions`, { key, body: { tokens: [{ tokenClass: "entityId", tokenValue: followed.id }] } });
+      expect(sub.status).toBe(201);
+    }
+    await api("POST", `/v1/agents/${ping.id}/messages`, { key, body: { text: "serve" } });
+    // Polls gently: the per-key rate limit (100/min) would refuse a tight loop.
+    let limited: any;
+    for (const deadline = Date.now() + 25_000; !limited && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 400))) {
+      const audit = await api("GET", "/v1/audit?limit=200", { key });
+      limited = (audit.body.data as any[] | undefined)?.find((entry) => entry.action === "notification.cascade_limited");
+    }
+    expect(limited.detail).toMatchObject({ cascadeDepth: 9, limit: 8 });
+    // The user's turn, then one subscription run per hop 1…8; nothing after the limit.
+    const settled = async () => [...(await runsOf(key, ping.id)), ...(await runsOf(key, pong.id))];
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const runs = await settled();
+    expect(runs.filter((run) => run.reason === "userInitiated")).toHaveLength(1);
+    expect(runs.filter((run) => run.reason === "subscription")).toHaveLength(8);
+  });
+
   it("changing an agent emits agentChangedNotification with kind and lifecycle subtypes", async () => {
     const { key } = await createTenant();
     const watched = await createAgent(key, { kind: "planner", displayName: "Planner" });

@@ -17,7 +17,7 @@ import type { AgentProfile } from "./profile";
 import type { ToolCallRequest, ToolRunner } from "./tool-runner";
 import type { HttpToolGate } from "./http-tools";
 import type { InboxItem, WakeInbox } from "./wake-inbox";
-import { appendWakeInput, runMessageIds, wakeContext, withWakePrompt } from "./wake-input";
+import { appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "./wake-input";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./budgets";
 
@@ -39,7 +39,7 @@ export interface RunLoopDeps {
   /** The tenant's HTTP tools; offered to the model when the agent's profile allows them. */
   httpTools(): Promise<HttpToolGate[]>;
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
-  announce(activity: { stateRevision: number; messageIds: string[] }): void;
+  announce(activity: { stateRevision: number; messageIds: string[]; cascadeDepth: number }): void;
   /** Tells the tenant a run reached a terminal status (metrics counters); best effort. */
   recordOutcome?(outcome: { status: RunStatus; reason: string; toolCalls: number; inputTokens: number; outputTokens: number; costMicros?: number }): void;
   /** Called once per terminal run, after its row is final (a child reports its delegated run to its parent). */
@@ -131,7 +131,7 @@ export class RunLoop {
           events.append("state.changed", item.runKey, { state });
           for (const companion of companions) this.end(companion, "completed", null, { coalescedInto: item.runKey, replyMessageId: outcome.messageId });
           this.end(item, "completed", null, this.trace(agent!, companions, step + 1, usage, startedAt, started.attempt, { replyMessageId: outcome.messageId }));
-          this.deps.announce({ stateRevision: state.revision, messageIds: [outcome.messageId] });
+          this.deps.announce({ stateRevision: state.revision, messageIds: [outcome.messageId], cascadeDepth: cascadeDepthOf(item) + 1 });
           return;
         }
       }

@@ -73,3 +73,9 @@ export function withWakePrompt<T extends { role: string }>(messages: T[], item: 
   if (typeof item.input.text === "string" || readObservation(item.input)) return messages;
   return [...messages, { role: "user", content: `[runtime] wake reason: ${item.reason}` }];
 }
+
+/** Agent hops between the wake's original cause and this run (0 unless another agent's activity woke it). */
+export function cascadeDepthOf(item: InboxItem): number {
+  const depth = item.input.cascadeDepth;
+  return typeof depth === "number" && Number.isInteger(depth) && depth >= 0 ? depth : 0;
+}

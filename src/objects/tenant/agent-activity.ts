@@ -15,6 +15,13 @@ export function agentTokens(agent: Pick<Agent, "id" | "kind" | "lifecycle">, sem
   ];
 }
 
+/** What a completed run tells its tenant. */
+export interface AgentRunActivity {
+  stateRevision: number;
+  messageIds: string[];
+  cascadeDepth?: number;
+}
+
 const LIFECYCLE_AUDIT: Record<string, string> = { destroyed: "agent.destroyed", dormant: "agent.paused", active: "agent.resumed" };
 
 export interface AgentActivityDeps {
@@ -51,14 +58,15 @@ export class AgentActivity {
     }
   }
 
-  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: { stateRevision: number; messageIds: string[] }): void {
+  /** `cascadeDepth`: one more agent hop than the wake that caused the run (see config.run.maxCascadeDepth). */
+  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
     const writes = [
       { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },
       ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
     ];
     const keys = [SemanticKeys.agentStateChangedNotification, ...(activity.messageIds.length > 0 ? [SemanticKeys.agentMessageAppendedNotification] : [])];
     this.deps.db.transaction((tx) => {
-      this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, agentTokens(agent, keys), { source: `agent:${agent.id}`, authority: "runtime_instruction" });
+      this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, agentTokens(agent, keys), { source: `agent:${agent.id}`, authority: "runtime_instruction", cascadeDepth: activity.cascadeDepth ?? 1 });
     });
   }
 }

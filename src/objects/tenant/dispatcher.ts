@@ -10,6 +10,7 @@ import type { NotificationLog, PendingBatch } from "./notification-log";
 import type { IndexedCandidate, SubscriptionStore } from "./subscription-store";
 import type { TenantDb } from "./types";
 import { logEvent } from "../../log";
+import { config } from "../../config";
 
 export interface DispatcherDeps {
   db: TenantDb;
@@ -34,7 +35,8 @@ const SQL_IN_SLICE = 90;
 
 export type BatchDispatch =
   | { status: "dispatched"; logicalChangeKey: string; candidates: number; wakes: number; skipped: Partial<Record<SkipReason, number>> }
-  | { status: "failed_closed"; logicalChangeKey: string; code: "missing_change_provenance" | "invalid_change_provenance" };
+  | { status: "failed_closed"; logicalChangeKey: string; code: "missing_change_provenance" | "invalid_change_provenance" }
+  | { status: "cascade_limited"; logicalChangeKey: string; cascadeDepth: number };
 
 /**
  * Subscription dispatch for one tenant (SPEC §4, seed 000 `onNotifications`): for each pending
@@ -107,6 +109,14 @@ export class Dispatcher {
       this.deps.audit("system", "notification.failed_closed", batch.logicalChangeKey || null, { code: provenance.code, message: provenance.message, source: pending.source });
       this.deps.notifications.markDispatched(batch.logicalChangeKey, 0);
       return { status: "failed_closed", logicalChangeKey: batch.logicalChangeKey, code: provenance.code };
+    }
+
+    const cascadeDepth = pending.cascadeDepth ?? 0;
+    if (cascadeDepth > config.run.maxCascadeDepth) {
+      // Agents waking each other in a ring would otherwise run forever; the chain stops here, on the record.
+      this.deps.audit("system", "notification.cascade_limited", batch.logicalChangeKey, { source: pending.source, cascadeDepth, limit: config.run.maxCascadeDepth });
+      this.deps.notifications.markDispatched(batch.logicalChangeKey, 0);
+      return { status: "cascade_limited", logicalChangeKey: batch.logicalChangeKey, cascadeDepth };
     }
 
     const candidates = this.candidates(batch);
@@ -182,7 +192,7 @@ export class Dispatcher {
       authority: admittedAuthority(pending),
       logicalChangeKey: wake.logicalChangeKey,
       // Persisted with the wake in the agent's inbox: replay reuses the original provenance.
-      input: { subscriptionId: wake.subscriptionId, changeUnitKeys: wake.changeUnitKeys, observation },
+      input: { subscriptionId: wake.subscriptionId, changeUnitKeys: wake.changeUnitKeys, observation, cascadeDepth: pending.cascadeDepth ?? 0 },
     });
   }
 }

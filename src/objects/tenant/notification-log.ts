@@ -12,6 +12,8 @@ export interface BatchMeta {
   authority: Authority;
   /** External evidence carried to the woken agent (events, webhooks); never for local writes. */
   payload?: unknown;
+  /** Agent hops from the original cause (config.run.maxCascadeDepth); absent = 0. */
+  cascadeDepth?: number;
 }
 
 export type RecordedBatch = { batch: NotificationBatch; inserted: boolean };
@@ -59,6 +61,7 @@ export class NotificationLog {
         origin: row.origin,
         source: row.source,
         authority: row.authority as Authority,
+        cascadeDepth: row.cascadeDepth,
         payload: row.payload ?? undefined,
       }));
   }
@@ -93,6 +96,7 @@ export class NotificationLog {
         source: meta.source,
         authority: meta.authority,
         payload: meta.payload ?? null,
+        cascadeDepth: meta.cascadeDepth ?? 0,
         createdAt,
       })
       .run();

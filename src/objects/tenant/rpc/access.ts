@@ -8,6 +8,7 @@ import type { AuthOutcome } from "../client-auth";
 import type { IdempotencyBegin } from "../idempotency";
 import { createTenant } from "../tenant-record";
 import { TenantCore } from "./core";
+import type { AgentRunActivity } from "../agent-activity";
 
 /** Who may call (the tenant record, API keys, request budgets), the agent directory and idempotency records. */
 export class TenantAccessRpc extends TenantCore {
@@ -53,7 +54,7 @@ export class TenantAccessRpc extends TenantCore {
   }
 
   /** After a run: agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
-  async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: { stateRevision: number; messageIds: string[] }): Promise<void> {
+  async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
     this.parts.agentActivity.recordRun(agent, activity);
     await this.dispatchPending();
   }

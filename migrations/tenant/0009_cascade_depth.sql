@@ -1,0 +1,1 @@
+ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;
