@@ -4,6 +4,8 @@ import type { Env } from "../env";
 export { agentStub, tenantStub } from "../objects/stubs";
 import { agentStub, tenantStub } from "../objects/stubs";
 import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/keys";
+import { config } from "../config";
+import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
 import { verifyWidgetToken } from "./jwt";
@@ -76,6 +78,24 @@ export function isOperator(env: Env, header: string | undefined): boolean {
   let diff = 0;
   for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ expected.charCodeAt(i);
   return diff === 0;
+}
+
+/**
+ * The sessionId a message or history request uses. API keys name any session (default: "default").
+ * A widget token is confined to its own namespace (src/core/widget-session.ts): omitted or "default"
+ * is the visitor's base session; any session outside the namespace looks absent (404).
+ */
+export function sessionFor(principal: Principal, requested: string | undefined): string {
+  if (principal.kind !== "jwt") return requested ?? config.defaultSessionId;
+  const base = widgetSessionBase(principal.subject);
+  if (requested === undefined || requested === config.defaultSessionId) return base;
+  if (!inWidgetSession(base, requested)) throw new ApiError("not_found", "session not found");
+  return requested;
+}
+
+/** A widget token's session namespace (what it may see of the agent's runs, events and decisions); undefined for API keys. */
+export function widgetNamespace(principal: Principal): string | undefined {
+  return principal.kind === "jwt" ? widgetSessionBase(principal.subject) : undefined;
 }
 
 /** The checks every per-agent route starts with (scope, then widget-token agent access), and the agent's stub. */

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { requireScope, tenantStub } from "../http/auth";
+import { requireScope, tenantStub, widgetNamespace } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { IsoTimestamp, PaginationQuery, ResourceId, page } from "../schema/common";
@@ -56,7 +56,7 @@ decisionRoutes.openapi(
   createRoute({
     method: "get",
     path: "/v1/decisions",
-    summary: "Decisions waiting on (or answered by) a person, newest first; widget tokens see their agents' only",
+    summary: "Decisions waiting on (or answered by) a person, newest first; widget tokens see only their own conversations' decisions",
     request: { query: ListDecisionsQuery },
     responses: { 200: json(page(Decision), "A page of decisions"), 400: problems[400] },
     security,
@@ -65,7 +65,7 @@ decisionRoutes.openapi(
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
     const query = c.req.valid("query");
-    const result = await tenantStub(c.env, principal.tenantId).listDecisions({ ...query, agentIds: principal.kind === "jwt" ? principal.agents : undefined });
+    const result = await tenantStub(c.env, principal.tenantId).listDecisions({ ...query, agentIds: principal.kind === "jwt" ? principal.agents : undefined, widgetNamespace: widgetNamespace(principal) });
     if (!result.ok) fail(result);
     return c.json({ data: result.data as z.infer<typeof Decision>[], nextCursor: result.nextCursor }, 200);
   },
@@ -88,7 +88,7 @@ decisionRoutes.openapi(
     const body = c.req.valid("json");
     // A standing approval outlives the conversation that granted it: only an API key may grant one.
     if (body.alwaysApprove && principal.kind === "jwt") throw new ApiError("forbidden", "alwaysApprove needs an API key; widget tokens approve one call at a time");
-    const result = await tenantStub(c.env, principal.tenantId).resolveDecision(actorOf(principal), id, body, principal.kind === "jwt" ? principal.agents : undefined);
+    const result = await tenantStub(c.env, principal.tenantId).resolveDecision(actorOf(principal), id, body, principal.kind === "jwt" ? principal.agents : undefined, widgetNamespace(principal));
     if (!result.ok) {
       if (result.code === "validation_failed") throw new ApiError("validation_failed", result.message, { fields: [{ path: result.field, message: result.message }] });
       fail(result);

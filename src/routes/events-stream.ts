@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { requireScope, tenantStub } from "../http/auth";
+import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { parseEventCursor } from "../core/sse";
 import { problems, security } from "./openapi-helpers";
@@ -17,7 +17,7 @@ eventStreamRoutes.openapi(
     description:
       "Frames `id: <tenant seq>`, `event: <type>`, `data: <TenantEvent json>` (`agentId`, `agentSeq`, `runKey`, `data`), heartbeat every 15 s. " +
       "Agents forward run.*, message.appended, tool.*, decision.*, lifecycle.changed, state.changed and report.published; `text.delta` stays on the agent stream. " +
-      "A widget token sees only its agents' events. `agentId` narrows the stream to one agent.",
+      "API keys only (a widget token gets 403: it follows its own conversation on /v1/agents/{id}/events). `agentId` narrows the stream to one agent.",
     request: {
       query: z.object({ after: z.string().optional(), agentId: z.string().max(64).optional(), access_token: z.string().optional() }),
       headers: z.object({ "last-event-id": z.string().optional() }),
@@ -26,18 +26,20 @@ eventStreamRoutes.openapi(
       200: { content: { "text/event-stream": { schema: z.string() } }, description: "The tenant's event stream" },
       400: problems[400],
       401: problems[401],
+      403: problems[403],
     },
     security,
   }),
   async (c) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
+    // Every visitor's conversation crosses this stream: widget tokens are refused (docs/decisions.md "Widget session isolation").
+    requireApiKey(principal);
     const query = c.req.valid("query");
     const raw = c.req.header("last-event-id") ?? query.after;
     const after = raw === undefined ? 0 : parseEventCursor(raw);
     if (after === undefined) throw new ApiError("validation_failed", "Last-Event-ID / after must be a non-negative integer", { fields: [{ path: "after", message: "must be a non-negative integer" }] });
-    let agentIds: string[] | null = principal.kind === "jwt" ? [...principal.agents] : null;
-    if (query.agentId !== undefined) agentIds = agentIds === null || agentIds.includes(query.agentId) ? [query.agentId] : [];
+    const agentIds: string[] | null = query.agentId !== undefined ? [query.agentId] : null;
     const result = await tenantStub(c.env, principal.tenantId).openTenantEvents(after, agentIds);
     if (!result.ok) fail(result);
     return sseResponse(result.stream) as never;

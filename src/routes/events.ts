@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentFor } from "../http/auth";
+import { agentFor, widgetNamespace } from "../http/auth";
 import { createRouter } from "../http/app";
 import { parseEventCursor } from "../core/sse";
 import { AgentIdParam } from "../schema/common";
@@ -13,7 +13,7 @@ eventRoutes.openapi(
   createRoute({
     method: "get",
     path: "/v1/agents/{id}/events",
-    summary: "The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live",
+    summary: "The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live; a widget token sees only its own sessions' runs",
     request: {
       params: AgentIdParam,
       query: z.object({ after: z.string().optional(), access_token: z.string().optional() }),
@@ -31,7 +31,9 @@ eventRoutes.openapi(
     const raw = c.req.header("last-event-id") ?? c.req.valid("query").after;
     const after = raw === undefined ? 0 : parseEventCursor(raw);
     if (after === undefined) throw new ApiError("validation_failed", "Last-Event-ID / after must be a non-negative integer", { fields: [{ path: "after", message: "must be a non-negative integer" }] });
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").openEvents(after);
+    const principal = c.get("principal");
+    // A widget token follows only its own conversations' runs (docs/decisions.md "Widget session isolation").
+    const result = await agentFor(principal, c.env, id, "agents:read").openEvents(after, widgetNamespace(principal));
     if (!result.ok) fail(result);
     return sseResponse(result.stream) as never;
   },

@@ -94,14 +94,18 @@ memoryRoutes.openapi(
     path: "/v1/agents/{id}/memory/search",
     summary: "Full-text recall over the agent's messages and summaries, best (bm25) first",
     request: { params: AgentIdParam, query: SearchQuery },
-    responses: { 200: json(z.object({ data: z.array(RecallHit), nextCursor: z.null() }), "Ranked hits"), 400: problems[400], 404: problems[404] },
+    responses: { 200: json(z.object({ data: z.array(RecallHit), nextCursor: z.null() }), "Ranked hits"), 400: problems[400], 403: problems[403], 404: problems[404] },
     security,
   }),
   async (c) => {
     const { id } = c.req.valid("param");
     const { q, limit } = c.req.valid("query");
     if (!q || !q.trim()) throw new ApiError("validation_failed", "q is required", { fields: [{ path: "q", message: "must not be empty" }] });
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").searchMemory(q, limit);
+    const principal = c.get("principal");
+    const agent = agentFor(principal, c.env, id, "agents:read");
+    // Recall spans every session's messages: API keys only (docs/decisions.md "Widget session isolation").
+    requireApiKey(principal);
+    const result = await agent.searchMemory(q, limit);
     if (!result.ok) {
       if (result.code === "validation_failed") throw new ApiError("validation_failed", result.message, { fields: [{ path: "q", message: result.message }] });
       fail(result);

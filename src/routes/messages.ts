@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { config } from "../config";
+import { threadIds } from "../core/run-keys";
+import type { Principal } from "../http/context";
 import { ApiError, fail } from "../http/api-error";
-import { agentFor } from "../http/auth";
+import { agentFor, sessionFor } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
@@ -36,9 +37,13 @@ messageRoutes.openapi(
     const stream = (c.req.header("accept") ?? "").includes("text/event-stream");
     // The turn id is the Idempotency-Key when given, so a retried POST maps to the same runKey.
     const turnId = c.req.header("idempotency-key") ?? randomId("turn_");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:write").submitTurn({
+    const principal = c.get("principal");
+    const agent = agentFor(principal, c.env, id, "agents:write");
+    // A widget token speaks only in its own sessions (docs/decisions.md "Widget session isolation").
+    const sessionId = sessionFor(principal, body.sessionId);
+    const result = await agent.submitTurn({
       text: body.text,
-      sessionId: body.sessionId ?? config.defaultSessionId,
+      sessionId,
       turnId,
       authority: "operator_instruction",
       stream,
@@ -73,9 +78,22 @@ messageRoutes.openapi(
   async (c) => {
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const threadId = query.threadId ?? (query.sessionId ? `${id}:session:${query.sessionId}` : undefined);
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listMessages({ limit: query.limit, cursor: query.cursor, threadId });
+    const principal = c.get("principal");
+    const agent = agentFor(principal, c.env, id, "agents:read");
+    const threadId = principal.kind === "jwt" ? widgetThread(principal, id, query) : query.threadId ?? (query.sessionId ? threadIds.interactive(id, query.sessionId) : undefined);
+    const result = await agent.listMessages({ limit: query.limit, cursor: query.cursor, threadId });
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200, { "x-vigil-event-seq": String(result.eventSeq) });
   },
 );
+
+/** A widget token reads one of its own threads only: never the agent's other conversations (404 looks like absence). */
+function widgetThread(principal: Principal, agentId: string, query: { threadId?: string | undefined; sessionId?: string | undefined }): string {
+  const own = threadIds.interactive(agentId, sessionFor(principal, query.sessionId));
+  if (query.threadId !== undefined && query.threadId !== own) {
+    const prefix = `${agentId}:session:`;
+    if (!query.threadId.startsWith(prefix)) throw new ApiError("not_found", "thread not found");
+    return threadIds.interactive(agentId, sessionFor(principal, query.threadId.slice(prefix.length)));
+  }
+  return own;
+}

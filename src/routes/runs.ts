@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentFor, agentStub, requireScope } from "../http/auth";
+import { agentFor, agentStub, requireApiKey, requireScope } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
@@ -19,12 +19,16 @@ runRoutes.openapi(
     path: "/v1/agents/{id}/runs",
     summary: "The wake-run log, newest first",
     request: { params: AgentIdParam, query: PaginationQuery },
-    responses: { 200: json(page(Run), "A page of runs"), 400: problems[400], 404: problems[404] },
+    responses: { 200: json(page(Run), "A page of runs"), 400: problems[400], 403: problems[403], 404: problems[404] },
     security,
   }),
   async (c) => {
     const { id } = c.req.valid("param");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listRuns(c.req.valid("query"));
+    const principal = c.get("principal");
+    const agent = agentFor(principal, c.env, id, "agents:read");
+    // Runs carry every session's inputs and traces: API keys only (docs/decisions.md "Widget session isolation").
+    requireApiKey(principal);
+    const result = await agent.listRuns(c.req.valid("query"));
     if (!result.ok) fail(result);
     return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
   },
@@ -36,12 +40,16 @@ runRoutes.openapi(
     path: "/v1/agents/{id}/runs/{runKey}",
     summary: "One run with its trace",
     request: { params: AgentIdParam.extend({ runKey: z.string().regex(/^[0-9a-f]{64}$/, "must be a 64-character hex runKey") }) },
-    responses: { 200: json(Run, "The run"), 400: problems[400], 404: problems[404] },
+    responses: { 200: json(Run, "The run"), 400: problems[400], 403: problems[403], 404: problems[404] },
     security,
   }),
   async (c) => {
     const { id, runKey } = c.req.valid("param");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getRun(runKey);
+    const principal = c.get("principal");
+    const agent = agentFor(principal, c.env, id, "agents:read");
+    // Runs carry every session's inputs and traces: API keys only (docs/decisions.md "Widget session isolation").
+    requireApiKey(principal);
+    const result = await agent.getRun(runKey);
     if (!result.ok) fail(result);
     return c.json(result.run, 200);
   },

@@ -159,6 +159,19 @@ export function toChatEvent(id: string | undefined, event: string, data: string)
   };
 }
 
+/** The `sub` claim of a widget JWT (read, not verified: the server verifies), or null when it cannot be read. */
+export function subjectOfToken(token: string): string | null {
+  const payload = token.split(".")[1];
+  if (!payload) return null;
+  try {
+    const binary = atob(payload.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(payload.length / 4) * 4, "="));
+    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)))) as { sub?: unknown };
+    return typeof claims.sub === "string" ? claims.sub : null;
+  } catch {
+    return null;
+  }
+}
+
 function seg(value: string): string {
   return encodeURIComponent(value);
 }

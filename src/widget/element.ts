@@ -1,5 +1,6 @@
 /**
  * `<vigil-chat agent="ag_…" token="<widget JWT>" endpoint="https://…" session="default" heading="…">`
+ * (`session` names one of the token's own conversations: the sessionId sent is derived from the token's `sub`.)
  *
  * History, streamed replies, tool activity and decision buttons over a widget JWT. Text is only
  * ever set with textContent (agent output is untrusted). Host pages theme it with the `--vigil-*`
@@ -7,7 +8,8 @@
  * (detail: {code, message}) so a host can renew an expired token by setting `token` again.
  */
 import { VigilApiError } from "../client/client";
-import { ChatConnection, type LinkState } from "./connection";
+import { widgetSessionId } from "../core/widget-session";
+import { ChatConnection, subjectOfToken, type LinkState } from "./connection";
 import type { DecisionAction, DecisionView } from "./decision-view";
 import { WIDGET_CSS } from "./styles";
 import { Transcript, type Entry } from "./transcript";
@@ -113,7 +115,11 @@ export class VigilChatElement extends HTMLElement {
     const token = this.getAttribute("token");
     if (!agent || !token) return this.setLink("failed", "set the agent and token attributes");
     const endpoint = (this.getAttribute("endpoint") || location.origin).replace(/\/+$/, "");
-    const session = this.getAttribute("session") || "default";
+    // The server confines a widget token to sessions derived from its `sub` (docs/decisions.md "Widget session
+    // isolation"); the widget computes the same id so its transcript keeps to that thread.
+    const subject = subjectOfToken(token);
+    const requested = this.getAttribute("session") || "default";
+    const session = subject === null ? requested : widgetSessionId(subject, requested);
     const transcript = new Transcript(`${agent}:session:${session}`);
     this.transcript = transcript;
     this.rendered.clear();

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VigilClient } from "../../src/client";
+import { widgetSessionId } from "../../src/core/widget-session";
 import { DevServer, raw, REPO_ROOT } from "./harness";
 
 /**
@@ -97,7 +98,8 @@ async function bubbles(page: Page): Promise<string[]> {
 
 /** The conversation as the API stores it, oldest first, in the same shape. */
 async function storedConversation(agentId: string): Promise<string[]> {
-  const page = await api.listMessages(agentId, { sessionId: "default", limit: 200 });
+  // The widget's "default" session is the visitor's own (docs/decisions.md "Widget session isolation").
+  const page = await api.listMessages(agentId, { sessionId: widgetSessionId("visitor-1"), limit: 200 });
   return page.data
     .filter((message) => ["user", "assistant", "observation"].includes(message.kind) && message.text)
     .reverse()
@@ -195,9 +197,9 @@ describe("chat widget (<vigil-chat>, /widget.js, /demo) in Chromium", () => {
     await context.setOffline(true);
     await server.restart();
     await page.locator("vigil-chat .status", { hasText: "Reconnecting" }).waitFor({ timeout: UI_TIMEOUT });
-    // While the page is cut off, the conversation goes on (another client of the same agent).
+    // While the page is cut off, the conversation goes on (another client, in the visitor's own session).
     for (const text of ["while you were away", "and once more"]) {
-      const { runKey } = await api.sendMessage(echoAgent, { text });
+      const { runKey } = await api.sendMessage(echoAgent, { text, sessionId: widgetSessionId("visitor-1") });
       expect((await api.waitForRun(echoAgent, runKey)).status).toBe("completed");
     }
     await context.setOffline(false);

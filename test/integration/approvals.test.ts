@@ -1,4 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
+import { widgetSessionId } from "../../src/core/widget-session";
 import { describe, expect, it } from "vitest";
 import { toModelMessages, toolSetFor } from "../../src/objects/agent/model-steps";
 import { allowedTools, resolveAgentProfile } from "../../src/tools/capabilities";
@@ -134,7 +135,8 @@ describe("tool approvals: a mutating call waits for a person", () => {
 
   it("a widget token approves one call but cannot grant alwaysApprove (403, decision stays pending)", async () => {
     const { key, agent, categoryId } = await setup();
-    const runKey = await send(key, agent.id, createTask(categoryId, "Widget"));
+    // In the visitor's own widget session: a widget token answers only its own conversation's decisions.
+    const runKey = await send(key, agent.id, createTask(categoryId, "Widget"), widgetSessionId("visitor"));
     const decision = await pendingApproval(key, agent.id, runKey);
     const minted = await api("POST", "/v1/tokens", { key, body: { sub: "visitor", agents: [agent.id], ttlSeconds: 600 } });
     const standing = await resolve(minted.body.token, decision.id, { resolutionType: "approve", alwaysApprove: true });

@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { widgetSessionId } from "../../src/core/widget-session";
 import * as schema from "../../src/db/tenant-schema";
 import type { TenantDb } from "../../src/objects/tenant/types";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
@@ -18,8 +19,8 @@ async function setup() {
 }
 
 /** The agent asks; returns its pending decision. */
-async function ask(key: string, agentId: string, text = ASK): Promise<any> {
-  const sent = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text } });
+async function ask(key: string, agentId: string, text = ASK, sessionId?: string): Promise<any> {
+  const sent = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text, ...(sessionId ? { sessionId } : {}) } });
   expect(sent.status).toBe(202);
   const run = await waitForRun(key, agentId, sent.body.runKey);
   expect(run.status).toBe("completed");
@@ -111,7 +112,8 @@ describe("decisions: ask_user answered over the API", () => {
 
   it("hides decisions from other tenants and from widget tokens of other agents", async () => {
     const { key, agent } = await setup();
-    const decision = await ask(key, agent.id);
+    // Asked in user-1's widget session: widget tokens see only their own conversations' decisions.
+    const decision = await ask(key, agent.id, ASK, widgetSessionId("user-1"));
     const other = await createTenant("other");
     expect((await api("GET", "/v1/decisions", { key: other.key })).body.data).toEqual([]);
     expect((await api("POST", `/v1/decisions/${decision.id}/resolve`, { key: other.key, body: { resolutionType: "reject" } })).status).toBe(404);

@@ -46,9 +46,12 @@ describe("runs", () => {
     const agent = await createAgent(key);
     expect(await agentDo(tenantId, agent.id).armFault("run.afterReply")).toBe(true);
     const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "survive" } });
+    // The crash point follows the reply's append: once the reply is visible the first attempt has crashed
+    // (a watchdog call while that attempt is still draining would join it rather than resume it).
     const crashed = await eventually(async () => {
       const run = (await api("GET", `/v1/agents/${agent.id}/runs/${sent.body.runKey}`, { key })).body;
-      return run.status === "running" ? run : undefined;
+      const replied = ((await api("GET", `/v1/agents/${agent.id}/messages`, { key })).body.data ?? []).some((m: any) => m.kind === "assistant");
+      return run.status === "running" && replied ? run : undefined;
     });
     expect(crashed.attempt).toBe(1);
     await agentDo(tenantId, agent.id).watchdog();

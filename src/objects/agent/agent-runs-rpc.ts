@@ -1,3 +1,4 @@
+import { inWidgetThread } from "../../core/widget-session";
 import { failure, type Result } from "../../http/error-codes";
 import type { AgentUsage } from "../../schema/brakes";
 import type { Page } from "../../schema/common";
@@ -43,9 +44,28 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
     return this.parts.events.listAfter(after, limit);
   }
 
-  /** SSE body: replay after `after`, then live. */
-  openEvents(after: number): Result<{ stream: ReadableStream<Uint8Array> }> {
-    return this.missingAgent() ?? { ok: true, stream: this.parts.events.subscribe(after) };
+  /**
+   * SSE body: replay after `after`, then live. `widgetNamespace` (a widget token's session namespace) narrows
+   * it to events of runs on that visitor's threads; agent-wide events without a run are never shown to it.
+   */
+  openEvents(after: number, widgetNamespace?: string): Result<{ stream: ReadableStream<Uint8Array> }> {
+    const missing = this.missingAgent();
+    if (missing) return missing;
+    if (widgetNamespace === undefined) return { ok: true, stream: this.parts.events.subscribe(after) };
+    const agentIds = [this.parts.profile.get()!.id];
+    // A run's thread never changes: remember the verdict per runKey (only once the run exists).
+    const verdicts = new Map<string, boolean>();
+    const visible = ({ runKey }: { runKey: string | null }): boolean => {
+      if (runKey === null) return false;
+      const known = verdicts.get(runKey);
+      if (known !== undefined) return known;
+      const run = this.parts.inbox.getRun(runKey);
+      if (!run) return false;
+      const verdict = inWidgetThread(widgetNamespace, agentIds, run.threadId);
+      verdicts.set(runKey, verdict);
+      return verdict;
+    };
+    return { ok: true, stream: this.parts.events.subscribe(after, { visible }) };
   }
 
   /** Brakes: the brake that would refuse a new API wake of this agent now, or null. */

@@ -21,6 +21,8 @@ export interface StreamFilter {
   runKey?: string;
   /** Close the stream after the first event of one of these types (for the given runKey). */
   closeOn?: ReadonlyArray<string>;
+  /** Only events this accepts reach the stream, replayed and live alike (a widget token's own threads). */
+  visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
 const encoder = new TextEncoder();
@@ -85,7 +87,8 @@ export class EventLog {
       subscribers.delete(subscriber);
       (graceful ? writer.close() : writer.abort()).catch(() => undefined);
     };
-    const matches = (event: { runKey: string | null }) => filter.runKey === undefined || event.runKey === filter.runKey;
+    const matches = (event: { type: string; runKey: string | null }) =>
+      (filter.runKey === undefined || event.runKey === filter.runKey) && (filter.visible === undefined || filter.visible(event));
     const subscriber: Subscriber = {
       push: (frame) => {
         if (!closed) writer.write(encoder.encode(frame)).catch(() => end(false));

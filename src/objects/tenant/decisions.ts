@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import { tickAt } from "../../core/approval-facts";
 import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
@@ -98,9 +98,10 @@ export class Decisions {
   }
 
   /** Newest first (createdAt, id), optionally by status and restricted to some agents (widget tokens). */
-  page(query: { limit: number; status?: string | undefined; agentId?: string | undefined; type?: string | undefined; before?: { c: string; i: string } | undefined; agentIds?: readonly string[] | undefined }): { data: DecisionRecord[]; last: DecisionRecord | null } {
+  page(query: { limit: number; status?: string | undefined; agentId?: string | undefined; type?: string | undefined; before?: { c: string; i: string } | undefined; agentIds?: readonly string[] | undefined; widgetNamespace?: string | undefined }): { data: DecisionRecord[]; last: DecisionRecord | null } {
     const d = schema.decisions;
     const conditions = [];
+    if (query.widgetNamespace !== undefined) conditions.push(inWidgetThreadSql(query.widgetNamespace));
     if (query.status) conditions.push(eq(d.status, query.status));
     if (query.agentId) conditions.push(eq(d.agentId, query.agentId));
     if (query.type) conditions.push(eq(d.type, query.type));
@@ -311,4 +312,15 @@ function questionOf(row: DecisionRecord): { decision: OptionDecision; text: stri
     ...(typeof payload.recommendedOptionId === "string" ? { recommendedOptionId: payload.recommendedOptionId } : {}),
   };
   return { decision, text, allowFreeText: payload.allowFreeText !== false };
+}
+
+/**
+ * SQL twin of core/widget-session `inWidgetThread` for the row's own agent: the decision's `payload.threadId`
+ * is `<agentId>:session:<base>` or starts with `<agentId>:session:<base>_` (substr, not LIKE: `_` is a wildcard there).
+ */
+function inWidgetThreadSql(base: string) {
+  const d = schema.decisions;
+  const thread = sql`json_extract(${d.payload}, '$.threadId')`;
+  const own = sql`${d.agentId} || ':session:' || ${base}`;
+  return sql`(${thread} = ${own} OR substr(${thread}, 1, length(${own}) + 1) = ${own} || '_')`;
 }

@@ -1,3 +1,4 @@
+import { inWidgetThread } from "../../../core/widget-session";
 import type { Result } from "../../../http/error-codes";
 import type { Page } from "../../../schema/common";
 import { cursorPage, textKeyCursor } from "../../paging";
@@ -14,15 +15,22 @@ export class TenantDecisionsRpc extends TenantGovernanceRpc {
   }
 
   /** `GET /v1/decisions`: tenant-wide, newest first; `agentIds` narrows to a widget token's agents. */
-  listDecisions(query: { limit: number; cursor?: string | undefined; status?: string | undefined; agentId?: string | undefined; type?: string | undefined; agentIds?: string[] | undefined }): Result<Page<DecisionRecord>> {
+  listDecisions(query: { limit: number; cursor?: string | undefined; status?: string | undefined; agentId?: string | undefined; type?: string | undefined; agentIds?: string[] | undefined; widgetNamespace?: string | undefined }): Result<Page<DecisionRecord>> {
     return cursorPage(query.cursor, textKeyCursor, (before) => {
-      const page = this.parts.decisions.page({ limit: query.limit, status: query.status, agentId: query.agentId, type: query.type, before, agentIds: query.agentIds });
+      const page = this.parts.decisions.page({ limit: query.limit, status: query.status, agentId: query.agentId, type: query.type, before, agentIds: query.agentIds, widgetNamespace: query.widgetNamespace });
       return { data: page.data, last: page.last ? { c: page.last.createdAt, i: page.last.id } : null };
     });
   }
 
   /** A person resolves a decision; the asking agent, the waiting saga or the brake hears of it (src/objects/tenant/decision-resolution.ts). */
-  resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[]): Promise<ResolveOutcome | BrakeDecisionOutcome> {
+  resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[], widgetNamespace?: string): Promise<ResolveOutcome | BrakeDecisionOutcome> {
+    // A widget token answers only decisions of its own conversations; any other looks absent.
+    if (widgetNamespace !== undefined) {
+      const row = this.parts.decisions.get(id);
+      if (!row || !inWidgetThread(widgetNamespace, [row.agentId], typeof row.payload.threadId === "string" ? row.payload.threadId : null)) {
+        return Promise.resolve({ ok: false, code: "not_found", message: "decision not found" });
+      }
+    }
     return this.parts.decisionResolution.resolve(actor, id, body, visibleAgents);
   }
 
