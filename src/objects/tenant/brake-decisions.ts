@@ -1,10 +1,10 @@
 import { and, eq } from "drizzle-orm";
-import { resolveDecision, type OptionDecision, type Resolution } from "../../core/decision";
+import { resolveDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
 import * as schema from "../../db/tenant-schema";
 import { nowIso } from "../sqlite";
 import { BRAKE_DECISION_KIND, type BrakeDecisionRequest } from "./brakes";
-import type { DecisionRecord } from "./decisions";
+import { optionDecisionOf, type DecisionRecord } from "./decisions";
 import type { TenantDb } from "./types";
 
 export type BrakeDecisionOutcome =
@@ -48,7 +48,7 @@ export class BrakeDecisions {
       if (row.status !== "pending") return { ok: false, code: "decision_not_pending", message: `decision is ${row.status}` };
       const { answerText, ...body } = resolution;
       if (answerText !== undefined) return { ok: false, code: "validation_failed", field: "answerText", message: "answerText: a brake decision takes no free text" };
-      const checked = resolveDecision(optionDecisionOf(row), body);
+      const checked = resolveDecision(optionDecisionOf(row, "high"), body);
       if (!checked.ok) {
         if (checked.code === "decision_not_pending") return { ok: false, code: "decision_not_pending", message: `decision is ${checked.status}` };
         return { ok: false, code: "validation_failed", field: checked.field, message: `${checked.field}: ${checked.message}` };
@@ -69,27 +69,4 @@ export class BrakeDecisions {
       return { ok: true, decision: updated, brakeId: String(row.payload.brakeId), chosenOptionId };
     });
   }
-}
-
-function optionDecisionOf(row: DecisionRecord): OptionDecision {
-  const options = (Array.isArray(row.payload.options) ? row.payload.options : []) as Array<{ id: string; label: string; description: string }>;
-  const text = String(row.payload.question ?? "");
-  return {
-    id: row.id,
-    agentId: row.agentId,
-    type: "decision/option",
-    status: row.status as OptionDecision["status"],
-    severity: "high",
-    confidence: 1,
-    blastRadius: "unknown",
-    requiresRationale: false,
-    dueByTick: null,
-    extensionsUsed: 0,
-    timedOut: false,
-    resolution: null,
-    resolvedBy: null,
-    title: text,
-    summary: text,
-    options,
-  };
 }

@@ -4,7 +4,7 @@
  * current policyVersion — so a receipt is always for the terms actually in force. When an endpoint's
  * policyVersion changes, its old receipts stop matching and the gate asks again.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { H } from "../../core/hash";
 import * as schema from "../../db/tenant-schema";
 import type { Policy } from "../../schema/policy";
@@ -12,7 +12,7 @@ import type { CreateConsentBody, ProviderConsent } from "../../schema/providers"
 import { nowIso } from "../sqlite";
 import type { FieldFailure } from "./policy-store";
 import type { TenantDb } from "./types";
-import { afterCreated } from "../keyset";
+import { pageByCreated } from "../keyset";
 
 type Row = typeof schema.providerConsents.$inferSelect;
 
@@ -41,17 +41,7 @@ export class ProviderConsents {
   }
 
   page(limit: number, after?: { c: string; i: string }): { data: ProviderConsent[]; last: { c: string; i: string } | null } {
-    const t = schema.providerConsents;
-    const rows = this.db
-      .select()
-      .from(t)
-      .where(afterCreated(t, after))
-      .orderBy(asc(t.createdAt), asc(t.id))
-      .limit(limit + 1)
-      .all();
-    const data = rows.slice(0, limit);
-    const last = rows.length > limit ? data[data.length - 1]! : null;
-    return { data: data.map(toRecord), last: last ? { c: last.createdAt, i: last.id } : null };
+    return pageByCreated(this.db, schema.providerConsents, limit, after, toRecord);
   }
 
   private find(provider: string, model: string, policyVersion: string): Row | undefined {

@@ -286,18 +286,27 @@ function answerOf(row: DecisionRecord, questionText: string, resolution: Record<
 
 /** The stored ask_user row as the core's `decision/option`. */
 function questionOf(row: DecisionRecord): { decision: OptionDecision; text: string; allowFreeText: boolean } {
+  const decision = optionDecisionOf(row, "medium");
+  return { decision, text: decision.title, allowFreeText: row.payload.allowFreeText !== false };
+}
+
+/**
+ * A stored option row (`payload.question`, `payload.options`, optional `payload.recommendedOptionId`) as the
+ * core's `decision/option`, pending and unresolved: the core validates a resolution against it.
+ */
+export function optionDecisionOf(row: DecisionRecord, severity: OptionDecision["severity"]): OptionDecision {
   const payload = row.payload;
   const text = String(payload.question ?? "");
   const options: DecisionOption[] = (Array.isArray(payload.options) ? payload.options : []).map((raw) => {
     const option = raw as { id?: unknown; label?: unknown; description?: unknown };
     return { id: String(option.id), label: String(option.label ?? option.id), description: typeof option.description === "string" ? option.description : "" };
   });
-  const decision: OptionDecision = {
+  return {
     id: row.id,
     agentId: row.agentId,
     type: "decision/option",
     status: row.status as OptionDecision["status"],
-    severity: "medium",
+    severity,
     confidence: 1,
     blastRadius: "unknown",
     requiresRationale: false,
@@ -311,7 +320,6 @@ function questionOf(row: DecisionRecord): { decision: OptionDecision; text: stri
     options,
     ...(typeof payload.recommendedOptionId === "string" ? { recommendedOptionId: payload.recommendedOptionId } : {}),
   };
-  return { decision, text, allowFreeText: payload.allowFreeText !== false };
 }
 
 /**

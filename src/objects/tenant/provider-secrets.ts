@@ -5,7 +5,7 @@
  * nothing here returns, logs or hashes it. Revoking wipes the ciphertext, so a revoked key cannot
  * come back.
  */
-import { asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { config } from "../../config";
 import { H } from "../../core/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../core/secret-box";
@@ -15,7 +15,7 @@ import { randomId } from "../../ids";
 import type { CreateProviderSecretBody, ProviderSecret } from "../../schema/providers";
 import { nowIso } from "../sqlite";
 import type { TenantDb } from "./types";
-import { afterCreated } from "../keyset";
+import { pageByCreated } from "../keyset";
 
 type Row = typeof schema.providerSecrets.$inferSelect;
 
@@ -51,17 +51,7 @@ export class ProviderSecrets {
 
   /** Oldest first, revoked ones included (with `revokedAt`). */
   page(limit: number, after?: { c: string; i: string }): { data: ProviderSecret[]; last: { c: string; i: string } | null } {
-    const t = schema.providerSecrets;
-    const rows = this.db
-      .select()
-      .from(t)
-      .where(afterCreated(t, after))
-      .orderBy(asc(t.createdAt), asc(t.id))
-      .limit(limit + 1)
-      .all();
-    const data = rows.slice(0, limit);
-    const last = rows.length > limit ? data[data.length - 1]! : null;
-    return { data: data.map(toRecord), last: last ? { c: last.createdAt, i: last.id } : null };
+    return pageByCreated(this.db, schema.providerSecrets, limit, after, toRecord);
   }
 
   /** Revokes once; a second revoke of the same id answers not_found like an unknown id would. */
