@@ -1,4 +1,4 @@
-import { ResumableSse, type ReconnectPolicy, type SseFrame } from "./sse";
+import { FrameStream, ResumableSse, type SseFrame } from "./sse";
 import { tenantEventStream, webhooksApi, type TenantEventStream, type Transport, type WebhooksApi } from "./tenant-api";
 import { TERMINAL_RUN_STATUSES, type Scope, type Page, type Tenant, type ApiKeyInfo, type Agent, type AgentState, type Message, type Run, type AgentEvent, type CreateTenantInput, type CreateKeyInput, type MintTokenInput, type CreateAgentInput, type PatchAgentInput, type SendMessageInput, type ListOptions, type Problem, type RequestOptions, type StreamOptions, type VigilClientOptions } from "./types";
 
@@ -52,19 +52,9 @@ export class VigilApiError extends Error {
 }
 
 /** A resumable stream of an agent's events; `lastEventId` is where a later stream can continue. */
-export class EventStream implements AsyncIterable<AgentEvent> {
-  constructor(private readonly sse: ResumableSse) {}
-
-  get lastEventId(): string | undefined {
-    return this.sse.lastEventId;
-  }
-
-  close(): void {
-    this.sse.close();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
-    for await (const frame of this.sse) yield toAgentEvent(frame);
+export class EventStream extends FrameStream<AgentEvent> {
+  constructor(sse: ResumableSse) {
+    super(sse, toAgentEvent);
   }
 }
 

@@ -238,3 +238,23 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
   });
 }
+
+/** A resumable SSE stream whose frames are decoded into records; `lastEventId` is where a later stream can continue. */
+export class FrameStream<T> implements AsyncIterable<T> {
+  constructor(
+    private readonly sse: ResumableSse,
+    private readonly decode: (frame: SseFrame) => T,
+  ) {}
+
+  get lastEventId(): string | undefined {
+    return this.sse.lastEventId;
+  }
+
+  close(): void {
+    this.sse.close();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for await (const frame of this.sse) yield this.decode(frame);
+  }
+}

@@ -1,4 +1,4 @@
-import { ResumableSse, type SseFrame } from "./sse";
+import { FrameStream, ResumableSse, type SseFrame } from "./sse";
 import type { CreateWebhookInput, CreatedWebhookEndpoint, ListOptions, Page, RequestOptions, StreamOptions, TenantEvent, WebhookDelivery, WebhookEndpoint } from "./types";
 
 /** What the tenant-level helpers need from the client: its transport. */
@@ -9,19 +9,9 @@ export interface Transport {
 }
 
 /** The tenant-wide event stream; `lastEventId` is where a later stream can continue. */
-export class TenantEventStream implements AsyncIterable<TenantEvent> {
-  constructor(private readonly sse: ResumableSse) {}
-
-  get lastEventId(): string | undefined {
-    return this.sse.lastEventId;
-  }
-
-  close(): void {
-    this.sse.close();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<TenantEvent> {
-    for await (const frame of this.sse) yield toTenantEvent(frame);
+export class TenantEventStream extends FrameStream<TenantEvent> {
+  constructor(sse: ResumableSse) {
+    super(sse, toTenantEvent);
   }
 }
 

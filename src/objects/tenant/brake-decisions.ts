@@ -1,10 +1,10 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { resolveDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
 import * as schema from "../../db/tenant-schema";
 import { nowIso } from "../sqlite";
 import { BRAKE_DECISION_KIND, type BrakeDecisionRequest } from "./brakes";
-import { optionDecisionOf, type DecisionRecord } from "./decisions";
+import { markResolved, optionDecisionOf, type DecisionRecord } from "./decisions";
 import type { TenantDb } from "./types";
 
 export type BrakeDecisionOutcome =
@@ -55,12 +55,7 @@ export class BrakeDecisions {
       }
       const resolvedAt = nowIso();
       const stored = { ...body, resolvedBy: "human", actor };
-      const updated = tx
-        .update(schema.decisions)
-        .set({ status: "resolved", resolution: stored, resolvedAt })
-        .where(and(eq(schema.decisions.id, id), eq(schema.decisions.status, "pending")))
-        .returning()
-        .get();
+      const updated = markResolved(tx, id, stored, resolvedAt);
       if (!updated) return { ok: false, code: "decision_not_pending", message: "decision is no longer pending" };
       const chosenOptionId = body.resolutionType === "choose_option" ? (body.chosenOptionId ?? null) : null;
       tx.insert(schema.audit)

@@ -166,12 +166,7 @@ export class Decisions {
       const chosen = question.decision.options.find((option) => option.id === resolution.chosenOptionId) ?? null;
       const stored: Record<string, unknown> = { ...resolution, ...(answerText !== undefined ? { answerText } : {}), resolvedBy: "human", actor, trustOutcome: checked.trustOutcome };
       const resolvedAt = nowIso();
-      const updated = tx
-        .update(schema.decisions)
-        .set({ status: "resolved", resolution: stored, resolvedAt })
-        .where(and(eq(schema.decisions.id, id), eq(schema.decisions.status, "pending")))
-        .returning()
-        .get();
+      const updated = markResolved(tx, id, stored, resolvedAt);
       if (!updated) return { ok: false, code: "decision_not_pending", message: "decision is no longer pending" };
       tx.insert(schema.audit)
         .values({ at: resolvedAt, actor, action: "decision.resolved", target: id, detail: { agentId: row.agentId, resolutionType: resolution.resolutionType, chosenOptionId: chosen?.id ?? null, freeText: answerText !== undefined } })
@@ -331,4 +326,14 @@ function inWidgetThreadSql(base: string) {
   const thread = sql`json_extract(${d.payload}, '$.threadId')`;
   const own = sql`${d.agentId} || ':session:' || ${base}`;
   return sql`(${thread} = ${own} OR substr(${thread}, 1, length(${own}) + 1) = ${own} || '_')`;
+}
+
+/** Resolves a decision only if it is still pending (compare-and-set); null when another answer won. */
+export function markResolved(tx: TenantDb, id: string, resolution: Record<string, unknown>, resolvedAt: string) {
+  return tx
+    .update(schema.decisions)
+    .set({ status: "resolved", resolution, resolvedAt })
+    .where(and(eq(schema.decisions.id, id), eq(schema.decisions.status, "pending")))
+    .returning()
+    .get();
 }
