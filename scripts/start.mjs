@@ -54,7 +54,7 @@ async function main() {
 
 function checkNode() {
   const [major, minor] = process.versions.node.split(".").map(Number);
-  if (major < 20 || (major === 20 && minor < 3)) throw new Error(`Node ${process.versions.node} is too old: Vigil needs Node >= 20.3`);
+  if (major < 22 || (major === 22 && minor < 12)) throw new Error(`Node ${process.versions.node} is too old: Vigil needs Node >= 22.12 — run it as \`npm start\`, which brings a project-local Node when the system one is older`);
 }
 
 /** A fresh clone has no node_modules (and a pulled lockfile may want others): install exactly what the lockfile says. */

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { streamText, type ModelMessage, type ToolSet } from "ai";
 
 /** A tool call as the model made it; the run loop validates, gates and executes it. */
@@ -15,7 +15,7 @@ export interface StepOutput {
 }
 
 export interface ModelCall {
-  model: LanguageModelV3;
+  model: LanguageModelV4;
   system: string | null;
   messages: ModelMessage[];
   tools: ToolSet;

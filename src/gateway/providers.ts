@@ -7,7 +7,7 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { allowlist, guardPayload, project, type InferenceOperation } from "../core/need-to-know";
 import { DEFAULT_BASE_URLS } from "../core/policy-rules";
 import type { InferenceGrant, ProviderKind } from "../schema/policy";
@@ -23,7 +23,7 @@ export interface RemoteModelOptions {
 }
 
 export interface RemoteModel {
-  model: LanguageModelV3;
+  model: LanguageModelV4;
   operation: InferenceOperation;
   host: string;
 }

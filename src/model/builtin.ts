@@ -1,10 +1,10 @@
 import type {
-  LanguageModelV3,
-  LanguageModelV3CallOptions,
-  LanguageModelV3Content,
-  LanguageModelV3Prompt,
-  LanguageModelV3StreamPart,
-  LanguageModelV3Usage,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
 } from "@ai-sdk/provider";
 import { chunkWords, estimateTokens, parseToolLines, renderArgs, selectPlaybookReply, selectPlaybookRule, type PlaybookToolCall } from "../core/playbook";
 import type { Playbook } from "../schema/agents";
@@ -31,8 +31,8 @@ interface Turn {
  * same usage accounting. `playbook` calls tools on its first step (rule tools and operator
  * `/tool` lines) and replies once the results are back.
  */
-export function createBuiltinModel(modelName: "echo" | "playbook", context: BuiltinContext): LanguageModelV3 {
-  const decide = (options: LanguageModelV3CallOptions): Turn => {
+export function createBuiltinModel(modelName: "echo" | "playbook", context: BuiltinContext): LanguageModelV4 {
+  const decide = (options: LanguageModelV4CallOptions): Turn => {
     const text = lastUserText(options.prompt);
     if (modelName === "echo") return { text: `echo: ${text}`, toolCalls: [] };
     const offered = new Set((options.tools ?? []).map((tool) => tool.name));
@@ -52,22 +52,22 @@ export function createBuiltinModel(modelName: "echo" | "playbook", context: Buil
   };
 
   return {
-    specificationVersion: "v3",
+    specificationVersion: "v4",
     provider: "builtin",
     modelId: modelName,
     supportedUrls: {},
-    async doGenerate(options: LanguageModelV3CallOptions) {
+    async doGenerate(options: LanguageModelV4CallOptions) {
       const turn = decide(options);
-      const content: LanguageModelV3Content[] = [];
+      const content: LanguageModelV4Content[] = [];
       if (turn.text) content.push({ type: "text", text: turn.text });
       turn.toolCalls.forEach((call, index) => content.push({ type: "tool-call", toolCallId: `call_${index}`, toolName: call.name, input: JSON.stringify(call.args) }));
       return { content, finishReason: finish(turn), usage: usageFor(options.prompt, turn), warnings: [] };
     },
-    async doStream(options: LanguageModelV3CallOptions) {
+    async doStream(options: LanguageModelV4CallOptions) {
       const turn = decide(options);
       const delay = context.chunkDelayMs;
       const signal = options.abortSignal;
-      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+      const stream = new ReadableStream<LanguageModelV4StreamPart>({
         async start(controller) {
           controller.enqueue({ type: "stream-start", warnings: [] });
           if (turn.text) {
@@ -93,7 +93,7 @@ export function createBuiltinModel(modelName: "echo" | "playbook", context: Buil
 
 const finish = (turn: Turn) => (turn.toolCalls.length > 0 ? { unified: "tool-calls" as const, raw: "tool_calls" } : { unified: "stop" as const, raw: "stop" });
 
-function lastUserText(prompt: LanguageModelV3Prompt): string {
+function lastUserText(prompt: LanguageModelV4Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
     const message = prompt[i]!;
     if (message.role !== "user") continue;
@@ -103,13 +103,13 @@ function lastUserText(prompt: LanguageModelV3Prompt): string {
 }
 
 /** The latest step's tool results, for `{{results.0.output…}}` in the reply. */
-function toolResults(prompt: LanguageModelV3Prompt): unknown[] {
+function toolResults(prompt: LanguageModelV4Prompt): unknown[] {
   const last = prompt.at(-1);
   if (!last || last.role !== "tool") return [];
   return last.content.map((part) => (part.type === "tool-result" && part.output.type === "json" ? part.output.value : null));
 }
 
-function usageFor(prompt: LanguageModelV3Prompt, turn: Turn): LanguageModelV3Usage {
+function usageFor(prompt: LanguageModelV4Prompt, turn: Turn): LanguageModelV4Usage {
   const input = estimateTokens(JSON.stringify(prompt));
   const out = estimateTokens(turn.text + JSON.stringify(turn.toolCalls));
   return {

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import type { Agent } from "../schema/agents";
 import { createBuiltinModel } from "./builtin";
 
@@ -16,7 +16,7 @@ export const EMPTY_WAKE: WakeContext = { reason: "manual", operatorText: null, o
  * The builtin (in-process, offline) model named by `modelId`, or null when the id names a remote
  * provider — those go through the gateway's inference gate (src/gateway/).
  */
-export function builtinModel(modelId: string, agent: Agent, wake: WakeContext): LanguageModelV3 | null {
+export function builtinModel(modelId: string, agent: Agent, wake: WakeContext): LanguageModelV4 | null {
   if (modelId === "builtin:echo" || modelId === "builtin:playbook") {
     const name = modelId === "builtin:echo" ? "echo" : "playbook";
     return createBuiltinModel(name, { ...wake, playbook: agent.config.playbook, chunkDelayMs: agent.config.modelOptions.chunkDelayMs ?? 0 });

@@ -35,7 +35,8 @@ export abstract class AgentCore extends AgentBase<Env> {
     configureLogging(env.VIGIL_LOG_LEVEL);
     const scheduler: AgentScheduler = {
       schedule: (when, callback, options) => this.schedule(when, callback, undefined, options),
-      getSchedules: () => this.getSchedules(),
+      // listSchedules waits for the SDK's scheduler to start (and migrate old rows); the sync getSchedules is deprecated.
+      listSchedules: () => this.listSchedules(),
       cancelSchedule: (id) => this.cancelSchedule(id),
     };
     this.parts = buildAgentParts(ctx, env, scheduler);

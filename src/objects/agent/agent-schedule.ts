@@ -9,7 +9,7 @@ export type AgentCallback = "watchdog" | "onTimerAlarm" | "onCompactionAlarm" | 
 /** The slice of the Agents SDK scheduler the agent's parts use (the SDK multiplexes its rows onto the DO alarm). */
 export interface AgentScheduler {
   schedule(when: Date | number, callback: AgentCallback, options?: { idempotent?: boolean }): Promise<unknown>;
-  getSchedules(): ReadonlyArray<{ id: string; callback: string; time: number }>;
+  listSchedules(): Promise<ReadonlyArray<{ id: string; callback: string; time: number }>>;
   cancelSchedule(id: string): Promise<boolean>;
 }
 

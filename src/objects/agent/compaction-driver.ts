@@ -29,7 +29,7 @@ export class CompactionDriver {
 
   private async armAlarm(atMs: number): Promise<void> {
     const { scheduler } = this.deps;
-    const existing = scheduler.getSchedules().filter((row) => row.callback === "onCompactionAlarm");
+    const existing = (await scheduler.listSchedules()).filter((row) => row.callback === "onCompactionAlarm");
     if (existing.some((row) => row.time * 1000 <= atMs)) return;
     for (const row of existing) await scheduler.cancelSchedule(row.id);
     await scheduler.schedule(new Date(atMs), "onCompactionAlarm");

@@ -9,7 +9,7 @@ export const TIMER_RETRY_DELAY_MS = 60_000;
  * every schedule row onto it, so the timers keep exactly one row of their own.
  */
 export interface AlarmScheduler {
-  getSchedules(): ReadonlyArray<{ id: string; callback: string; time: number }>;
+  listSchedules(): Promise<ReadonlyArray<{ id: string; callback: string; time: number }>>;
   cancelSchedule(id: string): Promise<boolean>;
   schedule(when: Date, callback: typeof TIMER_ALARM_CALLBACK): Promise<unknown>;
 }
@@ -33,14 +33,8 @@ export class TimerAlarm {
     return run;
   }
 
-  /** The armed instant in epoch ms (whole seconds: the SDK's resolution), or null. */
-  armedAt(): number | null {
-    const times = this.rows().map((row) => row.time * 1000);
-    return times.length > 0 ? Math.min(...times) : null;
-  }
-
-  private rows() {
-    return this.scheduler.getSchedules().filter((row) => row.callback === TIMER_ALARM_CALLBACK);
+  private async rows() {
+    return (await this.scheduler.listSchedules()).filter((row) => row.callback === TIMER_ALARM_CALLBACK);
   }
 
   private async apply(earliestMs: number | null, minDelayMs: number): Promise<void> {
@@ -48,7 +42,7 @@ export class TimerAlarm {
     // Rounded up: the SDK stores whole seconds, and an alarm before the slot would find nothing due.
     const target = earliestMs === null ? null : Math.ceil(Math.max(earliestMs, now + minDelayMs) / 1000);
     let kept = false;
-    for (const row of this.rows()) {
+    for (const row of await this.rows()) {
       // A row already due is the one the SDK is running now; it deletes that row afterwards, so never keep it.
       if (!kept && row.time === target && row.time * 1000 > now) {
         kept = true;
