@@ -256,7 +256,9 @@ async function ensureCoach(demo) {
     if (check.status !== 404) throw new Error(`checking the demo coach failed: HTTP ${check.status} ${await check.text()}`);
   }
   const category = await call("POST", "/v1/journal/categories", demo.apiKey, { name: COACH_CATEGORY }, 201);
-  const entity = "{{observation.entities.0";
+  // The wake's observation lists the task that matched the predicate first.
+  const title = "{{observation.entities.0.fields.title}}";
+  const taskId = "{{observation.entities.0.id}}";
   const coach = await call(
     "POST",
     "/v1/agents",
@@ -279,10 +281,10 @@ async function ensureCoach(demo) {
           {
             when: { reason: "subscription" },
             tools: [
-              { name: "memory_update_slot", args: { slot: "primaryGoal", value: `${entity}.fields.title}}` } },
-              { name: "create_follow_up_task", args: { sourceTaskId: `${entity}.id}}`, newTaskTitle: `Follow up: ${entity}.fields.title}}` } },
+              { name: "memory_update_slot", args: { slot: "primaryGoal", value: title } },
+              { name: "create_follow_up_task", args: { sourceTaskId: taskId, newTaskTitle: `Follow up: ${title}` } },
             ],
-            reply: `Noted “${entity}.fields.title}}” as your goal. Follow-up task created: {{results.1.ok}}.`,
+            reply: `Noted “${title}” as your goal. Follow-up task created: {{results.1.ok}}.`,
           },
           {
             when: {},
