@@ -4,7 +4,7 @@
 //
 // Environment: PORT (default 8787); VIGIL_STATE_DIR (default .wrangler) holds state/ and demo.json.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, relative, resolve } from "node:path";
@@ -48,7 +48,7 @@ async function main() {
   startWrangler();
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => shutdown(0, signal));
   await waitForHealth();
-  const demo = await ensureDemo(secrets.VIGIL_ADMIN_TOKEN);
+  const demo = await ensureCoach(await ensureDemo(secrets.VIGIL_ADMIN_TOKEN));
   printBanner(demo, await mintDemoWidgetToken(demo));
 }
 
@@ -238,6 +238,74 @@ async function ensureDemo(adminToken) {
   return demo;
 }
 
+/** The widget token's subject for the demo page; its conversation is where the coach's wakes run. */
+const DEMO_VISITOR = "demo-visitor";
+const COACH_CATEGORY = "Demo";
+
+/**
+ * The demo coach (builtin:playbook) is seeded once, also into an existing demo.json that predates it:
+ * a journal category "Demo", and a coach subscribed to TASK changes there whose wakes join the demo
+ * visitor's conversation. On such a wake it keeps the task's title in its primaryGoal slot and proposes
+ * a follow-up task — a medium-risk write that, under the default adaptive control mode with the starting
+ * trust of 50, waits for a person's approval: the Approve button in /demo.
+ */
+async function ensureCoach(demo) {
+  if (demo.coachAgentId) {
+    const check = await fetch(`${BASE_URL}/v1/agents/${encodeURIComponent(demo.coachAgentId)}`, { headers: { authorization: `Bearer ${demo.apiKey}` } });
+    if (check.ok) return demo;
+    if (check.status !== 404) throw new Error(`checking the demo coach failed: HTTP ${check.status} ${await check.text()}`);
+  }
+  const category = await call("POST", "/v1/journal/categories", demo.apiKey, { name: COACH_CATEGORY }, 201);
+  // The wake's observation lists the task that matched the predicate first.
+  const title = "{{observation.entities.0.fields.title}}";
+  const taskId = "{{observation.entities.0.id}}";
+  const coach = await call(
+    "POST",
+    "/v1/agents",
+    demo.apiKey,
+    {
+      kind: "coach",
+      displayName: "Demo coach",
+      model: "builtin:playbook",
+      modelOptions: { chunkDelayMs: 30 },
+      allowedCategoryIds: [category.id],
+      subscriptions: [
+        {
+          tokens: [{ tokenClass: "semanticKey", tokenValue: "TASK" }],
+          predicate: { eq: ["task.categoryId", category.id] },
+          sessionId: widgetSessionId(DEMO_VISITOR),
+        },
+      ],
+      playbook: {
+        rules: [
+          {
+            when: { reason: "subscription" },
+            tools: [
+              { name: "memory_update_slot", args: { slot: "primaryGoal", value: title } },
+              { name: "create_follow_up_task", args: { sourceTaskId: taskId, newTaskTitle: `Follow up: ${title}` } },
+            ],
+            reply: `Noted “${title}” as your goal. Follow-up task created: {{results.1.ok}}.`,
+          },
+          {
+            when: {},
+            reply: `I am the demo coach. Add a task to the journal category “${COACH_CATEGORY}” (the curl line npm start printed): I will keep it as your goal and ask here before I create a follow-up task.`,
+          },
+        ],
+      },
+    },
+    201,
+  );
+  const next = { ...demo, coachAgentId: coach.id, coachCategoryId: category.id };
+  writeFileSync(DEMO_FILE, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+  console.log(`▸ Seeded the agent "Demo coach" and the journal category "${COACH_CATEGORY}" (${rel(DEMO_FILE)})`);
+  return next;
+}
+
+/** src/core/widget-session.ts `widgetSessionId(sub)`: `w-` + 24 hex of H("widget-session", sub); the subject has no `|` or backslash to escape. */
+function widgetSessionId(subject) {
+  return `w-${createHash("sha256").update(`v1|widget-session|${subject}`).digest("hex").slice(0, 24)}`;
+}
+
 function readDemo() {
   if (!existsSync(DEMO_FILE)) return null;
   try {
@@ -260,9 +328,9 @@ async function call(method, path, token, body, expected) {
 }
 
 /** A fresh widget JWT (the longest allowed, 1 h) for the demo page; null if minting fails (the rest still works). */
-async function mintDemoWidgetToken({ apiKey, agentId }) {
+async function mintDemoWidgetToken({ apiKey, agentId, coachAgentId }) {
   try {
-    const minted = await call("POST", "/v1/tokens", apiKey, { sub: "demo-visitor", agents: [agentId], ttlSeconds: 3600 }, 201);
+    const minted = await call("POST", "/v1/tokens", apiKey, { sub: DEMO_VISITOR, agents: [agentId, coachAgentId], ttlSeconds: 3600 }, 201);
     return minted.token;
   } catch (error) {
     console.error(red(`✘ could not mint a widget token for the demo page: ${error instanceof Error ? error.message : String(error)}`));
@@ -270,7 +338,7 @@ async function mintDemoWidgetToken({ apiKey, agentId }) {
   }
 }
 
-function printBanner({ apiKey, agentId }, widgetToken) {
+function printBanner({ apiKey, agentId, coachAgentId, coachCategoryId }, widgetToken) {
   const auth = `-H 'authorization: Bearer ${apiKey}'`;
   const json = `-H 'content-type: application/json'`;
   const messages = `${BASE_URL}/v1/agents/${agentId}/messages`;
@@ -289,6 +357,10 @@ function printBanner({ apiKey, agentId }, widgetToken) {
           "",
         ]
       : []),
+    `  See the demo coach ${dim("(builtin:playbook)")} wake on a journal change, keep a memory slot and ask before it writes:`,
+    `    curl -s -X POST ${BASE_URL}/v1/journal/tasks ${auth} ${json} -d '{"title":"Run 5k","categoryId":"${coachCategoryId}"}'`,
+    ...(widgetToken ? [`    ${cyan(`${BASE_URL}/demo#agent=${coachAgentId}&token=${widgetToken}&heading=Demo%20coach`)}  ${dim("← Approve the follow-up task here")}`] : []),
+    "",
     `  Send a message:`,
     `    curl -s -X POST ${messages} ${auth} ${json} -d '{"text":"hello"}'`,
     "",

@@ -71,6 +71,13 @@ export default {
         "when": 1795658400866,
         "tag": "0009_cascade_depth",
         "breakpoints": true
+      },
+      {
+        "idx": 10,
+        "version": "6",
+        "when": 1795672124782,
+        "tag": "0010_subscription_session",
+        "breakpoints": true
       }
     ]
   },
@@ -84,6 +91,7 @@ export default {
     "m0006": "CREATE TABLE `brakes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`body` text NOT NULL,\n\t`created_at_ms` integer NOT NULL,\n\t`release_at_ms` integer,\n\t`released_at_ms` integer,\n\t`decision_id` text\n);\n--> statement-breakpoint\nCREATE INDEX `brakes_released` ON `brakes` (`released_at_ms`);--> statement-breakpoint\nCREATE INDEX `brakes_decision` ON `brakes` (`decision_id`);",
     "m0007": "CREATE TABLE `approval_grants` (\n\t`agent_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`created_at` text NOT NULL,\n\tPRIMARY KEY(`agent_id`, `thread_id`, `tool_name`)\n);\n--> statement-breakpoint\nCREATE TABLE `approval_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `trust_records` (\n\t`agent_id` text PRIMARY KEY NOT NULL,\n\t`state` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n",
     "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;",
-    "m0009": "ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;"
+    "m0009": "ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;",
+    "m0010": "ALTER TABLE `subscriptions` ADD `session_id` text;"
   }
 };

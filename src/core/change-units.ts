@@ -228,8 +228,11 @@ export type WakeResult =
   | { ok: true; wake: SubscriptionWake }
   | { ok: false; code: "missing_change_provenance" | "invalid_change_provenance"; message: string };
 
-/** Builds the wake for a matched subscription, failing closed when the batch's provenance is absent or inconsistent. */
-export function subscriptionWake(batch: BatchProvenance, target: { agentId: string; subscriptionId: string }): WakeResult {
+/**
+ * Builds the wake for a matched subscription, failing closed when the batch's provenance is absent or inconsistent.
+ * A subscription with a `sessionId` wakes into that conversation; otherwise the run gets a thread of its own.
+ */
+export function subscriptionWake(batch: BatchProvenance, target: { agentId: string; subscriptionId: string; sessionId?: string | undefined }): WakeResult {
   const provenance = verifyBatchProvenance(batch);
   if (!provenance.ok) return provenance;
   const runKey = runKeys.subscription(target.agentId, target.subscriptionId, provenance.logicalChangeKey);
@@ -240,7 +243,7 @@ export function subscriptionWake(batch: BatchProvenance, target: { agentId: stri
       subscriptionId: target.subscriptionId,
       reason: "subscription",
       runKey,
-      threadId: threadIds.autonomous(target.agentId, runKey),
+      threadId: target.sessionId ? threadIds.interactive(target.agentId, target.sessionId) : threadIds.autonomous(target.agentId, runKey),
       logicalChangeKey: provenance.logicalChangeKey,
       changeUnitKeys: provenance.changeUnitKeys,
     },

@@ -40,6 +40,7 @@ export interface Subscription {
   tokens: TypedToken[];
   predicate?: Predicate;
   eligibility?: Eligibility;
+  sessionId?: string;
 }
 
 /** A subscription as loaded for matching: joined with its agent's current lifecycle. */
@@ -75,6 +76,13 @@ export const subscriptionSpecSchema = z.strictObject({
     .max(SUBSCRIPTION_LIMITS.maxTokens, `tokens must list at most ${SUBSCRIPTION_LIMITS.maxTokens} tokens`),
   predicate: predicateSchema.optional(),
   eligibility: eligibilitySchema.optional(),
+  /** A conversation the wakes join (their run's thread is `<agentId>:session:<sessionId>`); absent: each wake runs in a thread of its own. */
+  sessionId: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9_-]+$/, "sessionId: letters, digits, _ and -")
+    .optional(),
 });
 
 /** One materialized index row: `(tokenClass, tokenNamespace, tokenValue) → subscriptionId`. */

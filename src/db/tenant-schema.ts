@@ -133,6 +133,8 @@ export const subscriptions = sqliteTable(
     tokens: text("tokens", { mode: "json" }).$type<unknown[]>().notNull(),
     predicate: text("predicate", { mode: "json" }).$type<unknown>(),
     eligibility: text("eligibility", { mode: "json" }).$type<unknown>(),
+    /** Wakes of this subscription run in this conversation (`<agentId>:session:<sessionId>`) instead of a thread of their own. */
+    sessionId: text("session_id"),
     createdAt: text("created_at").notNull(),
     deletedAt: text("deleted_at"),
   },

@@ -36,6 +36,9 @@ export const CreateSubscriptionBody = z
     tokens: subscriptionSpecSchema.shape.tokens,
     predicate: PredicateBody.optional(),
     eligibility: eligibilitySchema.optional(),
+    sessionId: subscriptionSpecSchema.shape.sessionId.openapi({
+      description: "Wakes join this conversation (as a message's sessionId names it) instead of running in a thread of their own: whoever follows that session (e.g. a widget visitor, whose session is derived from the token's sub) sees the run and answers its decisions",
+    }),
   })
   .openapi("CreateSubscription", { example: { tokens: [{ tokenClass: "semanticKey", tokenValue: "TASK" }], predicate: { eq: ["task.categoryId", "gym"] } } });
 
@@ -47,6 +50,7 @@ export const SubscriptionSchema = z
     tokens: z.array(TypedTokenSchema),
     predicate: z.unknown().optional().openapi(PREDICATE_DOC),
     eligibility: eligibilitySchema.optional(),
+    sessionId: z.string().optional(),
     createdAt: IsoTimestamp,
   })
   .openapi("Subscription");
@@ -57,6 +61,7 @@ export interface Subscription {
   tokens: TypedToken[];
   predicate?: Predicate;
   eligibility?: Eligibility;
+  sessionId?: string;
   createdAt: string;
 }
 

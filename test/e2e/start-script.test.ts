@@ -84,7 +84,7 @@ function processesIn(dir: string): number[] {
   return found;
 }
 
-function readDemo(): { tenantId: string; apiKey: string; agentId: string; createdAt: string } {
+function readDemo(): { tenantId: string; apiKey: string; agentId: string; coachAgentId: string; coachCategoryId: string; createdAt: string } {
   return JSON.parse(readFileSync(join(checkout, ".wrangler", "demo.json"), "utf8"));
 }
 
@@ -182,7 +182,8 @@ describe("npm start (scripts/start.mjs)", () => {
       expect(readFileSync(join(checkout, ".dev.vars"), "utf8")).toBe(devVars);
       const client = new VigilClient({ baseUrl: `http://127.0.0.1:${port}`, token: firstDemo.apiKey });
       const agents = await client.listAgents();
-      expect(agents.data.map((agent) => agent.id)).toEqual([firstDemo.agentId]);
+      // The echo agent and the demo coach (test/e2e/demo-coach.test.ts walks through the coach), no more.
+      expect(agents.data.map((agent) => agent.id).sort()).toEqual([firstDemo.agentId, firstDemo.coachAgentId].sort());
       // The conversation of the first start is still there.
       expect((await client.listMessages(firstDemo.agentId)).data.length).toBeGreaterThanOrEqual(4);
     } finally {

@@ -2,6 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/run-keys";
+import { widgetSessionId } from "../../src/core/widget-session";
 import { tokens, type TypedToken } from "../../src/core/tokens";
 import * as schema from "../../src/db/tenant-schema";
 import { chunkJobs, Dispatcher, fitJob, QUEUE_LIMITS } from "../../src/objects/tenant/dispatcher";
@@ -201,6 +202,37 @@ describe("subscriptions: matching and wakes", () => {
 
     expect(await runsOf(tenantId, planner.id)).toEqual([]);
     expect(await runsOf(tenantId, lists.id)).toEqual([]);
+  });
+
+  it("a subscription with a sessionId wakes into that conversation: the visitor whose session it is sees the run and answers its decision", async () => {
+    const { tenantId, key } = await createTenant();
+    const session = widgetSessionId("visitor-1");
+    const coach = await createAgent(key, {
+      allowedCategoryIds: ["gym"],
+      model: "builtin:playbook",
+      playbook: { rules: [{ when: { reason: "subscription" }, tools: [{ name: "ask_user", args: { question: "Follow up on {{observation.entities.0.fields.title}}?", options: [{ id: "yes", label: "Yes" }] } }], reply: "asked" }] },
+      subscriptions: [{ tokens: [TASK], predicate: { eq: ["task.categoryId", "gym"] }, sessionId: session }],
+    });
+    const [subscription] = (await api("GET", `/v1/agents/${coach.id}/subscriptions`, { key })).body.data;
+    expect(subscription).toMatchObject({ sessionId: session });
+    const mint = async (sub: string) => (await api("POST", "/v1/tokens", { key, body: { sub, agents: [coach.id], ttlSeconds: 600 } })).body.token as string;
+    const [visitor, stranger] = [await mint("visitor-1"), await mint("visitor-2")];
+
+    const logicalChangeKey = await writeTask(tenantId, { id: "t_rowing", categoryId: "gym", title: "Row 5k" });
+    const runKey = runKeys.subscription(coach.id, subscription.id, logicalChangeKey);
+    const thread = `${coach.id}:session:${session}`;
+    expect(await settled(tenantId, coach.id, runKey)).toMatchObject({ status: "completed", reason: "subscription", threadId: thread });
+
+    const seen = (await api("GET", `/v1/agents/${coach.id}/messages`, { key: visitor })).body.data as any[];
+    expect(seen.find((m) => m.kind === "observation")).toMatchObject({ threadId: thread, text: "TASK changed: task t_rowing (categoryId gym)", metadata: { runKey } });
+    const pending = (await api("GET", "/v1/decisions?status=pending", { key: visitor })).body.data as any[];
+    expect(pending.map((d) => d.payload.question)).toEqual(["Follow up on Row 5k?"]);
+    expect((await api("GET", "/v1/decisions?status=pending", { key: stranger })).body.data).toEqual([]);
+    expect((await api("POST", `/v1/decisions/${pending[0].id}/resolve`, { key: stranger, body: { resolutionType: "choose_option", chosenOptionId: "yes" } })).status).toBe(404);
+    expect((await api("POST", `/v1/decisions/${pending[0].id}/resolve`, { key: visitor, body: { resolutionType: "choose_option", chosenOptionId: "yes" } })).status).toBe(200);
+
+    const invalid = await api("POST", `/v1/agents/${coach.id}/subscriptions`, { key, body: { tokens: [TASK], sessionId: "not/a session" } });
+    expect(invalid.status).toBe(400);
   });
 
   it("projects changed entities by the agent's category scope (deny by default)", async () => {

@@ -222,6 +222,14 @@ describe("subscriptionWake", () => {
     });
   });
 
+  it("a subscription with a sessionId wakes into that conversation; the runKey is the same", () => {
+    const plain = subscriptionWake(batch, target);
+    const inSession = subscriptionWake(batch, { ...target, sessionId: "w-visitor" });
+    expect(plain.ok && inSession.ok).toBe(true);
+    if (!plain.ok || !inSession.ok) return;
+    expect(inSession.wake).toEqual({ ...plain.wake, threadId: "coach:session:w-visitor" });
+  });
+
   it("fails closed with missing_change_provenance when there are no change units", () => {
     for (const bad of [{ ...batch, changeUnitKeys: [] }, { logicalChangeKey: batch.logicalChangeKey }, { changeUnitKeys: null, logicalChangeKey: null }, {}]) {
       expect(subscriptionWake(bad, target)).toMatchObject({ ok: false, code: "missing_change_provenance" });

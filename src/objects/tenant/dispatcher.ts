@@ -127,7 +127,8 @@ export class Dispatcher {
     for (const match of outcome.wakes) {
       // An agent's own activity never wakes itself: a subscription to its own messages would loop.
       if (pending.source === `agent:${match.agentId}`) continue;
-      const job = this.wakeJob(tenantId, pending, match, byId.get(match.subscriptionId)!.agent, entities);
+      const candidate = byId.get(match.subscriptionId)!;
+      const job = this.wakeJob(tenantId, pending, { ...match, sessionId: candidate.sessionId }, candidate.agent, entities);
       if (job) jobs.push(job);
     }
     for (const chunk of chunkJobs(jobs)) {
@@ -167,7 +168,7 @@ export class Dispatcher {
     return found;
   }
 
-  private wakeJob(tenantId: string, pending: PendingBatch, match: SubscriptionMatch, agent: Agent, entities: Map<string, FetchedEntity>): WakeJob | null {
+  private wakeJob(tenantId: string, pending: PendingBatch, match: SubscriptionMatch & { sessionId?: string | undefined }, agent: Agent, entities: Map<string, FetchedEntity>): WakeJob | null {
     const built = subscriptionWake(pending.batch, match);
     if (!built.ok) {
       console.warn(JSON.stringify({ level: "warn", msg: "subscription wake failed closed", code: built.code, tenantId, agentId: match.agentId, logicalChangeKey: pending.batch.logicalChangeKey }));

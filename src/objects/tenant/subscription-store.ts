@@ -65,6 +65,7 @@ export class SubscriptionStore {
       createdAt: nowIso(),
       ...(spec.predicate ? { predicate: spec.predicate } : {}),
       ...(spec.eligibility ? { eligibility: spec.eligibility } : {}),
+      ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
     };
     this.db.transaction((tx) => {
       tx.insert(schema.subscriptions)
@@ -74,6 +75,7 @@ export class SubscriptionStore {
           tokens: subscription.tokens,
           predicate: subscription.predicate ?? null,
           eligibility: subscription.eligibility ?? null,
+          sessionId: subscription.sessionId ?? null,
           createdAt: subscription.createdAt,
         })
         .run();
@@ -133,7 +135,7 @@ export class SubscriptionStore {
     const s = schema.subscriptions;
     const a = schema.agentDirectory;
     return this.db
-      .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, lifecycle: a.lifecycle, record: a.record })
+      .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, sessionId: s.sessionId, lifecycle: a.lifecycle, record: a.record })
       .from(t)
       .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
       .innerJoin(a, eq(a.id, s.agentId))
@@ -145,6 +147,7 @@ export class SubscriptionStore {
         tokens: row.tokens as TypedToken[],
         ...(row.predicate ? { predicate: row.predicate as Predicate } : {}),
         ...(row.eligibility ? { eligibility: row.eligibility as Eligibility } : {}),
+        ...(row.sessionId ? { sessionId: row.sessionId } : {}),
         agentLifecycle: row.lifecycle as Lifecycle,
         agent: row.record as unknown as Agent,
       }));
@@ -169,5 +172,6 @@ function toSubscription(row: typeof schema.subscriptions.$inferSelect): Subscrip
     createdAt: row.createdAt,
     ...(row.predicate ? { predicate: row.predicate as Predicate } : {}),
     ...(row.eligibility ? { eligibility: row.eligibility as Eligibility } : {}),
+    ...(row.sessionId ? { sessionId: row.sessionId } : {}),
   };
 }

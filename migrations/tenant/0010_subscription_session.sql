@@ -1,0 +1,1 @@
+ALTER TABLE `subscriptions` ADD `session_id` text;
