@@ -24,6 +24,7 @@ import { webhookSourceRoutes } from "../routes/webhook-sources";
 import { webhookRoutes } from "../routes/webhooks";
 import { eventStreamRoutes } from "../routes/events-stream";
 import { cors } from "./cors";
+import { applyOperationIds } from "./operation-ids";
 import { toolRoutes } from "../routes/tools";
 import { docsRoutes } from "../routes/docs";
 import { widgetRoutes } from "../routes/widget";
@@ -78,6 +79,7 @@ export function buildApp() {
   app.openAPIRegistry.registerComponent("securitySchemes", "operator", { type: "http", scheme: "bearer", description: "VIGIL_ADMIN_TOKEN" });
   app.doc31("/v1/openapi.json", { openapi: "3.1.0", info: { title: "Vigil API", version: "1.0.0" } });
   app.route("/", authed);
+  applyOperationIds(app);
 
   app.notFound(() => {
     throw new ApiError("not_found", "no such route");
