@@ -9,8 +9,8 @@
 //
 // The document is obtained offline: esbuild bundles src/http/routes.ts for Node, with the few
 // `cloudflare:*` imports (reached only by Durable Object / Workflow classes, never while building the
-// document) replaced by empty stand-ins, and the app answers its own GET /v1/openapi.json. That is
-// byte for byte the document the worker serves, with no wrangler, no network and no snapshot to refresh.
+// document) replaced by empty stand-ins, and the app builds the document its GET /v1/openapi.json
+// serves (same registry, same header). No wrangler, no network, no snapshot to refresh.
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,7 +35,7 @@ export async function loadOpenApiDocument() {
     },
   };
   const result = await build({
-    stdin: { contents: 'export { buildApp } from "./src/http/routes";', resolveDir: ROOT, loader: "ts" },
+    stdin: { contents: 'export { buildApp, OPENAPI_DOCUMENT } from "./src/http/routes";', resolveDir: ROOT, loader: "ts" },
     bundle: true,
     format: "esm",
     platform: "node",
@@ -44,9 +44,8 @@ export async function loadOpenApiDocument() {
     plugins: [cloudflareStandIns],
   });
   const module = await import(`data:text/javascript;base64,${Buffer.from(result.outputFiles[0].text).toString("base64")}`);
-  const response = await module.buildApp().request("/v1/openapi.json");
-  if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}: ${await response.text()}`);
-  return response.json();
+  // What the doc31 route answers, minus the middleware in front of it; through JSON like the response body.
+  return JSON.parse(JSON.stringify(module.buildApp().getOpenAPI31Document(module.OPENAPI_DOCUMENT)));
 }
 
 // --- JSON Schema → TypeScript ----------------------------------------------------------------
