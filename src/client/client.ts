@@ -1,6 +1,7 @@
 import { FrameStream, ResumableSse, type SseFrame } from "./sse";
+import { VigilOperations } from "./api.generated";
 import { tenantEventStream, webhooksApi, type TenantEventStream, type Transport, type WebhooksApi } from "./tenant-api";
-import { TERMINAL_RUN_STATUSES, type Scope, type Page, type Tenant, type ApiKeyInfo, type Agent, type AgentState, type Message, type Run, type AgentEvent, type CreateTenantInput, type CreateKeyInput, type MintTokenInput, type CreateAgentInput, type PatchAgentInput, type SendMessageInput, type ListOptions, type Problem, type RequestOptions, type StreamOptions, type VigilClientOptions } from "./types";
+import { TERMINAL_RUN_STATUSES, type Run, type AgentEvent, type SendMessageInput, type Problem, type RequestOptions, type StreamOptions, type VigilClientOptions } from "./types";
 
 /** Any non-2xx answer of the API, carrying the problem's stable `code`. */
 export class VigilApiError extends Error {
@@ -76,8 +77,10 @@ export class RunStream extends EventStream {
 const RUN_END_EVENTS = ["run.completed", "run.failed"];
 
 /**
- * A small typed client for the Vigil REST + SSE API. Dependency-free and fetch-based: it runs in
- * browsers and in Node ≥ 20.
+ * The typed client for the Vigil REST + SSE API. Dependency-free and fetch-based: it runs in
+ * browsers and in Node ≥ 20. Every operation of `GET /v1/openapi.json` is a method, generated into
+ * `VigilOperations` (src/client/api.generated.ts, `npm run gen:client`); this class adds the
+ * transport and what a generator cannot know: resumable event streams, `streamMessage`, `waitForRun`.
  *
  * ```ts
  * const vigil = new VigilClient({ baseUrl: "http://127.0.0.1:8787", token: apiKey });
@@ -85,19 +88,20 @@ const RUN_END_EVENTS = ["run.completed", "run.failed"];
  * const run = await vigil.waitForRun(agentId, runKey);
  * ```
  */
-export class VigilClient {
+export class VigilClient extends VigilOperations {
   readonly baseUrl: string;
   private readonly token: string | undefined;
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: VigilClientOptions) {
+    super();
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.token = options.token;
     const fetchImpl = options.fetch ?? globalThis.fetch;
     // Bound so that browsers do not throw "Illegal invocation" when fetch is called as a method.
     this.fetchImpl = (input, init) => fetchImpl(input, init);
-    const transport: Transport = { json: (method, path, body, opts) => this.json(method, path, body, opts), send: (method, path, body, opts) => this.send(method, path, body, opts), toError: (response) => VigilApiError.from(response) };
-    this.webhooks = webhooksApi(transport);
+    const transport: Transport = { send: (method, path, body, opts) => this.send(method, path, body, opts), toError: (response) => VigilApiError.from(response) };
+    this.webhooks = webhooksApi(this);
     this.events = Object.assign((agentId: string, options?: StreamOptions & { after?: number | string }) => this.agentEvents(agentId, options), {
       stream: (options?: StreamOptions & { after?: number | string; agentId?: string }) => tenantEventStream(transport, options),
     });
@@ -118,83 +122,6 @@ export class VigilClient {
   /** The same client with another credential. */
   withToken(token: string): VigilClient {
     return new VigilClient({ baseUrl: this.baseUrl, token, fetch: this.fetchImpl });
-  }
-
-  // --- service & operator --------------------------------------------------------------------
-
-  health(options?: RequestOptions): Promise<{ ok: true; service: "vigil" }> {
-    return this.json("GET", "/healthz", undefined, options);
-  }
-
-  /** Operator only: the client's token must be `VIGIL_ADMIN_TOKEN`. The API key is returned once. */
-  createTenant(input: CreateTenantInput, options?: RequestOptions): Promise<{ tenant: Tenant; apiKey: string }> {
-    return this.json("POST", "/v1/tenants", input, options);
-  }
-
-  // --- keys & widget tokens ------------------------------------------------------------------
-
-  createKey(input: CreateKeyInput = {}, options?: RequestOptions): Promise<{ id: string; key: string; scopes: Scope[] }> {
-    return this.json("POST", "/v1/keys", input, options);
-  }
-
-  listKeys(options?: RequestOptions): Promise<Page<ApiKeyInfo>> {
-    return this.json("GET", "/v1/keys", undefined, options);
-  }
-
-  revokeKey(keyId: string, options?: RequestOptions): Promise<ApiKeyInfo> {
-    return this.json("DELETE", `/v1/keys/${seg(keyId)}`, undefined, options);
-  }
-
-  /** A short-lived JWT for the chat widget, limited to `agents`. */
-  mintToken(input: MintTokenInput, options?: RequestOptions): Promise<{ token: string; expiresAt: string }> {
-    return this.json("POST", "/v1/tokens", input, options);
-  }
-
-  // --- agents --------------------------------------------------------------------------------
-
-  createAgent(input: CreateAgentInput, options?: RequestOptions): Promise<Agent> {
-    return this.json("POST", "/v1/agents", input, options);
-  }
-
-  listAgents(query: ListOptions & { include?: "children" } = {}, options?: RequestOptions): Promise<Page<Agent>> {
-    return this.json("GET", `/v1/agents${qs(query)}`, undefined, options);
-  }
-
-  getAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.json("GET", `/v1/agents/${seg(agentId)}`, undefined, options);
-  }
-
-  updateAgent(agentId: string, patch: PatchAgentInput, options?: RequestOptions): Promise<Agent> {
-    return this.json("PATCH", `/v1/agents/${seg(agentId)}`, patch, options);
-  }
-
-  /** Destroys the agent (terminal). */
-  destroyAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.json("DELETE", `/v1/agents/${seg(agentId)}`, undefined, options);
-  }
-
-  pauseAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.json("POST", `/v1/agents/${seg(agentId)}/pause`, undefined, options);
-  }
-
-  resumeAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.json("POST", `/v1/agents/${seg(agentId)}/resume`, undefined, options);
-  }
-
-  /** A manual wake through the wake queue. */
-  wakeAgent(agentId: string, options?: RequestOptions): Promise<{ runKey: string }> {
-    return this.json("POST", `/v1/agents/${seg(agentId)}/wake`, undefined, options);
-  }
-
-  getAgentState(agentId: string, options?: RequestOptions): Promise<AgentState> {
-    return this.json("GET", `/v1/agents/${seg(agentId)}/state`, undefined, options);
-  }
-
-  // --- conversation --------------------------------------------------------------------------
-
-  /** Queues a user turn; the reply arrives as a run (see `waitForRun`, `events`). */
-  sendMessage(agentId: string, input: SendMessageInput, options?: RequestOptions): Promise<{ runKey: string }> {
-    return this.json("POST", `/v1/agents/${seg(agentId)}/messages`, input, options);
   }
 
   /**
@@ -254,11 +181,6 @@ export class VigilClient {
     return new RunStream(sse, runKeyPromise);
   }
 
-  /** History, newest first; `nextCursor` continues towards older messages. */
-  listMessages(agentId: string, query: ListOptions & { sessionId?: string; threadId?: string } = {}, options?: RequestOptions): Promise<Page<Message>> {
-    return this.json("GET", `/v1/agents/${seg(agentId)}/messages${qs(query)}`, undefined, options);
-  }
-
   /**
    * The agent's event log: replay after `after` (a seq; default: from the start), then live.
    * Reconnects with `Last-Event-ID` after a dropped connection and never yields an event twice.
@@ -272,16 +194,6 @@ export class VigilClient {
       connect: ({ lastEventId, signal }) => this.openEvents(agentId, lastEventId, signal),
     });
     return new EventStream(sse);
-  }
-
-  // --- runs ----------------------------------------------------------------------------------
-
-  listRuns(agentId: string, query: ListOptions = {}, options?: RequestOptions): Promise<Page<Run>> {
-    return this.json("GET", `/v1/agents/${seg(agentId)}/runs${qs(query)}`, undefined, options);
-  }
-
-  getRun(agentId: string, runKey: string, options?: RequestOptions): Promise<Run> {
-    return this.json("GET", `/v1/agents/${seg(agentId)}/runs/${seg(runKey)}`, undefined, options);
   }
 
   /**
@@ -315,14 +227,23 @@ export class VigilClient {
     if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
     const init: RequestInit = { method, headers };
     if (body !== undefined) init.body = JSON.stringify(body);
+    else if (options.rawBody !== undefined) init.body = options.rawBody;
     if (options.signal) init.signal = options.signal;
     return this.fetchImpl(`${this.baseUrl}${path}`, init);
   }
 
-  private async json<T>(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<T> {
+  protected async request<T>(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<T> {
     const response = await this.send(method, path, body, options);
     if (!response.ok) throw await VigilApiError.from(response);
-    return (await response.json()) as T;
+    // 204 and other empty answers resolve to undefined.
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  protected async requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response> {
+    const response = await this.send(method, path, body, { ...options, headers: { accept: "*/*", ...options?.headers } });
+    if (!response.ok) throw await VigilApiError.from(response);
+    return response;
   }
 
   private openEvents(agentId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<Response> {
@@ -361,13 +282,4 @@ function frameRunKey(frame: SseFrame): string | undefined {
 
 function seg(value: string): string {
   return encodeURIComponent(value);
-}
-
-function qs(query: object): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined && value !== null) params.set(key, String(value));
-  }
-  const text = params.toString();
-  return text ? `?${text}` : "";
 }

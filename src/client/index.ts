@@ -1,5 +1,8 @@
 /** Typed client for the Vigil API: `new VigilClient({ baseUrl, token })`. Dependency-free; Node ≥ 20 and browsers. */
 export { EventStream, RunStream, VigilApiError, VigilClient } from "./client";
+/** Every operation as a method (generated), the operation table, and every schema type as `Api.Name`. */
+export { OPERATIONS, VigilOperations, type OperationName } from "./api.generated";
+export type * as Api from "./api.generated";
 export { TenantEventStream, type WebhooksApi } from "./tenant-api";
 export {
   TERMINAL_RUN_STATUSES,

@@ -1,9 +1,9 @@
+import type { VigilOperations } from "./api.generated";
 import { FrameStream, ResumableSse, type SseFrame } from "./sse";
 import type { CreateWebhookInput, CreatedWebhookEndpoint, ListOptions, Page, RequestOptions, StreamOptions, TenantEvent, WebhookDelivery, WebhookEndpoint } from "./types";
 
 /** What the tenant-level helpers need from the client: its transport. */
 export interface Transport {
-  json<T>(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<T>;
   send(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<Response>;
   toError(response: Response): Promise<Error>;
 }
@@ -46,14 +46,14 @@ export interface WebhooksApi {
   deliveries(webhookId: string, query?: ListOptions, options?: RequestOptions): Promise<Page<WebhookDelivery>>;
 }
 
-export function webhooksApi(transport: Transport): WebhooksApi {
-  const path = (id: string) => `/v1/webhooks/${encodeURIComponent(id)}`;
+/** The `webhooks` namespace over the generated operations (kept for its shorter names). */
+export function webhooksApi(operations: Pick<VigilOperations, "createWebhook" | "listWebhooks" | "getWebhook" | "deleteWebhook" | "listWebhookDeliveries">): WebhooksApi {
   return {
-    create: (input, options) => transport.json("POST", "/v1/webhooks", input, options),
-    list: (query = {}, options) => transport.json("GET", `/v1/webhooks${qs(query)}`, undefined, options),
-    get: (id, options) => transport.json("GET", path(id), undefined, options),
-    delete: (id, options) => transport.json("DELETE", path(id), undefined, options),
-    deliveries: (id, query = {}, options) => transport.json("GET", `${path(id)}/deliveries${qs(query)}`, undefined, options),
+    create: (input, options) => operations.createWebhook(input, options),
+    list: (query = {}, options) => operations.listWebhooks(query, options),
+    get: (id, options) => operations.getWebhook(id, options),
+    delete: (id, options) => operations.deleteWebhook(id, options),
+    deliveries: (id, query = {}, options) => operations.listWebhookDeliveries(id, query, options),
   };
 }
 
@@ -75,12 +75,4 @@ function toTenantEvent(frame: SseFrame): TenantEvent {
     data: payload.data && typeof payload.data === "object" ? (payload.data as Record<string, unknown>) : {},
     createdAt: str(payload.createdAt),
   };
-}
-
-function qs(query: ListOptions): string {
-  const params = new URLSearchParams();
-  if (query.limit !== undefined) params.set("limit", String(query.limit));
-  if (query.cursor !== undefined) params.set("cursor", query.cursor);
-  const text = params.toString();
-  return text ? `?${text}` : "";
 }

@@ -24,6 +24,7 @@ import { webhookSourceRoutes } from "../routes/webhook-sources";
 import { webhookRoutes } from "../routes/webhooks";
 import { eventStreamRoutes } from "../routes/events-stream";
 import { cors } from "./cors";
+import { applyOperationIds } from "./operation-ids";
 import { toolRoutes } from "../routes/tools";
 import { docsRoutes } from "../routes/docs";
 import { widgetRoutes } from "../routes/widget";
@@ -76,8 +77,9 @@ export function buildApp() {
   // Public routes are registered before the authenticated sub-app, whose `*` middleware would catch them.
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "API key (vk_…) or widget JWT" });
   app.openAPIRegistry.registerComponent("securitySchemes", "operator", { type: "http", scheme: "bearer", description: "VIGIL_ADMIN_TOKEN" });
-  app.doc31("/v1/openapi.json", { openapi: "3.1.0", info: { title: "Vigil API", version: "1.0.0" } });
+  app.doc31("/v1/openapi.json", OPENAPI_DOCUMENT);
   app.route("/", authed);
+  applyOperationIds(app);
 
   app.notFound(() => {
     throw new ApiError("not_found", "no such route");
@@ -85,3 +87,10 @@ export function buildApp() {
   app.onError((error, c) => toErrorResponse(error, c.req.raw));
   return app;
 }
+
+/**
+ * The OpenAPI document's header, served at GET /v1/openapi.json. scripts/gen-client.mjs builds the same
+ * document with `buildApp().getOpenAPI31Document(OPENAPI_DOCUMENT)` — directly, not through the
+ * middleware (which may need bindings the generator does not have).
+ */
+export const OPENAPI_DOCUMENT = { openapi: "3.1.0", info: { title: "Vigil API", version: "1.0.0" } };

@@ -1,0 +1,297 @@
+#!/usr/bin/env node
+// Generates the typed client's operations (src/client/api.generated.ts) from the OpenAPI document
+// the worker serves at GET /v1/openapi.json — so every route has a client method and the client's
+// types come from the routes' zod schemas, never written twice.
+//
+//   node scripts/gen-client.mjs            write the module if its content changed (npm run gen:client)
+//   node scripts/gen-client.mjs --check    exit 1 if the committed module differs from a fresh generation
+//   node scripts/gen-client.mjs --openapi  print the OpenAPI document (what the generator reads)
+//
+// The document is obtained offline: esbuild bundles src/http/routes.ts for Node, with the few
+// `cloudflare:*` imports (reached only by Durable Object / Workflow classes, never while building the
+// document) replaced by empty stand-ins, and the app builds the document its GET /v1/openapi.json
+// serves (same registry, same header). No wrangler, no network, no snapshot to refresh.
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const OUTPUT = join(ROOT, "src", "client", "api.generated.ts");
+const HTTP_METHODS = ["get", "post", "put", "patch", "delete"];
+/** Headers the client's RequestOptions / stream helpers already carry. */
+const TRANSPORT_HEADERS = new Set(["idempotency-key", "last-event-id", "authorization"]);
+
+/** The OpenAPI document exactly as `GET /v1/openapi.json` answers it. */
+export async function loadOpenApiDocument() {
+  const { build } = await import("esbuild");
+  const cloudflareStandIns = {
+    name: "cloudflare-stand-ins",
+    setup(builder) {
+      builder.onResolve({ filter: /^cloudflare:/ }, (args) => ({ path: args.path, namespace: "cloudflare-stand-in" }));
+      builder.onLoad({ filter: /.*/, namespace: "cloudflare-stand-in" }, () => ({
+        contents: "export class DurableObject {} export class WorkflowEntrypoint {} export class WorkerEntrypoint {} export class RpcTarget {} export const env = {};",
+        loader: "js",
+      }));
+    },
+  };
+  const result = await build({
+    stdin: { contents: 'export { buildApp, OPENAPI_DOCUMENT } from "./src/http/routes";', resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    write: false,
+    logLevel: "silent",
+    plugins: [cloudflareStandIns],
+  });
+  const module = await import(`data:text/javascript;base64,${Buffer.from(result.outputFiles[0].text).toString("base64")}`);
+  // What the doc31 route answers, minus the middleware in front of it; through JSON like the response body.
+  return JSON.parse(JSON.stringify(module.buildApp().getOpenAPI31Document(module.OPENAPI_DOCUMENT)));
+}
+
+// --- JSON Schema → TypeScript ----------------------------------------------------------------
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function refName(ref) {
+  const name = ref.replace(/^#\/components\/schemas\//, "");
+  return IDENT.test(name) ? name : name.replace(/[^A-Za-z0-9_$]/g, "_");
+}
+
+function doc(text, pad) {
+  if (!text) return "";
+  const lines = String(text).replace(/\*\//g, "*\\/").split("\n");
+  if (lines.length === 1) return `${pad}/** ${lines[0]} */\n`;
+  return `${pad}/**\n${lines.map((line) => `${pad} * ${line}`.trimEnd()).join("\n")}\n${pad} */\n`;
+}
+
+/** A TypeScript type for a JSON Schema (the subset zod-to-openapi emits). */
+export function tsType(schema, indent = "") {
+  if (schema === undefined || schema === true || schema === null) return "unknown";
+  if (schema === false) return "never";
+  if (schema.$ref) return refName(schema.$ref);
+  const nullable = Array.isArray(schema.type) && schema.type.includes("null");
+  const withNull = (text) => (nullable && text !== "unknown" && !/(^|\| )null$/.test(text) ? `${text} | null` : text);
+  if (schema.const !== undefined) return withNull(JSON.stringify(schema.const));
+  if (Array.isArray(schema.enum)) return withNull(schema.enum.map((value) => JSON.stringify(value)).join(" | "));
+  if (schema.anyOf || schema.oneOf) return withNull(union((schema.anyOf ?? schema.oneOf).map((part) => tsType(part, indent))));
+  if (schema.allOf) return withNull(schema.allOf.map((part) => wrap(tsType(part, indent))).join(" & "));
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : schema.properties ? ["object"] : [];
+  if (types.length === 0) return "unknown";
+  return union(types.map((type) => single(type, schema, indent)));
+}
+
+function union(parts) {
+  const unique = [...new Set(parts)];
+  return unique.includes("unknown") ? "unknown" : unique.map(wrap).join(" | ");
+}
+
+function wrap(text) {
+  return /^[^{]*[|&]/.test(text) && !text.startsWith("Array<") ? `(${text})` : text;
+}
+
+function single(type, schema, indent) {
+  switch (type) {
+    case "string":
+      return "string";
+    case "integer":
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "null":
+      return "null";
+    case "array":
+      return `Array<${tsType(schema.items, indent)}>`;
+    case "object":
+      return objectType(schema, indent);
+    default:
+      return "unknown";
+  }
+}
+
+function objectType(schema, indent) {
+  const properties = Object.entries(schema.properties ?? {});
+  const extra = schema.additionalProperties;
+  if (properties.length === 0) {
+    if (extra === false) return "Record<string, never>";
+    return `Record<string, ${extra && extra !== true ? tsType(extra, indent) : "unknown"}>`;
+  }
+  const required = new Set(schema.required ?? []);
+  const inner = `${indent}  `;
+  const lines = properties.map(([key, property]) => {
+    const name = IDENT.test(key) ? key : JSON.stringify(key);
+    return `${doc(property.description, inner)}${inner}${name}${required.has(key) ? "" : "?"}: ${tsType(property, inner)};`;
+  });
+  if (extra && extra !== true && Object.keys(extra).length > 0) lines.push(`${inner}[key: string]: unknown;`);
+  return `{\n${lines.join("\n")}\n${indent}}`;
+}
+
+// --- operations ------------------------------------------------------------------------------
+
+/** A method name for an operation without an operationId: `post /v1/agents/{id}/sessions/{sid}/close` → `postAgentsSessionsClose`. */
+export function derivedName(method, path) {
+  const words = path
+    .split("/")
+    .filter((segment) => segment && segment !== "v1" && !segment.startsWith("{"))
+    .flatMap((segment) => segment.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean);
+  return method + words.map((word) => word[0].toUpperCase() + word.slice(1)).join("");
+}
+
+/** `{id}` after `/agents` reads `agentId`; other path parameters keep their names. */
+function paramName(path, name) {
+  if (name !== "id") return IDENT.test(name) ? name : name.replace(/[^A-Za-z0-9_$]/g, "_");
+  const before = path.split("/{id}")[0].split("/").pop() ?? "";
+  const camel = before.replace(/[^A-Za-z0-9]+([A-Za-z0-9])/g, (_, char) => char.toUpperCase());
+  const singular = camel.replace(/ies$/, "y").replace(/s$/, "");
+  return singular ? `${singular}Id` : "id";
+}
+
+function resolveRef(document, schema) {
+  return schema?.$ref ? document.components?.schemas?.[schema.$ref.replace(/^#\/components\/schemas\//, "")] : schema;
+}
+
+export function operations(document) {
+  const list = [];
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])];
+      const pathParams = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+      const query = parameters.filter((parameter) => parameter.in === "query");
+      const headers = parameters.filter((parameter) => parameter.in === "header" && !TRANSPORT_HEADERS.has(parameter.name.toLowerCase()));
+      const bodySchema = op.requestBody?.content?.["application/json"]?.schema;
+      const success = Object.entries(op.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
+      const jsonResults = success.map(([, response]) => response.content?.["application/json"]?.schema).filter(Boolean);
+      const emptyResult = success.some(([, response]) => !response.content);
+      list.push({ method: method.toUpperCase(), path, op, name: op.operationId ?? derivedName(method, path), derived: !op.operationId, pathParams, query, headers, bodySchema, jsonResults, emptyResult });
+    }
+  }
+  const seen = new Map();
+  for (const entry of list) {
+    const other = seen.get(entry.name);
+    if (other) throw new Error(`two operations are named ${entry.name}: ${other.method} ${other.path} and ${entry.method} ${entry.path} (give one an operationId)`);
+    seen.set(entry.name, entry);
+  }
+  return list;
+}
+
+function renderOperation(document, entry) {
+  const { method, path, op, name, pathParams, query, headers, bodySchema, jsonResults } = entry;
+  const args = pathParams.map((param) => ({ name: paramName(path, param), type: "string", original: param }));
+  const taken = new Set(args.map((arg) => arg.name));
+  const signature = args.map((arg) => `${arg.name}: string`);
+  let bodyArg = "undefined";
+  if (bodySchema) {
+    const resolved = resolveRef(document, bodySchema);
+    const optional = !entry.op.requestBody.required || (resolved?.type === "object" && !(resolved.required ?? []).length);
+    const argName = taken.has("body") ? "requestBody" : "body";
+    signature.push(`${argName}: ${tsType(bodySchema, "  ")}${optional ? " = {}" : ""}`);
+    bodyArg = argName;
+  }
+  let queryArg = "";
+  if (query.length > 0) {
+    const required = query.some((parameter) => parameter.required);
+    const type = objectType({ properties: Object.fromEntries(query.map((p) => [p.name, { ...p.schema, description: p.description ?? p.schema?.description }])), required: query.filter((p) => p.required).map((p) => p.name) }, "  ");
+    signature.push(`query: ${type}${required ? "" : " = {}"}`);
+    queryArg = " + queryString(query)";
+  }
+  signature.push("options?: RequestOptions");
+  const urlPath = path.replace(/\{([^}]+)\}/g, (_, param) => `\${encodeURIComponent(${args.find((arg) => arg.original === param).name})}`);
+  const url = pathParams.length > 0 ? `\`${urlPath}\`` : JSON.stringify(path);
+  const raw = jsonResults.length === 0 && !entry.emptyResult;
+  const result = raw ? "Response" : jsonResults.length ? union(jsonResults.map((schema) => tsType(schema, "  "))) : "void";
+  const notes = [op.summary, op.description && op.description !== op.summary ? op.description : null];
+  if (headers.length) notes.push(`Headers (pass in \`options.headers\`): ${headers.map((h) => `\`${h.name}\`${h.description ? ` — ${h.description}` : ""}`).join("; ")}.`);
+  if (raw) notes.push(`Answers ${success(op).join(", ")}: the response is returned unread.`);
+  notes.push(`\`${method} ${path}\`${entry.derived ? " (no operationId: name derived from the path)" : ""}`);
+  const call = raw ? "this.requestRaw" : `this.request<${result}>`;
+  return `${doc(notes.filter(Boolean).join("\n\n"), "  ")}  ${name}(${signature.join(", ")}): Promise<${result}> {\n    return ${call}(${JSON.stringify(method)}, ${url}${queryArg}, ${bodyArg}, options);\n  }`;
+}
+
+function success(op) {
+  return Object.entries(op.responses ?? {})
+    .filter(([status]) => /^2\d\d$/.test(status))
+    .flatMap(([status, response]) => Object.keys(response.content ?? {}).map((type) => `${status} ${type}`));
+}
+
+/** The generated module's full text. */
+export function renderClientModule(document) {
+  const schemas = Object.entries(document.components?.schemas ?? {});
+  const ops = operations(document);
+  const out = [];
+  out.push("// Generated by scripts/gen-client.mjs from GET /v1/openapi.json — do not edit. Regenerate: npm run gen:client");
+  out.push("/* eslint-disable */");
+  out.push('import type { RequestOptions } from "./types";');
+  out.push("");
+  out.push("// --- schemas (components.schemas) -------------------------------------------------------------");
+  for (const [name, schema] of schemas) {
+    out.push("");
+    out.push(`${doc(schema.description, "")}export type ${refName(`#/components/schemas/${name}`)} = ${tsType(schema, "")};`);
+  }
+  out.push("");
+  out.push("// --- operations --------------------------------------------------------------------------------");
+  out.push("");
+  out.push("/** Every operation of the API as a method; `VigilClient` supplies the transport and the hand-written helpers. */");
+  out.push("export abstract class VigilOperations {");
+  out.push("  /** One request answered with JSON (or nothing); a non-2xx answer throws `VigilApiError`. */");
+  out.push("  protected abstract request<T>(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<T>;");
+  out.push("  /** One request whose 2xx response the caller reads (HTML, scripts, metrics, event streams); a non-2xx answer throws `VigilApiError`. */");
+  out.push("  protected abstract requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response>;");
+  for (const entry of ops) {
+    out.push("");
+    out.push(renderOperation(document, entry));
+  }
+  out.push("}");
+  out.push("");
+  out.push("/** Each method's operation: what the route-coverage test compares with the live document. */");
+  out.push("export const OPERATIONS = {");
+  for (const entry of ops) out.push(`  ${entry.name}: { method: ${JSON.stringify(entry.method)}, path: ${JSON.stringify(entry.path)} },`);
+  out.push("} as const;");
+  out.push("");
+  out.push("export type OperationName = keyof typeof OPERATIONS;");
+  out.push("");
+  out.push("function queryString(query: object): string {");
+  out.push("  const params = new URLSearchParams();");
+  out.push("  for (const [key, value] of Object.entries(query)) {");
+  out.push("    if (value === undefined || value === null) continue;");
+  out.push("    for (const item of Array.isArray(value) ? value : [value]) params.append(key, String(item));");
+  out.push("  }");
+  out.push("  const text = params.toString();");
+  out.push('  return text ? `?${text}` : "";');
+  out.push("}");
+  out.push("");
+  return { text: out.join("\n"), derived: ops.filter((entry) => entry.derived) };
+}
+
+async function main() {
+  const document = await loadOpenApiDocument();
+  if (process.argv.includes("--openapi")) {
+    process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+    return;
+  }
+  const { text, derived } = renderClientModule(document);
+  const current = existsSync(OUTPUT) ? readFileSync(OUTPUT, "utf8") : null;
+  const where = relative(process.cwd(), OUTPUT) || OUTPUT;
+  if (process.argv.includes("--check")) {
+    if (current !== text) {
+      console.error(`${where} is stale: run npm run gen:client and commit the result`);
+      process.exit(1);
+    }
+    return;
+  }
+  for (const entry of derived) console.log(`note: ${entry.method} ${entry.path} has no operationId; its method is ${entry.name} (name it in src/http/operation-ids.ts)`);
+  if (current === text) return;
+  const temporary = `${OUTPUT}.${process.pid}.tmp`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, OUTPUT);
+  console.log(`wrote ${where}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("gen-client.mjs")) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
