@@ -38,7 +38,7 @@ describe("targetRefsFromArgs", () => {
           if (!match || !/Ids?$/.test(key)) continue;
           const type = expectedType[match[1]!.toLowerCase()];
           if (!type) continue;
-          const ids = typeof value === "string" ? [value] : Array.isArray(value) ? value.filter((v) => typeof v === "string") : [];
+          const ids: string[] = typeof value === "string" ? [value] : Array.isArray(value) ? (value as unknown[]).filter((v): v is string => typeof v === "string") : [];
           for (const id of ids) if (id.length >= 1 && id.length <= 256) expected.push({ type, id });
         }
         const refs = targetRefsFromArgs(args);
