@@ -1,3 +1,5 @@
+import { tenantPatternMatches } from "./tenant-pattern";
+
 /** builtin:playbook: pure rule selection, templating and `/tool` parsing, so a wake always yields the same behaviour. */
 export interface PlaybookToolCall {
   name: string;
@@ -23,7 +25,7 @@ export const DEFAULT_PLAYBOOK_FALLBACK = "I have nothing to do for this.";
 export function selectPlaybookRule<R extends PlaybookRuleLike>(rules: ReadonlyArray<R>, input: PlaybookInput): { ruleIndex: number; rule: R } | null {
   for (const [ruleIndex, rule] of rules.entries()) {
     if (rule.when.reason !== undefined && rule.when.reason !== input.reason) continue;
-    if (rule.when.textPattern !== undefined && !new RegExp(rule.when.textPattern, "i").test(input.text)) continue;
+    if (rule.when.textPattern !== undefined && !tenantPatternMatches(rule.when.textPattern, input.text)) continue;
     if (rule.when.token !== undefined && !(input.tokenKeys ?? []).includes(rule.when.token)) continue;
     return { ruleIndex, rule };
   }

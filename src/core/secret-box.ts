@@ -15,6 +15,8 @@ export const SECRET_PURPOSES = {
   providerSecret: "vigil/provider-secret",
   agentTriggerToken: "vigil/agent-trigger-token",
   outboundWebhookSecret: "vigil/outbound-webhook-secret",
+  /** A stored Idempotency-Key answer that carries a secret (a new API key, a widget token). */
+  idempotentSecretAnswer: "vigil/idempotent-secret-answer",
 } as const;
 
 /** Upper bound on a sealed plaintext: secrets are keys and tokens, not documents. */

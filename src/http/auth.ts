@@ -9,6 +9,7 @@ import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
 import { verifyWidgetToken } from "./jwt";
+import { queryAccessToken } from "./query-token";
 
 
 function bearer(header: string | undefined): string | null {
@@ -19,7 +20,7 @@ function bearer(header: string | undefined): string | null {
 /** Resolves the caller from an API key or a widget JWT, and charges its per-client rate limit. */
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async function authenticateRequest(c, next) {
-    const token = bearer(c.req.header("authorization")) ?? (c.req.method === "GET" ? c.req.query("access_token") ?? null : null);
+    const token = bearer(c.req.header("authorization")) ?? queryAccessToken(c.req.method, c.req.url);
     if (!token) throw new ApiError("unauthorized", "send Authorization: Bearer <API key or widget token>");
     const principal = token.startsWith("vk_") ? await fromApiKey(c.env, token) : await fromJwt(c.env, token);
     c.set("principal", principal);

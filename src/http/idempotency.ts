@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../core/secret-box";
 import { sha256Hex } from "../core/sha256";
 import { ApiError } from "./api-error";
 import { tenantStub } from "./auth";
@@ -12,12 +13,23 @@ export function idempotencyKeyOf(header: string | undefined): string | undefined
   return header;
 }
 
+let boxes: { masterKey: string; box: SecretBox } | undefined;
+function answerBox(masterKey: string): SecretBox {
+  // One derived key per isolate (HKDF once), re-derived only if the master key changes.
+  if (boxes?.masterKey !== masterKey) boxes = { masterKey, box: createSecretBox(masterKey, SECRET_PURPOSES.idempotentSecretAnswer) };
+  return boxes.box;
+}
+
 /**
  * `Idempotency-Key` on creating POSTs: the first response is stored and replayed for the same key
  * and body; a different body under the same key is a 409. Streaming responses are not stored —
  * their runKey is derived from the key, so a retry dedupes in the agent's inbox instead.
+ *
+ * `sealed`: the answer carries a secret shown once (a new API key, a widget token). It is stored only
+ * sealed (AES-GCM, bound to tenant, route and key), so the idempotency table never holds the plaintext,
+ * and a retry of the same request still gets the answer it lost.
  */
-export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string } = {}): MiddlewareHandler<AppEnv> {
+export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string; sealed?: boolean } = {}): MiddlewareHandler<AppEnv> {
   return async function idempotencyGuard(c, next) {
     const key = idempotencyKeyOf(c.req.header("idempotency-key"));
     if (key === undefined) return next();
@@ -28,8 +40,16 @@ export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler
     const begun = await stub.idempotencyBegin(scope, key, requestHash);
     if (begun.state === "conflict") throw new ApiError("idempotency_conflict", "this Idempotency-Key was used with a different request body");
     if (begun.state === "in_progress") throw new ApiError("idempotency_in_progress", "a request with this Idempotency-Key is still in progress", { retryAfterSeconds: 1 });
+    const context = `${tenantId}\n${scope}\n${key}`;
     if (begun.state === "replay") {
-      return new Response(begun.body, { status: begun.status, headers: { "content-type": "application/json", "idempotent-replayed": "true" } });
+      let body = begun.body;
+      if (options.sealed) {
+        const opened = await answerBox(c.env.VIGIL_MASTER_KEY).open(body, context);
+        // Only a changed master key gets here: the secret cannot be shown again, and the claim stays (no second effect).
+        if (!opened.ok) throw new ApiError("idempotency_conflict", "the first answer to this Idempotency-Key held a secret that can no longer be shown; list or revoke what it created, then retry with a new Idempotency-Key");
+        body = opened.secret;
+      }
+      return new Response(body, { status: begun.status, headers: { "content-type": "application/json", "idempotent-replayed": "true" } });
     }
     try {
       await next();
@@ -39,7 +59,8 @@ export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler
     }
     const contentType = c.res.headers.get("content-type") ?? "";
     if (c.res.status < 500 && contentType.includes("json") && !c.error) {
-      await stub.idempotencyComplete(scope, key, c.res.status, await c.res.clone().text());
+      const text = await c.res.clone().text();
+      await stub.idempotencyComplete(scope, key, c.res.status, options.sealed ? await answerBox(c.env.VIGIL_MASTER_KEY).seal(text, context) : text);
     } else {
       await stub.idempotencyAbort(scope, key);
     }

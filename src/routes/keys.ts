@@ -10,8 +10,8 @@ import { ResourceId } from "../schema/common";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 export const keyRoutes = createRouter();
-keyRoutes.post("/v1/keys", idempotent());
-keyRoutes.post("/v1/tokens", idempotent());
+keyRoutes.post("/v1/keys", idempotent({ sealed: true }));
+keyRoutes.post("/v1/tokens", idempotent({ sealed: true }));
 
 keyRoutes.openapi(
   createRoute({

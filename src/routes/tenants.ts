@@ -21,7 +21,7 @@ tenantRoutes.use("/v1/tenants/*", async (c, next) => {
   if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
   await next();
 });
-tenantRoutes.post("/v1/tenants", idempotent({ storeIn: () => OPERATOR_SCOPE }));
+tenantRoutes.post("/v1/tenants", idempotent({ storeIn: () => OPERATOR_SCOPE, sealed: true }));
 
 tenantRoutes.openapi(
   createRoute({

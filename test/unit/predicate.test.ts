@@ -148,7 +148,7 @@ const scopeArb = fc.tuple(fc.constantFrom("task", "checklist"), recordArb).map((
 const small = (p: Predicate) => parsePredicate(p).ok;
 
 describe("evaluatePredicate properties", () => {
-  it("is deterministic: same answer on repeat, on a deep copy, and with keys in another order", () => {
+  it("is deterministic: same answer on repeat and with the record's keys in another order", () => {
     fc.assert(
       fc.property(predicateArb.filter(small), scopeArb, (predicate, scope) => {
         const first = evaluatePredicate(predicate, scope);
@@ -156,7 +156,6 @@ describe("evaluatePredicate properties", () => {
           value && typeof value === "object" && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).reverse()) : value,
         );
         expect(evaluatePredicate(predicate, scope)).toBe(first);
-        expect(evaluatePredicate(structuredClone(predicate), structuredClone(scope))).toBe(first);
         expect(evaluatePredicate(predicate, reordered)).toBe(first);
       }),
       { numRuns: 500 },

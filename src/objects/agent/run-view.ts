@@ -1,5 +1,6 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../db/agent-schema";
+import { inList } from "../sql-in";
 import type { Run } from "../../schema/runs";
 import type { ChildrenStore } from "./children";
 import type { RunTrace } from "./run-trace";
@@ -82,7 +83,7 @@ export class RunView {
       this.db
         .select({ runKey: schema.actions.runKey, n: sql<number>`count(*)` })
         .from(schema.actions)
-        .where(inArray(schema.actions.runKey, keys))
+        .where(inList(schema.actions.runKey, keys))
         .groupBy(schema.actions.runKey)
         .all()
         .map((row) => [row.runKey, Number(row.n)]),
@@ -97,7 +98,7 @@ export class RunView {
           n: sql<number>`count(*)`,
         })
         .from(schema.runTrace)
-        .where(and(inArray(schema.runTrace.runKey, keys), eq(schema.runTrace.kind, "usage")))
+        .where(and(inList(schema.runTrace.runKey, keys), eq(schema.runTrace.kind, "usage")))
         .groupBy(schema.runTrace.runKey)
         .all()
         .map((row) => [row.runKey, { inputTokens: Number(row.input), outputTokens: Number(row.output), costMicros: Number(row.cost), calls: Number(row.n) }]),

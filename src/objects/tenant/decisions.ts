@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import { tickAt } from "../../core/approval-facts";
 import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
@@ -6,6 +6,7 @@ import * as schema from "../../db/tenant-schema";
 import { runKeys, threadIds } from "../../core/run-keys";
 import type { WakeJob } from "../../schema/wake";
 import { nowIso } from "../sqlite";
+import { inList } from "../sql-in";
 import { toCore, type ToolApprovals } from "./tool-approvals";
 import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "./types";
@@ -105,7 +106,7 @@ export class Decisions {
     if (query.status) conditions.push(eq(d.status, query.status));
     if (query.agentId) conditions.push(eq(d.agentId, query.agentId));
     if (query.type) conditions.push(eq(d.type, query.type));
-    if (query.agentIds) conditions.push(inArray(d.agentId, [...query.agentIds]));
+    if (query.agentIds) conditions.push(inList(d.agentId, query.agentIds));
     if (query.before) conditions.push(or(lt(d.createdAt, query.before.c), and(eq(d.createdAt, query.before.c), lt(d.id, query.before.i)))!);
     const rows = this.db
       .select()
@@ -197,7 +198,7 @@ export class Decisions {
 
   private hold(filter: DecisionHoldFilter, from: string, to: string): number {
     const d = schema.decisions;
-    const scope = "agentIds" in filter ? inArray(d.agentId, filter.agentIds.length ? filter.agentIds : [""]) : undefined;
+    const scope = "agentIds" in filter ? inList(d.agentId, filter.agentIds) : undefined;
     const rows = this.db.select().from(d).where(scope ? and(eq(d.status, from), scope) : eq(d.status, from)).all();
     const held = rows.filter((row) => row.payload.kind !== "brake_release" && (!("toolName" in filter) || row.payload.toolName === filter.toolName));
     const nowMs = Date.now();

@@ -1,9 +1,10 @@
-import { and, asc, gt, inArray } from "drizzle-orm";
+import { and, asc, gt } from "drizzle-orm";
 import { config } from "../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../core/sse";
 import * as schema from "../../db/tenant-schema";
 import type { TenantEvent } from "../../schema/outbound-webhooks";
 import { nowIso } from "../sqlite";
+import { inList } from "../sql-in";
 import type { TenantDb } from "./types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
@@ -67,7 +68,7 @@ export class TenantEventLog {
   listAfter(after: number, limit: number, agentIds: readonly string[] | null = null): TenantEvent[] {
     if (agentIds !== null && agentIds.length === 0) return [];
     const e = schema.tenantEvents;
-    const where = agentIds ? and(gt(e.seq, after), inArray(e.agentId, [...agentIds])) : gt(e.seq, after);
+    const where = agentIds ? and(gt(e.seq, after), inList(e.agentId, agentIds)) : gt(e.seq, after);
     return this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all().map(toTenantEvent);
   }
 
