@@ -7,7 +7,7 @@ import { agentModelGateway } from "../../gateway/model-gateway";
 import type { Agent } from "../../schema/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam } from "../faults";
-import { openDatabase } from "../sqlite";
+import { openDatabase, RowMeter } from "../sqlite";
 import { agentStub, tenantStub } from "../stubs";
 import { ActionStore } from "./actions";
 import { AgentLifecycle } from "./agent-lifecycle";
@@ -52,6 +52,8 @@ export interface AgentParts {
   history: History;
   inbox: WakeInbox;
   faults: FaultSeam;
+  /** Rows read by SQLite while started (a test and bench seam: metered only with VIGIL_FAULTS=enabled). */
+  rowMeter: RowMeter;
   reports: Reports;
   timers: Timers;
   sagas: Sagas;
@@ -77,6 +79,7 @@ export interface AgentParts {
 /** Wires one agent's parts to its own SQLite, its tenant, other agents and the SDK scheduler. */
 export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: AgentScheduler): AgentParts {
   // Work interrupted by a restart or eviction resumes on the first activation afterwards (after this function returns).
+  const rowMeter = new RowMeter();
   const db = openDatabase(ctx, schema, migrations, () => {
     if (inbox.pendingCount() > 0) drain.start();
     // Timer slots missed while the object slept are caught up on activation.
@@ -86,7 +89,7 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
     compaction.recover();
     compactionDriver.maybeCompact(null);
-  });
+  }, env.VIGIL_FAULTS === "enabled" ? rowMeter : undefined);
   const waitUntil = (work: Promise<unknown>) => ctx.waitUntil(work);
   const tenantId = () => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
   const tenant = () => tenantStub(env, tenantId());
@@ -240,6 +243,7 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     history,
     inbox,
     faults,
+    rowMeter,
     reports,
     timers,
     sagas,
