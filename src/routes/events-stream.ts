@@ -25,6 +25,7 @@ eventStreamRoutes.openapi(
     responses: {
       200: { content: { "text/event-stream": { schema: z.string() } }, description: "The tenant's event stream" },
       400: problems[400],
+      410: { ...problems[404], description: "cursor_expired: events after this cursor were pruned by retention; `oldestSeq` is the oldest still kept (resume with Last-Event-ID = oldestSeq - 1)" },
       401: problems[401],
       403: problems[403],
     },

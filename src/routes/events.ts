@@ -22,6 +22,7 @@ eventRoutes.openapi(
     responses: {
       200: { content: { "text/event-stream": { schema: z.string() } }, description: "Frames `id: <seq>`, `event: <type>`, `data: <json>`; heartbeat every 15 s" },
       400: problems[400],
+      410: { ...problems[404], description: "cursor_expired: events after this cursor were pruned by retention; `oldestSeq` is the oldest still kept (resume with Last-Event-ID = oldestSeq - 1)" },
       404: problems[404],
     },
     security,

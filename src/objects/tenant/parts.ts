@@ -26,6 +26,7 @@ import { NotificationLog } from "./notification-log";
 import { OutboundDeliveries } from "./outbound-webhooks";
 import { SubscriptionStore } from "./subscription-store";
 import { TenantEventLog } from "./tenant-event-log";
+import { TenantRetention } from "./retention";
 import { readTenant } from "./tenant-record";
 import { TenantTools } from "./tenant-tools";
 import { ToolExecutor } from "./tool-executor";
@@ -159,5 +160,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
     feed,
     agentActivity,
     erasure,
+    /** Retention of the tables that grow with use (pruned on the alarm). */
+    retention: new TenantRetention(db),
   };
 }
