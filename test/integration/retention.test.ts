@@ -47,7 +47,7 @@ describe("retention", () => {
     const stream = client.events(agent.id, { after: 1, reconnect: { initialDelayMs: 10, maxAttempts: 2 }, onCursorExpired: (gap) => gaps.push(gap) });
     const seen: number[] = [];
     for await (const event of stream) {
-      seen.push(event.seq);
+      seen.push(event.seq ?? -1);
       if (event.type === "run.completed") break;
     }
     stream.close();
