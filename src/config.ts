@@ -3,6 +3,11 @@ export const config = {
   apiKeyPrefix: "vk_",
   defaultScopes: ["agents:read", "agents:write", "journal:read", "journal:write", "admin"] as const,
   jwt: { issuer: "vigil", audience: "vigil-widget", maxTtlSeconds: 3600, defaultTtlSeconds: 900 },
+  /**
+   * Credentials verified in the Worker (issue 12 §1): a per-isolate cache keyed by the API key's hash (and the
+   * tenant's existence, for widget tokens) for at most `cacheTtlMs`; a key revoked elsewhere stops working within it.
+   */
+  auth: { cacheTtlMs: 30_000, cacheMaxEntries: 10_000 },
   rateLimits: {
     requestsPerMinutePerKey: 100,
     turnsPerMinutePerAgent: 20,

@@ -1,4 +1,4 @@
-import { config, rateLimitsFrom } from "../../config";
+import { config } from "../../config";
 import { retryScheduleFrom } from "../../core/outbound-delivery";
 import * as schema from "../../db/tenant-schema";
 import type { Env } from "../../env";
@@ -57,7 +57,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   const keys = new ApiKeys(db);
   const directory = new AgentDirectory(db);
   const idempotency = new IdempotencyStore(db);
-  const clientAuth = new ClientAuth(db, keys, rateLimitsFrom(env.VIGIL_RATE_LIMITS), () => tenant() !== null);
+  const clientAuth = new ClientAuth(keys, () => tenant() !== null);
   // Approvals (helper "approvals"): trust, tool approvals, decision ticks; reads the policy and tools lazily.
   const approvals = new Approvals({
     db,
