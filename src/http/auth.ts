@@ -10,6 +10,7 @@ import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
 import { CredentialCache, credentialTtlMs } from "./credential-cache";
 import { verifyWidgetToken } from "./jwt";
+import type { StreamEndReason, StreamGuard } from "./stream-guard";
 
 
 function bearer(header: string | undefined): string | null {
@@ -39,9 +40,42 @@ const keyGrants = new CredentialCache<KeyGrant>();
 /** Tenants known to exist (a widget token's tenant may have been erased since it was minted). */
 const liveTenants = new CredentialCache<true>();
 
-/** The isolate that revokes a key stops honouring it at once; other isolates within the cache TTL. */
+/** Event streams open in this isolate, by `tenantId:keyId`: a revocation here ends them at once. */
+const streamsByKey = new Map<string, Set<(reason: StreamEndReason) => void>>();
+
+/** The isolate that revokes a key stops honouring it (and ends its open streams) at once; other isolates within the cache TTL. */
 export function forgetRevokedKey(tenantId: string, keyId: string): void {
   keyGrants.evict((grant) => grant.tenantId === tenantId && grant.keyId === keyId);
+  for (const end of streamsByKey.get(`${tenantId}:${keyId}`) ?? []) end("key_revoked");
+}
+
+/**
+ * How an SSE stream ends with its credential (issue 13 §6): a widget token at its `exp`; an API key when it is
+ * revoked — at once through this isolate, else at the next re-check, one cache TTL apart (a cached grant counts).
+ */
+export function streamGuardFor(env: Env, principal: Principal): StreamGuard {
+  const recheckMs = Math.max(1_000, credentialTtlMs(env));
+  if (principal.kind === "jwt") return { expiresAtMs: principal.expiresAtMs, recheckMs };
+  const { tenantId, keyId, keyHash } = principal;
+  const slot = `${tenantId}:${keyId}`;
+  return {
+    recheckMs,
+    stillValid: async () => {
+      if (keyHash === undefined || keyGrants.get(keyHash)) return true;
+      const outcome = await tenantStub(env, tenantId).authenticate(keyHash);
+      if (outcome.ok) keyGrants.set(keyHash, { tenantId, keyId: outcome.keyId, scopes: outcome.scopes }, credentialTtlMs(env));
+      return outcome.ok;
+    },
+    register: (end) => {
+      const ends = streamsByKey.get(slot) ?? new Set();
+      ends.add(end);
+      streamsByKey.set(slot, ends);
+      return () => {
+        ends.delete(end);
+        if (ends.size === 0) streamsByKey.delete(slot);
+      };
+    },
+  };
 }
 
 async function fromApiKey(env: Env, key: string): Promise<Principal> {
@@ -56,7 +90,7 @@ async function fromApiKey(env: Env, key: string): Promise<Principal> {
     keyGrants.set(hash, grant, credentialTtlMs(env));
   }
   await chargeClient(env, `key:${grant.keyId}`);
-  return { kind: "apiKey", ...grant };
+  return { kind: "apiKey", ...grant, keyHash: hash };
 }
 
 async function fromJwt(env: Env, token: string): Promise<Principal> {
@@ -67,7 +101,7 @@ async function fromJwt(env: Env, token: string): Promise<Principal> {
     liveTenants.set(claims.tid, true, credentialTtlMs(env));
   }
   await chargeClient(env, `jwt:${claims.tid}:${claims.sub}`);
-  return { kind: "jwt", tenantId: claims.tid, subject: claims.sub, scopes: claims.scope, agents: claims.agents };
+  return { kind: "jwt", tenantId: claims.tid, subject: claims.sub, scopes: claims.scope, agents: claims.agents, ...(claims.exp ? { expiresAtMs: claims.exp * 1000 } : {}) };
 }
 
 /**

@@ -1,9 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { requireApiKey, requireScope, streamGuardFor, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { parseEventCursor } from "../core/sse";
 import { problems, security } from "./openapi-helpers";
+import { guardStream } from "../http/stream-guard";
 import { sseResponse } from "./sse";
 
 /** GET /v1/events/stream: the tenant-wide event log as SSE (SPEC §8). */
@@ -43,6 +44,7 @@ eventStreamRoutes.openapi(
     const agentIds: string[] | null = query.agentId !== undefined ? [query.agentId] : null;
     const result = await tenantStub(c.env, principal.tenantId).openTenantEvents(after, agentIds);
     if (!result.ok) fail(result);
-    return sseResponse(result.stream) as never;
+    // The stream ends (final `stream.closed` event) when its key is revoked or its widget token expires.
+    return sseResponse(guardStream(result.stream, streamGuardFor(c.env, principal))) as never;
   },
 );
