@@ -9,6 +9,7 @@ export const config = {
    */
   auth: { cacheTtlMs: 30_000, cacheMaxEntries: 10_000 },
   rateLimits: {
+    /** Documents the `[[ratelimits]]` binding's limit in wrangler.toml (the binding enforces it; this value is not read there). */
     requestsPerMinutePerKey: 100,
     turnsPerMinutePerAgent: 20,
     callsPerMinutePerAgentTool: 60,
