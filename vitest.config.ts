@@ -17,6 +17,8 @@ export default defineConfig({
                 VIGIL_ADMIN_TOKEN: "test-admin-token",
                 VIGIL_MASTER_KEY: "dGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGVzLWxvbmctISE=",
                 VIGIL_FAULTS: "enabled",
+                // The credential cache's TTL (≤ config.auth.cacheTtlMs): short, so a revocation test sees it lapse.
+                VIGIL_AUTH_CACHE_TTL_MS: "2000",
                 // Info lines from background work can outlive a test file and race the pool's teardown.
                 VIGIL_LOG_LEVEL: "warn",
               },

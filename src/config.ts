@@ -3,7 +3,13 @@ export const config = {
   apiKeyPrefix: "vk_",
   defaultScopes: ["agents:read", "agents:write", "journal:read", "journal:write", "admin"] as const,
   jwt: { issuer: "vigil", audience: "vigil-widget", maxTtlSeconds: 3600, defaultTtlSeconds: 900 },
+  /**
+   * Credentials verified in the Worker (issue 12 §1): a per-isolate cache keyed by the API key's hash (and the
+   * tenant's existence, for widget tokens) for at most `cacheTtlMs`; a key revoked elsewhere stops working within it.
+   */
+  auth: { cacheTtlMs: 30_000, cacheMaxEntries: 10_000 },
   rateLimits: {
+    /** Documents the `[[ratelimits]]` binding's limit in wrangler.toml (the binding enforces it; this value is not read there). */
     requestsPerMinutePerKey: 100,
     turnsPerMinutePerAgent: 20,
     callsPerMinutePerAgentTool: 60,
@@ -27,6 +33,21 @@ export const config = {
   sse: { heartbeatMs: 15_000, replayBatch: 500 },
   pagination: { defaultLimit: 50, maxLimit: 200 },
   idempotency: { retentionHours: 24 },
+  /**
+   * Every table that grows with use has a bound (issue 12 §5; tenant policy `retention` overrides field by field).
+   * Pruning runs on alarms, at most `batchRows` rows per table per pass (a pass that hits it continues soon after),
+   * every `intervalSeconds` while there is anything to prune. History (messages, summaries, runs, audit, reports) is kept.
+   */
+  retention: {
+    agentEvents: { maxAgeDays: 7, maxRows: 100_000 },
+    tenantEvents: { maxAgeDays: 7, maxRows: 1_000_000 },
+    dedupeWindowDays: 7,
+    idempotencyHours: 24,
+    webhookDeliveriesDays: 30,
+    compactionJobsDays: 7,
+    batchRows: 500,
+    intervalSeconds: 3_600,
+  },
   /** Inbound webhooks (trigger and source ingress): raw bodies above this answer 413. */
   ingress: { maxBodyBytes: 65_536 },
   /** Tenant HTTP tools: per-call timeout, response cap (bytes), tools per tenant, input schema size (bytes). */

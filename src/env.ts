@@ -20,6 +20,10 @@ export interface Env {
   VIGIL_BENCH?: string;
   /** JSON override of config.rateLimits for this deployment. */
   VIGIL_RATE_LIMITS?: string;
+  /** Per-client request budget (wrangler.toml `[[ratelimits]]`, keyed by API key id or widget subject). */
+  CLIENT_RATE_LIMITER?: RateLimit;
+  /** Test seam (honoured only with VIGIL_FAULTS=enabled): a shorter credential cache TTL in ms (src/http/credential-cache.ts). */
+  VIGIL_AUTH_CACHE_TTL_MS?: string;
   /** Log threshold: debug | info | warn | error (default info). */
   VIGIL_LOG_LEVEL?: string;
   /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */

@@ -26,6 +26,7 @@ export type Problem = {
     path: string;
     message: string;
   }>;
+  oldestSeq?: number;
 };
 
 export type CreateTenant = {
@@ -1044,6 +1045,20 @@ export type PolicyBody = {
       };
       calibrationMode?: boolean;
     };
+  };
+  retention?: {
+    agentEvents?: {
+      maxAgeDays?: number;
+      maxRows?: number;
+    };
+    tenantEvents?: {
+      maxAgeDays?: number;
+      maxRows?: number;
+    };
+    dedupeWindowDays?: number;
+    idempotencyHours?: number;
+    webhookDeliveriesDays?: number;
+    compactionJobsDays?: number;
   };
 };
 

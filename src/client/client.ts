@@ -190,6 +190,7 @@ export class VigilClient extends VigilOperations {
       lastEventId: options.after === undefined ? undefined : String(options.after),
       signal: options.signal,
       reconnect: options.reconnect,
+      onCursorExpired: options.onCursorExpired,
       toError: (response) => VigilApiError.from(response),
       connect: ({ lastEventId, signal }) => this.openEvents(agentId, lastEventId, signal),
     });

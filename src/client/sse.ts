@@ -103,6 +103,11 @@ export interface ResumableSseOptions {
   until?: ((frame: SseFrame) => boolean) | undefined;
   /** Whether a first connection that fails to open may be retried; default true. A drop after it opened always is. */
   retryFirstConnection?: boolean | undefined;
+  /**
+   * Called when the server answered 410 `cursor_expired` (the events after the resume point were pruned by
+   * retention); the stream then resumes from `oldestSeq`, the oldest event still kept. Events in between are lost.
+   */
+  onCursorExpired?: ((gap: { lastEventId: string | undefined; oldestSeq: number }) => void) | undefined;
 }
 
 /**
@@ -167,6 +172,16 @@ export class ResumableSse implements AsyncIterable<SseFrame> {
           failure = error;
         }
         if (signal.aborted) return;
+        const oldestSeq = response?.status === 410 ? await expiredCursorOldestSeq(response.clone()) : undefined;
+        if (oldestSeq !== undefined && oldestSeq - 1 > this.lastSeq) {
+          // Retention pruned the events after our resume point: continue from the oldest one still kept.
+          signal.removeEventListener("abort", abortConnection);
+          await response?.body?.cancel().catch(() => undefined);
+          this.options.onCursorExpired?.({ lastEventId: this.last, oldestSeq });
+          this.lastSeq = oldestSeq - 1;
+          this.last = String(oldestSeq - 1);
+          continue;
+        }
         if (response && !response.ok) {
           const error = this.options.toError ? await this.options.toError(response) : new Error(`SSE connection failed with HTTP ${response.status}`);
           if (response.status < 500 && response.status !== 408 && response.status !== 429) throw error;
@@ -213,6 +228,16 @@ export class ResumableSse implements AsyncIterable<SseFrame> {
     } finally {
       this.controller.abort();
     }
+  }
+}
+
+/** `oldestSeq` of a 410 `cursor_expired` problem, or undefined for any other answer. */
+async function expiredCursorOldestSeq(response: Response): Promise<number | undefined> {
+  try {
+    const problem = (await response.json()) as { code?: unknown; oldestSeq?: unknown };
+    return problem.code === "cursor_expired" && typeof problem.oldestSeq === "number" && Number.isSafeInteger(problem.oldestSeq) && problem.oldestSeq > 0 ? problem.oldestSeq : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -25,6 +25,7 @@ export function tenantEventStream(transport: Transport, options: StreamOptions &
     lastEventId: options.after === undefined ? undefined : String(options.after),
     signal: options.signal,
     reconnect: options.reconnect,
+    onCursorExpired: options.onCursorExpired,
     toError: (response) => transport.toError(response),
     connect: ({ lastEventId, signal }) => {
       const headers: Record<string, string> = { accept: "text/event-stream" };

@@ -78,6 +78,11 @@ export interface RequestOptions {
 export interface StreamOptions {
   signal?: AbortSignal;
   reconnect?: ReconnectPolicy | false;
+  /**
+   * Event streams: the resume point was older than retention keeps (410 `cursor_expired`); the stream goes on
+   * from `oldestSeq`, the oldest event still kept, and the events in between are gone.
+   */
+  onCursorExpired?: (gap: { lastEventId: string | undefined; oldestSeq: number }) => void;
 }
 
 export interface VigilClientOptions {

@@ -11,7 +11,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail: string,
-    readonly extras: { fields?: FieldIssue[]; retryAfterSeconds?: number; status?: number } = {},
+    readonly extras: { fields?: FieldIssue[]; retryAfterSeconds?: number; status?: number; oldestSeq?: number } = {},
     options?: { cause?: unknown },
   ) {
     super(detail, options);
@@ -29,6 +29,7 @@ export function problemResponse(error: ApiError): Response {
     code: error.code,
   };
   if (error.extras.fields) body.errors = error.extras.fields;
+  if (error.extras.oldestSeq !== undefined) body.oldestSeq = error.extras.oldestSeq;
   const headers = new Headers({ "content-type": "application/problem+json" });
   if (error.extras.retryAfterSeconds !== undefined) headers.set("retry-after", String(error.extras.retryAfterSeconds));
   if (error.status === 401) headers.set("www-authenticate", 'Bearer realm="vigil"');
@@ -36,6 +37,6 @@ export function problemResponse(error: ApiError): Response {
 }
 
 /** Maps a DO's failure value onto the edge error. */
-export function fail(result: { code: ErrorCode; message: string }): never {
-  throw new ApiError(result.code, result.message);
+export function fail(result: { code: ErrorCode; message: string; oldestSeq?: number }): never {
+  throw new ApiError(result.code, result.message, result.oldestSeq === undefined ? {} : { oldestSeq: result.oldestSeq });
 }

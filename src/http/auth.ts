@@ -8,8 +8,11 @@ import { config } from "../config";
 import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
+import { CredentialCache, credentialTtlMs } from "./credential-cache";
 import { verifyWidgetToken } from "./jwt";
 import { queryAccessToken } from "./query-token";
+
+import type { StreamEndReason, StreamGuard } from "./stream-guard";
 
 
 function bearer(header: string | undefined): string | null {
@@ -28,27 +31,93 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** What a verified API key grants; cached per isolate by the key's hash (docs/decisions.md "Lean (issue 12)"). */
+interface KeyGrant {
+  tenantId: string;
+  keyId: string;
+  scopes: Scope[];
+}
+
+const keyGrants = new CredentialCache<KeyGrant>();
+/** Tenants known to exist (a widget token's tenant may have been erased since it was minted). */
+const liveTenants = new CredentialCache<true>();
+
+/** Event streams open in this isolate, by `tenantId:keyId`: a revocation here ends them at once. */
+const streamsByKey = new Map<string, Set<(reason: StreamEndReason) => void>>();
+
+/** The isolate that revokes a key stops honouring it (and ends its open streams) at once; other isolates within the cache TTL. */
+export function forgetRevokedKey(tenantId: string, keyId: string): void {
+  keyGrants.evict((grant) => grant.tenantId === tenantId && grant.keyId === keyId);
+  for (const end of streamsByKey.get(`${tenantId}:${keyId}`) ?? []) end("key_revoked");
+}
+
+/**
+ * How an SSE stream ends with its credential (issue 13 §6): a widget token at its `exp`; an API key when it is
+ * revoked — at once through this isolate, else at the next re-check, one cache TTL apart (a cached grant counts).
+ */
+export function streamGuardFor(env: Env, principal: Principal): StreamGuard {
+  const recheckMs = Math.max(1_000, credentialTtlMs(env));
+  if (principal.kind === "jwt") return { expiresAtMs: principal.expiresAtMs, recheckMs };
+  const { tenantId, keyId, keyHash } = principal;
+  const slot = `${tenantId}:${keyId}`;
+  return {
+    recheckMs,
+    stillValid: async () => {
+      if (keyHash === undefined || keyGrants.get(keyHash)) return true;
+      const outcome = await tenantStub(env, tenantId).authenticate(keyHash);
+      if (outcome.ok) keyGrants.set(keyHash, { tenantId, keyId: outcome.keyId, scopes: outcome.scopes }, credentialTtlMs(env));
+      return outcome.ok;
+    },
+    register: (end) => {
+      const ends = streamsByKey.get(slot) ?? new Set();
+      ends.add(end);
+      streamsByKey.set(slot, ends);
+      return () => {
+        ends.delete(end);
+        if (ends.size === 0) streamsByKey.delete(slot);
+      };
+    },
+  };
+}
+
 async function fromApiKey(env: Env, key: string): Promise<Principal> {
   const tenantId = tenantIdOfApiKey(key);
   if (!tenantId) throw new ApiError("unauthorized", "the API key is not valid or was revoked");
-  const outcome = await tenantStub(env, tenantId).authenticate(hashApiKey(key));
-  if (!outcome.ok) throw authFailure(outcome);
-  return { kind: "apiKey", tenantId, keyId: outcome.keyId, scopes: outcome.scopes };
+  const hash = hashApiKey(key);
+  let grant = keyGrants.get(hash);
+  if (!grant) {
+    const outcome = await tenantStub(env, tenantId).authenticate(hash);
+    if (!outcome.ok) throw new ApiError("unauthorized", outcome.message);
+    grant = { tenantId, keyId: outcome.keyId, scopes: outcome.scopes };
+    keyGrants.set(hash, grant, credentialTtlMs(env));
+  }
+  await chargeClient(env, `key:${grant.keyId}`);
+  return { kind: "apiKey", ...grant, keyHash: hash };
 }
 
 async function fromJwt(env: Env, token: string): Promise<Principal> {
   const claims = await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
   if (!claims) throw new ApiError("unauthorized", "the token is invalid, expired, or not for this service");
-  const outcome = await tenantStub(env, claims.tid).chargeClient(`jwt:${claims.sub}`);
-  if (!outcome.ok) throw authFailure(outcome);
-  return { kind: "jwt", tenantId: claims.tid, subject: claims.sub, scopes: claims.scope, agents: claims.agents };
+  if (!liveTenants.get(claims.tid)) {
+    if (!(await tenantStub(env, claims.tid).getTenant())) throw new ApiError("unauthorized", "unknown tenant");
+    liveTenants.set(claims.tid, true, credentialTtlMs(env));
+  }
+  await chargeClient(env, `jwt:${claims.tid}:${claims.sub}`);
+  return { kind: "jwt", tenantId: claims.tid, subject: claims.sub, scopes: claims.scope, agents: claims.agents, ...(claims.exp ? { expiresAtMs: claims.exp * 1000 } : {}) };
 }
 
-function authFailure(outcome: { code: "unauthorized" | "rate_limited"; message: string; retryAfterSeconds?: number }): ApiError {
-  return outcome.code === "rate_limited"
-    ? new ApiError("rate_limited", outcome.message, { retryAfterSeconds: outcome.retryAfterSeconds ?? 1 })
-    : new ApiError("unauthorized", outcome.message);
+/**
+ * Per-client request budget through Cloudflare's Rate Limiting binding (wrangler.toml `[[ratelimits]]`), not a
+ * counter in the tenant's object. A deployment without the binding has no per-client limit (the agent's turn limit stays).
+ */
+async function chargeClient(env: Env, clientId: string): Promise<void> {
+  if (!env.CLIENT_RATE_LIMITER) return;
+  const { success } = await env.CLIENT_RATE_LIMITER.limit({ key: clientId });
+  if (!success) throw new ApiError("rate_limited", "too many requests from this client; retry within a minute", { retryAfterSeconds: RATE_LIMIT_PERIOD_SECONDS });
 }
+
+/** The period of the `[[ratelimits]]` binding in wrangler.toml (the binding does not say when its window ends). */
+const RATE_LIMIT_PERIOD_SECONDS = 60;
 
 export function requireScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.includes(scope)) throw new ApiError("forbidden", `this credential lacks the ${scope} scope`);

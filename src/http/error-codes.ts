@@ -32,6 +32,8 @@ export const ERROR_STATUS = {
   agent_dormant: 409,
   agent_not_started: 409,
   agent_destroyed: 410,
+  /** An event replay (SSE) from a cursor whose events were pruned by retention; `oldestSeq` is the oldest still kept. */
+  cursor_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   /** A body names a record (journal parent, category, rating target) that does not exist. */
@@ -52,7 +54,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** A failure as a value: what DO methods return instead of throwing. */
-export type Failure = { ok: false; code: ErrorCode; message: string; retryAfterSeconds?: number };
+export type Failure = { ok: false; code: ErrorCode; message: string; retryAfterSeconds?: number; oldestSeq?: number };
 export type Result<T> = ({ ok: true } & T) | Failure;
 
 export const failure = (code: ErrorCode, message: string): Failure => ({ ok: false, code, message });

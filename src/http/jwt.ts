@@ -17,6 +17,8 @@ export interface WidgetClaims {
   tid: string;
   agents: string[];
   scope: Scope[];
+  /** Expiry (seconds since the epoch) of a verified token. */
+  exp?: number;
 }
 
 export async function mintWidgetToken(masterKey: string, claims: WidgetClaims, ttlSeconds: number): Promise<{ token: string; expiresAt: string }> {
@@ -54,7 +56,7 @@ export async function verifyWidgetToken(masterKey: string, token: string): Promi
     if (!Array.isArray(agents) || !agents.every((agent) => typeof agent === "string")) return null;
     if (payload.exp! - (payload.iat ?? 0) > config.jwt.maxTtlSeconds) return null;
     const allowed = scope.filter((s): s is Scope => s === "agents:read" || s === "agents:write");
-    return { sub: payload.sub!, tid, agents, scope: allowed };
+    return { sub: payload.sub!, tid, agents, scope: allowed, exp: payload.exp! };
   } catch {
     return null;
   }

@@ -1,9 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { requireApiKey, requireScope, streamGuardFor, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { parseEventCursor } from "../core/sse";
 import { problems, security } from "./openapi-helpers";
+import { guardStream } from "../http/stream-guard";
 import { sseResponse } from "./sse";
 
 /** GET /v1/events/stream: the tenant-wide event log as SSE (SPEC §8). */
@@ -25,6 +26,7 @@ eventStreamRoutes.openapi(
     responses: {
       200: { content: { "text/event-stream": { schema: z.string() } }, description: "The tenant's event stream" },
       400: problems[400],
+      410: { ...problems[404], description: "cursor_expired: events after this cursor were pruned by retention; `oldestSeq` is the oldest still kept (resume with Last-Event-ID = oldestSeq - 1)" },
       401: problems[401],
       403: problems[403],
     },
@@ -42,6 +44,7 @@ eventStreamRoutes.openapi(
     const agentIds: string[] | null = query.agentId !== undefined ? [query.agentId] : null;
     const result = await tenantStub(c.env, principal.tenantId).openTenantEvents(after, agentIds);
     if (!result.ok) fail(result);
-    return sseResponse(result.stream) as never;
+    // The stream ends (final `stream.closed` event) when its key is revoked or its widget token expires.
+    return sseResponse(guardStream(result.stream, streamGuardFor(c.env, principal))) as never;
   },
 );

@@ -1,10 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { agentFor, widgetNamespace } from "../http/auth";
+import { agentFor, streamGuardFor, widgetNamespace } from "../http/auth";
 import { createRouter } from "../http/app";
 import { parseEventCursor } from "../core/sse";
 import { AgentIdParam } from "../schema/common";
 import { problems, security } from "./openapi-helpers";
+import { guardStream } from "../http/stream-guard";
 import { sseResponse } from "./sse";
 
 export const eventRoutes = createRouter();
@@ -22,6 +23,7 @@ eventRoutes.openapi(
     responses: {
       200: { content: { "text/event-stream": { schema: z.string() } }, description: "Frames `id: <seq>`, `event: <type>`, `data: <json>`; heartbeat every 15 s" },
       400: problems[400],
+      410: { ...problems[404], description: "cursor_expired: events after this cursor were pruned by retention; `oldestSeq` is the oldest still kept (resume with Last-Event-ID = oldestSeq - 1)" },
       404: problems[404],
     },
     security,
@@ -35,6 +37,7 @@ eventRoutes.openapi(
     // A widget token follows only its own conversations' runs (docs/decisions.md "Widget session isolation").
     const result = await agentFor(principal, c.env, id, "agents:read").openEvents(after, widgetNamespace(principal));
     if (!result.ok) fail(result);
-    return sseResponse(result.stream) as never;
+    // The stream ends (final `stream.closed` event) when its key is revoked or its widget token expires.
+    return sseResponse(guardStream(result.stream, streamGuardFor(c.env, principal))) as never;
   },
 );

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
+import { forgetRevokedKey, requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { idempotent } from "../http/idempotency";
@@ -57,6 +57,7 @@ keyRoutes.openapi(
     const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).revokeKey(actorOf(principal), c.req.valid("param").id);
     if (!result.ok) fail(result);
+    forgetRevokedKey(principal.tenantId, result.key.id);
     return c.json(result.key, 200);
   },
 );

@@ -25,6 +25,8 @@ export const Problem = z
     detail: z.string(),
     code: z.string(),
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    /** `cursor_expired` only: the oldest event seq still kept. */
+    oldestSeq: z.number().int().optional(),
   })
   .openapi("Problem");
 

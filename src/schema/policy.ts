@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { budgetLimitsSchema } from "../core/budget";
 import { decisionTimeoutPolicySchema } from "../core/decision";
+import { retentionOverridesSchema } from "../core/retention";
 import { trustCalibrationConfigSchema } from "../core/trust";
 import { IsoTimestamp } from "./common";
 
@@ -55,6 +56,8 @@ export const PolicyBody = z
     decisionTimeouts: z.partialRecord(z.enum(["orchestrator", "adaptive", "ecosystem"]), decisionTimeoutPolicySchema).default({}),
     /** Seed 002 trust calibration: a profile preset plus overrides; `overrides.calibrationMode` freezes live scores. */
     trust: TrustPolicy.default({ profile: "balanced", overrides: {} }),
+    /** Overrides of the retention bounds of `src/config.ts` (agent and tenant events, dedupe window, idempotency, deliveries, compaction jobs). */
+    retention: retentionOverridesSchema.default({}),
   })
   .strict()
   .openapi("PolicyBody");
@@ -63,7 +66,7 @@ export type PolicyBody = z.infer<typeof PolicyBody>;
 export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
 export type Policy = z.infer<typeof Policy>;
 
-export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} } };
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {} };
 
 /** What the tenant hands an agent for one inference call once every gate passed (never leaves the runtime). */
 export interface InferenceGrant {

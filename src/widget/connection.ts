@@ -15,6 +15,8 @@ export interface ConnectionHandlers {
   event(event: ChatEvent): void;
   decisions(decisions: Array<Record<string, unknown>>): void;
   state(state: LinkState, detail?: string): void;
+  /** The stream's resume point was pruned by retention (410 `cursor_expired`): events were missed, reload the conversation. */
+  gap(): void;
 }
 
 export interface ConnectionOptions {
@@ -104,6 +106,8 @@ export class ChatConnection {
       lastEventId: this.lastSeq,
       // A chat stays open for hours: keep retrying (capped backoff) instead of giving up.
       reconnect: { initialDelayMs: 250, maxDelayMs: 5_000, maxAttempts: Number.MAX_SAFE_INTEGER },
+      // The events since our resume point are gone; the messages are history and stay: reload from them.
+      onCursorExpired: () => this.on.gap(),
       toError: (response) => VigilApiError.from(response),
       connect: async ({ lastEventId, attempt, signal }) => {
         if (attempt > 0) this.on.state("reconnecting");

@@ -146,6 +146,9 @@ export class VigilChatElement extends HTMLElement {
           this.setLink(state, detail);
           if (state === "failed" && detail) this.report("stream_failed", detail);
         },
+        gap: () => {
+          if (this.connection === connection) this.scheduleConnect();
+        },
       },
     );
     this.connection = connection;

@@ -90,6 +90,11 @@ export class DevServer {
     this.logLevel = options.logLevel ?? "warn";
     this.persistDir = options.persistDir ?? join(this.scratchDir, "state");
     const limits = options.rateLimits === undefined ? { requestsPerMinutePerKey: 100_000, turnsPerMinutePerAgent: 100_000 } : options.rateLimits;
+    // The per-client budget is the Rate Limiting binding's (wrangler.toml `[[ratelimits]]`): set it in this server's snapshot.
+    if (limits?.requestsPerMinutePerKey !== undefined) {
+      const toml = join(this.checkout, "wrangler.toml");
+      writeFileSync(toml, readFileSync(toml, "utf8").replace(/simple = \{ limit = \d+, period = 60 \}/, `simple = { limit = ${limits.requestsPerMinutePerKey}, period = 60 }`));
+    }
     this.vars = {
       VIGIL_ADMIN_TOKEN: this.adminToken,
       VIGIL_MASTER_KEY: this.masterKey,

@@ -8,7 +8,9 @@ import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timer
 import type { WakeJob } from "../../schema/wake";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
 import type { ApprovalState } from "../tenant/tool-approvals";
+import { cursorExpired, expiredCursor } from "../../core/retention";
 import { AgentMemoryRpc } from "./agent-memory-rpc";
+import type { AgentPruneOutcome } from "./retention";
 import { messagePage, runPage } from "./paged-reads";
 import type { TickOutcome } from "./timers";
 import type { TurnInput } from "./wake-admission";
@@ -51,6 +53,9 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
   openEvents(after: number, widgetNamespace?: string): Result<{ stream: ReadableStream<Uint8Array> }> {
     const missing = this.missingAgent();
     if (missing) return missing;
+    // after = 0 asks for everything still kept; a later cursor below the pruned mark would skip events unseen.
+    const prunedThrough = this.parts.retention.prunedThrough();
+    if (after > 0 && cursorExpired(after, prunedThrough)) return expiredCursor(prunedThrough);
     if (widgetNamespace === undefined) return { ok: true, stream: this.parts.events.subscribe(after) };
     const agentIds = [this.parts.profile.get()!.id];
     // A run's thread never changes: remember the verdict per runKey (only once the run exists).
@@ -66,6 +71,16 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
       return verdict;
     };
     return { ok: true, stream: this.parts.events.subscribe(after, { visible }) };
+  }
+
+  /** SDK schedule callback: one retention pass over the event log and finished compaction jobs. */
+  async onRetentionDue(): Promise<void> {
+    await this.parts.retention.run();
+  }
+
+  /** Test seam (VIGIL_FAULTS=enabled only): one retention pass with the tenant's bounds, as if the clock read `nowMs`. */
+  async pruneNow(nowMs: number): Promise<Result<AgentPruneOutcome>> {
+    return this.seamDisabled() ?? { ok: true, ...this.parts.retention.prune(await this.parts.retention.currentPolicy(), nowMs) };
   }
 
   /** Brakes: the brake that would refuse a new API wake of this agent now, or null. */

@@ -1,4 +1,4 @@
-import { asc, desc, gt } from "drizzle-orm";
+import { and, asc, desc, eq, gt } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { config } from "../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../core/sse";
@@ -62,8 +62,11 @@ export class EventLog {
     return this.db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
   }
 
-  listAfter(after: number, limit: number): AgentEvent[] {
-    return this.db.select().from(schema.events).where(gt(schema.events.seq, after)).orderBy(asc(schema.events.seq)).limit(limit).all().map(toEvent);
+  /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */
+  listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
+    const e = schema.events;
+    const where = runKey === undefined ? gt(e.seq, after) : and(eq(e.runKey, runKey), gt(e.seq, after));
+    return this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all().map(toEvent);
   }
 
   /**
@@ -100,7 +103,7 @@ export class EventLog {
     subscriber.push(": connected\n\n");
     let cursor = after;
     for (;;) {
-      const batch = this.listAfter(cursor, config.sse.replayBatch);
+      const batch = this.listAfter(cursor, config.sse.replayBatch, filter.runKey);
       for (const event of batch) {
         if (!matches(event)) continue;
         subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));

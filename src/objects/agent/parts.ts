@@ -7,7 +7,8 @@ import { agentModelGateway } from "../../gateway/model-gateway";
 import type { Agent } from "../../schema/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam } from "../faults";
-import { openDatabase } from "../sqlite";
+import { openDatabase, RowMeter } from "../sqlite";
+import { AgentRetention } from "./retention";
 import { agentStub, tenantStub } from "../stubs";
 import { ActionStore } from "./actions";
 import { AgentLifecycle } from "./agent-lifecycle";
@@ -52,6 +53,10 @@ export interface AgentParts {
   history: History;
   inbox: WakeInbox;
   faults: FaultSeam;
+  /** Rows read by SQLite while started (a test and bench seam: metered only with VIGIL_FAULTS=enabled). */
+  rowMeter: RowMeter;
+  /** Retention of the event log and finished compaction jobs (issue 12 §5). */
+  retention: AgentRetention;
   reports: Reports;
   timers: Timers;
   sagas: Sagas;
@@ -77,6 +82,7 @@ export interface AgentParts {
 /** Wires one agent's parts to its own SQLite, its tenant, other agents and the SDK scheduler. */
 export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: AgentScheduler): AgentParts {
   // Work interrupted by a restart or eviction resumes on the first activation afterwards (after this function returns).
+  const rowMeter = new RowMeter();
   const db = openDatabase(ctx, schema, migrations, () => {
     if (inbox.pendingCount() > 0) drain.start();
     // Timer slots missed while the object slept are caught up on activation.
@@ -86,7 +92,9 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
     compaction.recover();
     compactionDriver.maybeCompact(null);
-  });
+    // The event log's retention pass (on an SDK schedule, armed once it is missing), off the activation path.
+    ctx.waitUntil(new Promise((resolve) => setTimeout(resolve, 0)).then(() => retention.arm()).catch(() => undefined));
+  }, env.VIGIL_FAULTS === "enabled" ? rowMeter : undefined);
   const waitUntil = (work: Promise<unknown>) => ctx.waitUntil(work);
   const tenantId = () => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
   const tenant = () => tenantStub(env, tenantId());
@@ -98,6 +106,12 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
   };
 
   const log = new EventLog(db);
+  const retention = new AgentRetention({
+    db,
+    scheduler,
+    policy: () => tenant().retentionPolicy(),
+    exists: () => profile.get() !== null,
+  });
   const forwarder = new EventForwarder({ db, agentId, send: (id, events) => tenant().recordAgentEvents(id, events), waitUntil });
   log.onPersisted((type) => forwarder.noteAppended(type));
   const profile = new AgentProfile(db, log);
@@ -240,6 +254,8 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     history,
     inbox,
     faults,
+    rowMeter,
+    retention,
     reports,
     timers,
     sagas,

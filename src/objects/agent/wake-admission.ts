@@ -40,7 +40,8 @@ export class WakeAdmission {
     if (!admitted.ok) return admitted;
     const agentId = admitted.agent.id;
     const runKey = runKeys.userInitiated(agentId, turn.sessionId, turn.turnId);
-    if (!inbox.getRun(runKey)) {
+    const known = inbox.getRun(runKey) !== null;
+    if (!known) {
       // Brakes (helper "brakes"): a new turn is refused while an agent-wide brake covers the agent; a retry of an accepted one is not.
       const brake = await governor.brakeOnWake(admitted.agent);
       if (brake) return failure("brake_engaged", `brake ${brake.brakeId} (${brake.behaviour}) stops new wakes of this agent; release it with POST /v1/brakes/${brake.brakeId}/release`);
@@ -50,8 +51,11 @@ export class WakeAdmission {
         return { ok: false, code: "rate_limited", message: `this agent accepts ${perMinute} turns per minute; retry in ${limit.retryAfterSeconds}s`, retryAfterSeconds: limit.retryAfterSeconds };
       }
     }
-    // Subscribe before enqueueing so the stream cannot miss the run's first events.
-    const stream = turn.stream ? events.subscribe(0, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    // Subscribe before enqueueing so the stream cannot miss the run's first events. A new run has none yet: it
+    // follows from the log's head, so the turn reads no old rows however old the agent is; a retry of a known run
+    // replays that run's own events (through the runKey index) and then follows live.
+    const after = known ? 0 : events.headSeq();
+    const stream = turn.stream ? events.subscribe(after, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
     const outcome = inbox.enqueue({
       runKey,
       reason: "userInitiated",

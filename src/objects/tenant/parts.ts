@@ -1,4 +1,4 @@
-import { config, rateLimitsFrom } from "../../config";
+import { config } from "../../config";
 import { retryScheduleFrom } from "../../core/outbound-delivery";
 import * as schema from "../../db/tenant-schema";
 import type { Env } from "../../env";
@@ -26,6 +26,7 @@ import { NotificationLog } from "./notification-log";
 import { OutboundDeliveries } from "./outbound-webhooks";
 import { SubscriptionStore } from "./subscription-store";
 import { TenantEventLog } from "./tenant-event-log";
+import { TenantRetention } from "./retention";
 import { readTenant } from "./tenant-record";
 import { TenantTools } from "./tenant-tools";
 import { ToolExecutor } from "./tool-executor";
@@ -56,7 +57,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   const keys = new ApiKeys(db);
   const directory = new AgentDirectory(db);
   const idempotency = new IdempotencyStore(db);
-  const clientAuth = new ClientAuth(db, keys, rateLimitsFrom(env.VIGIL_RATE_LIMITS), () => tenant() !== null);
+  const clientAuth = new ClientAuth(keys, () => tenant() !== null);
   // Approvals (helper "approvals"): trust, tool approvals, decision ticks; reads the policy and tools lazily.
   const approvals = new Approvals({
     db,
@@ -159,5 +160,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
     feed,
     agentActivity,
     erasure,
+    /** Retention of the tables that grow with use (pruned on the alarm). */
+    retention: new TenantRetention(db),
   };
 }

@@ -20,14 +20,14 @@ export class TenantAccessRpc extends TenantCore {
     return { ok: true, tenant: created.tenant, apiKey: created.key.key };
   }
 
-  /** Resolves an API key hash and charges the key's request budget in one step. */
+  /** Resolves an API key hash (the Worker caches the answer for config.auth.cacheTtlMs). */
   authenticate(keyHash: string): AuthOutcome {
     return this.parts.clientAuth.authenticate(keyHash);
   }
 
-  /** Rate limit for JWT principals (per subject), same budget as a key. */
-  chargeClient(clientId: string): AuthOutcome {
-    return this.parts.clientAuth.chargeClient(clientId);
+  /** Test seam (VIGIL_FAULTS=enabled only): API key lookups this object has served since it started. */
+  keyLookups(): number | null {
+    return this.env.VIGIL_FAULTS === "enabled" ? this.parts.clientAuth.lookups : null;
   }
 
   createKey(actor: string, name: string | null, scopes: Scope[]): { id: string; key: string; scopes: Scope[] } {

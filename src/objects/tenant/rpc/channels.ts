@@ -9,6 +9,8 @@ import type { AttemptReport, OutboundDeliveries, PreparedAttempt } from "../outb
 import type { ForwardedAgentEvent } from "../tenant-event-log";
 import type { EndpointCreation } from "../webhook-endpoints";
 import { TenantDecisionsRpc } from "./decisions";
+import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../../core/retention";
+import { TenantRetention, type TenantPruneOutcome } from "../retention";
 
 /** What leaves the tenant (SPEC §7–§9): the tenant event stream, outbound webhooks, metrics, and erasure. */
 export class TenantChannelsRpc extends TenantDecisionsRpc {
@@ -20,6 +22,9 @@ export class TenantChannelsRpc extends TenantDecisionsRpc {
   /** `GET /v1/events/stream` body: replay after `after`, then live; `agentIds` narrows it (widget tokens). */
   openTenantEvents(after: number, agentIds: string[] | null): Result<{ stream: ReadableStream<Uint8Array> }> {
     if (!this.getTenant()) return failure("not_found", "tenant not found");
+    // after = 0 asks for everything still kept; a later cursor below the pruned mark would skip events unseen.
+    const prunedThrough = this.parts.retention.prunedThrough();
+    if (after > 0 && cursorExpired(after, prunedThrough)) return expiredCursor(prunedThrough);
     return { ok: true, stream: this.parts.tenantEvents.subscribe(after, agentIds) };
   }
 
@@ -85,6 +90,17 @@ export class TenantChannelsRpc extends TenantDecisionsRpc {
     const tenant = this.getTenant();
     if (!tenant) return failure("not_found", "tenant not found");
     return { ok: true, erasure: await this.parts.erasure.eraseTenant(tenant.id, actor) };
+  }
+
+  /** The retention bounds in force for this tenant (agents prune their own event logs with them). */
+  retentionPolicy(): RetentionPolicy {
+    return TenantRetention.policy(this.parts.governance.policy().retention);
+  }
+
+  /** Test seam (VIGIL_FAULTS=enabled only): one retention pass as if the clock read `nowMs`. */
+  pruneNow(nowMs: number): Result<TenantPruneOutcome> {
+    if (this.env.VIGIL_FAULTS !== "enabled") return failure("not_found", "no such method");
+    return { ok: true, ...this.pruneRetention(nowMs) };
   }
 
   /** Test seam (VIGIL_FAULTS=enabled only): every row of every SQLite table. */

@@ -9,6 +9,8 @@ import type { TenantDb } from "../types";
 import { buildTenantParts, type TenantParts } from "../parts";
 import { readTenant } from "../tenant-record";
 import { configureLogging } from "../../../log";
+import { config } from "../../../config";
+import { TenantRetention, type TenantPruneOutcome } from "../retention";
 
 /**
  * The base of the TenantDO's class chain: its parts, the audit log and the one alarm every part
@@ -27,6 +29,8 @@ export class TenantCore extends DurableObject<Env> {
     configureLogging(env.VIGIL_LOG_LEVEL);
     this.parts = buildTenantParts(ctx, env, { audit: (...entry) => this.audit(...entry), armAlarmAt: (atMs) => this.armAlarmAt(atMs) });
     ({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptionStore, dispatcher: this.dispatcher } = this.parts);
+    // Retention runs on the alarm; an active tenant always has one within the interval (arming never delays an earlier one).
+    this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
   }
 
   getTenant(): Tenant | null {
@@ -45,6 +49,15 @@ export class TenantCore extends DurableObject<Env> {
     this.parts.brakes.sweep();
     // Outbound deliveries whose queue message could not be sent yet.
     await this.parts.outbound.sendUnqueued();
+    this.pruneRetention();
+  }
+
+  /** One bounded pruning pass; re-arms soon while a table had more than a batch due, later while anything is left. */
+  protected pruneRetention(nowMs: number = Date.now()): TenantPruneOutcome {
+    const outcome = this.parts.retention.prune(TenantRetention.policy(this.parts.governance.policy().retention), nowMs);
+    if (outcome.more) this.armAlarmAt(Date.now() + 1_000);
+    else if (outcome.pending) this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
+    return outcome;
   }
 
   /**

@@ -1,0 +1,49 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, createTenant, eventually } from "./helpers";
+
+const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+const tenantDo = (tenantId: string): any => env.TENANT.get(env.TENANT.idFromName(tenantId));
+
+describe("credentials verified in the Worker", () => {
+  it("a cached API key costs no TenantDO call", async () => {
+    const { key, tenantId } = await createTenant();
+    expect((await api("GET", "/v1/agents", { key })).status).toBe(200);
+    const before = (await tenantDo(tenantId).keyLookups()) as number;
+    for (let i = 0; i < 10; i++) expect((await api("GET", "/v1/agents", { key })).status).toBe(200);
+    // The pool's cache TTL is 2 s: at most one refresh if it lapsed mid-loop, never one lookup per request.
+    expect((await tenantDo(tenantId).keyLookups()) - before).toBeLessThanOrEqual(1);
+  });
+
+  it("a key revoked through this Worker stops at once; one revoked elsewhere stops within the cache TTL", async () => {
+    const { key, tenantId } = await createTenant();
+    const made = await api("POST", "/v1/keys", { key, body: { name: "short-lived" } });
+    expect(made.status).toBe(201);
+    const other = made.body.key as string;
+    expect((await api("GET", "/v1/agents", { key: other })).status).toBe(200);
+    expect((await api("DELETE", `/v1/keys/${made.body.id}`, { key })).status).toBe(200);
+    expect((await api("GET", "/v1/agents", { key: other })).status).toBe(401);
+
+    // Revoked in the tenant's object without passing through this isolate (as another isolate would): the cached
+    // grant lapses within the TTL and the next lookup refuses it.
+    const third = await api("POST", "/v1/keys", { key, body: { name: "revoked elsewhere" } });
+    expect((await api("GET", "/v1/agents", { key: third.body.key })).status).toBe(200);
+    await inDo(tenantDo(tenantId), (_i, state) => state.storage.sql.exec("UPDATE api_keys SET revoked_at = ? WHERE id = ?", new Date().toISOString(), third.body.id));
+    await eventually(async () => (await api("GET", "/v1/agents", { key: third.body.key })).status === 401);
+  });
+
+  it("per-client request budgets come from the Rate Limiting binding, per key", async () => {
+    const { key } = await createTenant();
+    const made = await api("POST", "/v1/keys", { key, body: { name: "busy" } });
+    let status = 200;
+    let sent = 0;
+    while (status !== 429 && sent < 150) {
+      status = (await api("GET", "/v1/agents", { key: made.body.key })).status;
+      sent += 1;
+    }
+    expect(status).toBe(429);
+    expect(sent).toBeGreaterThan(100);
+    // Another key of the tenant still has its own budget.
+    expect((await api("GET", "/v1/agents", { key })).status).toBe(200);
+  });
+});

@@ -1,0 +1,46 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { runKeys, threadIds } from "../../src/core/run-keys";
+import worker from "../../src/worker";
+import { api, createAgent, createTenant, waitForRun } from "./helpers";
+
+const AGENTS = 12;
+const WAKES_PER_AGENT = 3;
+
+describe("the wake consumer", () => {
+  it("delivers a batch concurrently grouped by agent, and every woken agent runs each wake exactly once (redeliveries in the same batch included)", async () => {
+    const { tenantId, key } = await createTenant();
+    const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => createAgent(key, { displayName: `Agent ${i}` })));
+    const jobsOf = new Map<string, string[]>();
+    const messages: Array<{ id: string; timestamp: Date; attempts: number; body: unknown }> = [];
+    for (let round = 0; round < WAKES_PER_AGENT; round++) {
+      for (const agent of agents) {
+        const runKey = runKeys.manual(agent.id, `fan-out-${round}`);
+        jobsOf.set(agent.id, [...(jobsOf.get(agent.id) ?? []), runKey]);
+        const job = { tenantId, agentId: agent.id, reason: "manual", runKey, threadId: threadIds.autonomous(agent.id, runKey), authority: "runtime_instruction", input: {} };
+        messages.push({ id: `m-${agent.id}-${round}`, timestamp: new Date(), attempts: 1, body: job });
+        // The same job delivered twice in one batch (at-least-once transport) still runs once.
+        if (round === 0) messages.push({ id: `m-${agent.id}-${round}-again`, timestamp: new Date(), attempts: 1, body: job });
+      }
+    }
+    messages.push({ id: "m-malformed", timestamp: new Date(), attempts: 1, body: { nope: true } });
+
+    const batch = createMessageBatch("vigil-wake", messages);
+    const ctx = createExecutionContext();
+    await worker.queue!(batch as never, env as never, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages).toEqual([]);
+    expect([...result.explicitAcks].sort()).toEqual(messages.map((m) => m.id).sort());
+
+    for (const agent of agents) {
+      const expected = jobsOf.get(agent.id)!;
+      for (const runKey of expected) expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
+      const runs = await api("GET", `/v1/agents/${agent.id}/runs?limit=50`, { key });
+      expect(runs.body.data.map((r: any) => r.runKey).sort()).toEqual([...expected].sort());
+      const started = (await env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agent.id}`)).listEvents(0, 1000)) as Array<{ type: string; runKey: string | null }>;
+      const startedKeys = started.filter((e) => e.type === "run.started").map((e) => e.runKey);
+      // Exactly once: each wake's run started once (coalesced wakes share one start, never start twice).
+      expect(new Set(startedKeys).size).toBe(startedKeys.length);
+    }
+  });
+});
