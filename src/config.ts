@@ -18,6 +18,8 @@ export const config = {
     maxCoalescedWakes: 20,
     /** How long after a wake the DO re-checks for interrupted work (survives restarts). */
     watchdogSeconds: 30,
+    /** While any tool call waits on a saga, the agent re-checks its sagas at this interval (lost or errored ones settle). */
+    sagaWatchSeconds: 30,
     /**
      * Agents woken by each other's activity form a chain (A's run wakes B, B's wakes A, …); a batch this
      * many agent hops from the original cause wakes nobody (audited), so a mutual subscription cannot loop forever.

@@ -35,9 +35,11 @@ export abstract class AgentCore extends AgentBase<Env> {
     configureLogging(env.VIGIL_LOG_LEVEL);
     const scheduler: AgentScheduler = {
       schedule: (when, callback, options) => this.schedule(when, callback, undefined, options),
+      every: (seconds, callback) => this.scheduleEvery(seconds, callback),
       getSchedules: () => this.getSchedules(),
       cancelSchedule: (id) => this.cancelSchedule(id),
     };
+    persistName(ctx);
     this.parts = buildAgentParts(ctx, env, scheduler);
     ({ events: this.log, profile: this.profile, inbox: this.inbox, history: this.history } = this.parts);
     ({ reports: this.reports, compaction: this.compaction, memoryContext: this.memoryContext, erasure: this.erasure } = this.parts);
@@ -45,6 +47,7 @@ export abstract class AgentCore extends AgentBase<Env> {
 
   // The Agents SDK schedule callbacks (`AgentCallback`), implemented by the layers above.
   abstract watchdog(): Promise<void>;
+  abstract sagaWatch(): Promise<void>;
   abstract onTimerAlarm(): Promise<void>;
   abstract onCompactionAlarm(): Promise<void>;
   abstract onErasureDue(): Promise<void>;
@@ -59,4 +62,21 @@ export abstract class AgentCore extends AgentBase<Env> {
   protected seamDisabled(): Failure | null {
     return this.env.VIGIL_FAULTS === "enabled" ? null : failure("not_found", "no such method");
   }
+}
+
+/** Where the Agents SDK (partyserver) looks for a DO's name when `ctx.id.name` is absent. */
+const SDK_NAME_KEY = "__ps_name";
+
+/**
+ * Every entry point knows the DO's name: an alarm after a restart may arrive without `ctx.id.name`,
+ * and the SDK then reads this fallback record (else: "Attempting to read .name on AgentDO …"). The
+ * SDK writes it only on fetch/alarm entry, never on a native RPC call — the way every agent is
+ * reached — so it is written here, on the first activation that has the name.
+ */
+function persistName(ctx: DurableObjectState): void {
+  const name = ctx.id.name;
+  if (!name) return;
+  void ctx.blockConcurrencyWhile(async () => {
+    if ((await ctx.storage.get(SDK_NAME_KEY)) !== name) await ctx.storage.put(SDK_NAME_KEY, name);
+  });
 }

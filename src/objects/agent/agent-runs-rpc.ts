@@ -131,6 +131,11 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
     await this.parts.childReports.flush();
   }
 
+  /** Agents SDK interval callback, armed while any tool call waits on a saga: settles lost or errored ones. */
+  async sagaWatch(): Promise<void> {
+    await this.parts.sagas.recover();
+  }
+
   async recoverSagas(): Promise<number> {
     return this.parts.sagas.recover();
   }

@@ -11,7 +11,7 @@ import { openDatabase } from "../sqlite";
 import { agentStub, tenantStub } from "../stubs";
 import { ActionStore } from "./actions";
 import { AgentLifecycle } from "./agent-lifecycle";
-import { armWatchdog, type AgentScheduler } from "./agent-schedule";
+import { armSagaWatch, armWatchdog, disarmSagaWatch, type AgentScheduler } from "./agent-schedule";
 import { ApprovalGate } from "./approval-gate";
 import { logFailure } from "./background";
 import { MeteredRunTrace, RunGovernor } from "./budgets";
@@ -43,6 +43,7 @@ import { UsageStore } from "./usage-store";
 import { WakeAdmission } from "./wake-admission";
 import { WakeInbox } from "./wake-inbox";
 import { H } from "../../core/hash";
+import type { ApprovalState } from "../tenant/tool-approvals";
 
 /** The parts of one agent the RPC surface delegates to; the rest are wired together inside `buildAgentParts`. */
 export interface AgentParts {
@@ -79,6 +80,8 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
   // Work interrupted by a restart or eviction resumes on the first activation afterwards (after this function returns).
   const db = openDatabase(ctx, schema, migrations, () => {
     if (inbox.pendingCount() > 0) drain.start();
+    // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
+    if (actions.inFlight().length > 0 || inbox.parkedRunKeys().length > 0) ctx.waitUntil(sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
     // Timer slots missed while the object slept are caught up on activation.
     timers.catchUp();
     // Events a flush did not get to before the object stopped reach the tenant stream now.
@@ -195,6 +198,11 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     tenantId,
     agentId,
     takeFaults: () => faults.take("saga."),
+    dropInstance: () => faults.consume("agent.sagaInstanceLost"),
+    executeTool: (invocation) => tenant().executeTool(invocation),
+    approvalState: async (decisionId) => JSON.parse(await tenant().toolApprovalState(decisionId)) as ApprovalState,
+    watch: () => armSagaWatch(scheduler),
+    unwatch: () => disarmSagaWatch(scheduler),
     resume: () => drain.start(),
   });
   const loop = new RunLoop({
