@@ -58,6 +58,15 @@ export abstract class AgentCore extends AgentBase<Env> {
     return this.parts.profile.get() ? null : failure("not_found", "agent not found");
   }
 
+  /**
+   * not_found for history reads (messages, memory, search, reports, export) once the agent is destroyed
+   * too: its history is soft-deleted — hidden at once, erased after the window (docs/decisions.md).
+   */
+  protected hiddenAgent(): Failure | null {
+    const agent = this.parts.profile.get();
+    return agent && agent.lifecycle !== "destroyed" ? null : failure("not_found", "agent not found");
+  }
+
   /** Test seams answer not_found unless VIGIL_FAULTS=enabled. */
   protected seamDisabled(): Failure | null {
     return this.env.VIGIL_FAULTS === "enabled" ? null : failure("not_found", "no such method");

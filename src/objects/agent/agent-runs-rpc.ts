@@ -28,7 +28,7 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
 
   /** `eventSeq`: the event log position this page is consistent with, so a reader resumes /events there without gap or duplicate. */
   async listMessages(query: { limit: number; cursor?: string | undefined; threadId?: string | undefined }): Promise<Result<Page<Message> & { eventSeq: number }>> {
-    return this.missingAgent() ?? messagePage(this.parts.history, this.parts.events, query);
+    return this.hiddenAgent() ?? messagePage(this.parts.history, this.parts.events, query);
   }
 
   async listRuns(query: { limit: number; cursor?: string | undefined }): Promise<Result<Page<Run>>> {

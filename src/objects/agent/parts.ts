@@ -238,7 +238,16 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
   });
   const drain = new Drainer({ kick: () => loop.kick(), waitUntil, armWatchdog: () => armWatchdog(scheduler) });
   const timers = new Timers({ db, profile, inbox, alarm: new TimerAlarm(scheduler), kick: () => drain.start() });
-  const lifecycle = new AgentLifecycle({ profile, timers, erasure, inbox, drain, tenantId, upsertDirectory });
+  const lifecycle = new AgentLifecycle({
+    profile,
+    timers,
+    erasure,
+    inbox,
+    drain,
+    tenantId,
+    upsertDirectory,
+    cancelSagas: () => sagas.cancelAll("agent_destroyed", "the agent was destroyed and the call was cancelled"),
+  });
   const wakes = new WakeAdmission({ db, events: log, profile, inbox, governor, drain, turnsPerMinute: () => rateLimitsFrom(env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent });
   const delegation = new Delegation({ profile, inbox, spawner, childReports, lifecycle, wakes, scheduler, tenantId });
   return {

@@ -98,6 +98,19 @@ export class Sagas {
     return { ok: true, recorded: true, refusal: JSON.stringify(refusal) };
   }
 
+  /**
+   * Destroy means stop: every call still out ends now with a `cancelled` toolResult (the first record
+   * wins, so a saga reporting later changes nothing), and its run, unparked, settles as skipped_destroyed.
+   */
+  async cancelAll(reason: string, message: string): Promise<number> {
+    const out = this.deps.actions.inFlight();
+    for (const action of out) {
+      this.record(action.operationId, toolFailure(action.envelope, { actionRefId: action.operationId, code: "cancelled", message, retryable: false, details: { reason } }));
+    }
+    await this.deps.unwatch();
+    return out.length;
+  }
+
   /** How a call's approval was answered (null: it needed none, or is still waiting). */
   approvalOf(operationId: string): typeof schema.actionApprovals.$inferSelect | null {
     return this.deps.db.select().from(schema.actionApprovals).where(eq(schema.actionApprovals.operationId, operationId)).get() ?? null;
