@@ -28,7 +28,11 @@ export const config = {
   },
   sse: { heartbeatMs: 15_000, replayBatch: 500 },
   pagination: { defaultLimit: 50, maxLimit: 200 },
-  idempotency: { retentionHours: 24 },
+  /**
+   * Idempotency-Key records are kept retentionHours; a claim whose request never completed (killed between
+   * claim and answer) holds the key for leaseSeconds only, then a retry takes it over.
+   */
+  idempotency: { retentionHours: 24, leaseSeconds: 60 },
   /** Inbound webhooks (trigger and source ingress): raw bodies above this answer 413. */
   ingress: { maxBodyBytes: 65_536 },
   /** Tenant HTTP tools: per-call timeout, response cap (bytes), tools per tenant, input schema size (bytes). */
