@@ -136,7 +136,10 @@ export class Sagas {
       } else if (status.status === "complete" && status.output) {
         this.record(action.operationId, status.output as ToolResultEnvelope);
       } else if (status.status === "errored" || status.status === "terminated") {
-        if (!(await this.settleInline(action.operationId))) continue;
+        const settled = await this.settleInline(action.operationId);
+        // Still waiting for a person: the instance goes back to waiting (it applies the decision's timeout policy).
+        if (settled === "pending") await instance.restart().catch(() => undefined);
+        if (settled !== "settled") continue;
       } else continue;
       recovered++;
     }
@@ -148,26 +151,26 @@ export class Sagas {
 
   /**
    * What the saga would have done, done by the agent (its instance has ended without reporting). A
-   * still-pending decision or an unreachable tenant leaves the call out for the next pass.
+   * still-pending decision ("pending") or an unreachable tenant leaves the call out for the next pass.
    */
-  private async settleInline(operationId: string): Promise<boolean> {
+  private async settleInline(operationId: string): Promise<"settled" | "pending" | "unreachable"> {
     let action = this.deps.actions.get(operationId);
-    if (!action || (action.status !== "executing" && action.status !== "awaiting_approval")) return false;
+    if (!action || (action.status !== "executing" && action.status !== "awaiting_approval")) return "settled";
     try {
       if (action.status === "awaiting_approval") {
         const outcome = await this.deps.approvalState(approvalDecisionId(operationId));
-        if (outcome.state === "pending") return false;
+        if (outcome.state === "pending") return "pending";
         this.recordApproval(operationId, outcome);
         action = this.deps.actions.get(operationId)!;
-        if (action.status !== "executing") return true;
+        if (action.status !== "executing") return "settled";
       }
       const modifiedArgs = this.approvalOf(operationId)?.modifiedArgs;
       const invocation = invocationOf(action, this.deps.agentId());
       const result = await this.deps.executeTool(modifiedArgs ? { ...invocation, args: modifiedArgs as Record<string, unknown> } : invocation);
       this.record(operationId, result);
-      return true;
+      return "settled";
     } catch {
-      return false;
+      return "unreachable";
     }
   }
 
