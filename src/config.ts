@@ -24,6 +24,8 @@ export const config = {
     maxCoalescedWakes: 20,
     /** How long after a wake the DO re-checks for interrupted work (survives restarts). */
     watchdogSeconds: 30,
+    /** While any tool call waits on a saga, the agent re-checks its sagas at this interval (lost or errored ones settle). */
+    sagaWatchSeconds: 30,
     /**
      * Agents woken by each other's activity form a chain (A's run wakes B, B's wakes A, …); a batch this
      * many agent hops from the original cause wakes nobody (audited), so a mutual subscription cannot loop forever.
@@ -32,7 +34,11 @@ export const config = {
   },
   sse: { heartbeatMs: 15_000, replayBatch: 500 },
   pagination: { defaultLimit: 50, maxLimit: 200 },
-  idempotency: { retentionHours: 24 },
+  /**
+   * Idempotency-Key records are kept retentionHours; a claim whose request never completed (killed between
+   * claim and answer) holds the key for leaseSeconds only, then a retry takes it over.
+   */
+  idempotency: { retentionHours: 24, leaseSeconds: 60 },
   /**
    * Every table that grows with use has a bound (issue 12 §5; tenant policy `retention` overrides field by field).
    * Pruning runs on alarms, at most `batchRows` rows per table per pass (a pass that hits it continues soon after),

@@ -23,6 +23,16 @@ export class FaultSeam {
     return taken;
   }
 
+  /** Like `hit`, but answers whether the point was armed instead of throwing (a fault that drops work silently). */
+  consume(point: string): boolean {
+    try {
+      this.hit(point);
+      return false;
+    } catch {
+      return true;
+    }
+  }
+
   hit(point: string): void {
     const remaining = this.armed.get(point);
     if (!remaining) return;

@@ -3,6 +3,7 @@ import { ApiError, fail } from "../http/api-error";
 import { agentFor, agentStub, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
+import { H } from "../core/hash";
 import { randomId } from "../ids";
 import { Agent, AgentState, CreateAgentBody, ListAgentsQuery, PatchAgentBody } from "../schema/agents";
 import { AgentIdParam, page, PaginationQuery } from "../schema/common";
@@ -24,10 +25,16 @@ agentRoutes.openapi(
     const principal = c.get("principal");
     requireScope(principal, "agents:write");
     if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot create agents");
-    const agentId = randomId("ag_");
+    // Under an Idempotency-Key the id derives from it: a retry after a lapsed claim finds the agent its
+    // first attempt created instead of creating a second one (docs/decisions.md "Edges (issue 13)").
+    const requestKey = c.req.header("idempotency-key");
     const body = c.req.valid("json");
+    const agentId = requestKey ? `ag_${H("agent-create", principal.tenantId, requestKey, JSON.stringify(body)).slice(0, 20)}` : randomId("ag_");
     const agent = agentStub(c.env, principal.tenantId, agentId);
-    const result = await agent.createAgent(principal.tenantId, agentId, body);
+    const created = await agent.createAgent(principal.tenantId, agentId, body);
+    const existing = !created.ok && created.code === "conflict" && requestKey ? await agent.getAgent() : null;
+    if (existing) return c.json(existing, 201);
+    const result = created;
     if (!result.ok) fail(result);
     for (const subscription of body.subscriptions) {
       const created = await tenantStub(c.env, principal.tenantId).createSubscription(agentId, subscription);

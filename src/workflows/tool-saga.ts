@@ -1,4 +1,5 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
+import { NonRetryableError } from "cloudflare:workflows";
 import { config } from "../config";
 import type { ToolResultEnvelope } from "../core/tool-envelopes";
 import type { Env } from "../env";
@@ -38,6 +39,10 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
     const crashOnFirstAttempt = (point: string, attempt: number) => {
       if (faults.has(point) && attempt === 1) throw new Error(`injected crash at ${point}`);
     };
+    // "Retries exhausted" without waiting them out: the step gives up at once and the instance errors.
+    const exhaust = (point: string) => {
+      if (faults.has(point)) throw new NonRetryableError(`injected failure at ${point}: retries exhausted`);
+    };
 
     // ── Approval (seed 002): wait for the decision; a timeout applies its policy in the TenantDO, deterministically ──
     let execute = invocation;
@@ -66,6 +71,7 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
 
     // Step results cross as JSON text: the envelope's recursive JSON type is too deep for Rpc.Serializable.
     const applied = await step.do("phase1:apply", RETRY, async (ctx) => {
+      exhaust("saga.phase1.exhausted");
       crashOnFirstAttempt("saga.phase1.beforeApply", ctx.attempt);
       const envelope = await tenantStub(this.env, tenantId).executeTool(execute);
       crashOnFirstAttempt("saga.phase1.afterApply", ctx.attempt);
@@ -79,6 +85,7 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
     });
 
     await step.do("phase2:record", RETRY, async (ctx) => {
+      exhaust("saga.phase2.exhausted");
       crashOnFirstAttempt("saga.phase2.beforeRecord", ctx.attempt);
       await agentStub(this.env, tenantId, agentId).recordToolResult(invocation.operationId, result);
       crashOnFirstAttempt("saga.phase2.afterRecord", ctx.attempt);

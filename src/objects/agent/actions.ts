@@ -113,6 +113,16 @@ export class ActionStore {
     return { action: this.get(operationId)!, changed: true };
   }
 
+  /** Whether any call of the run is still out (a saga or its decision not yet reported back). */
+  outstandingFor(runKey: string): boolean {
+    return this.db
+      .select({ operationId: schema.actions.operationId })
+      .from(schema.actions)
+      .where(and(eq(schema.actions.runKey, runKey), inArray(schema.actions.status, ["executing", "awaiting_approval"])))
+      .limit(1)
+      .all().length > 0;
+  }
+
   /** Sagas started but not yet reported back (what the watchdog re-drives). */
   inFlight(): PlannedAction[] {
     // awaiting_approval: the saga is out too, waiting for its decision (helper "approvals").

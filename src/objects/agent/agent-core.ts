@@ -37,8 +37,10 @@ export abstract class AgentCore extends AgentBase<Env> {
       schedule: (when, callback, options) => this.schedule(when, callback, undefined, options),
       // listSchedules waits for the SDK's scheduler to start (and migrate old rows); the sync getSchedules is deprecated.
       listSchedules: () => this.listSchedules(),
+      every: (seconds, callback) => this.scheduleEvery(seconds, callback),
       cancelSchedule: (id) => this.cancelSchedule(id),
     };
+    persistName(ctx);
     this.parts = buildAgentParts(ctx, env, scheduler);
     ({ events: this.log, profile: this.profile, inbox: this.inbox, history: this.history } = this.parts);
     ({ reports: this.reports, compaction: this.compaction, memoryContext: this.memoryContext, erasure: this.erasure } = this.parts);
@@ -46,6 +48,7 @@ export abstract class AgentCore extends AgentBase<Env> {
 
   // The Agents SDK schedule callbacks (`AgentCallback`), implemented by the layers above.
   abstract watchdog(): Promise<void>;
+  abstract sagaWatch(): Promise<void>;
   abstract onTimerAlarm(): Promise<void>;
   abstract onCompactionAlarm(): Promise<void>;
   abstract onErasureDue(): Promise<void>;
@@ -57,8 +60,34 @@ export abstract class AgentCore extends AgentBase<Env> {
     return this.parts.profile.get() ? null : failure("not_found", "agent not found");
   }
 
+  /**
+   * not_found for history reads (messages, memory, search, reports, export) once the agent is destroyed
+   * too: its history is soft-deleted — hidden at once, erased after the window (docs/decisions.md).
+   */
+  protected hiddenAgent(): Failure | null {
+    const agent = this.parts.profile.get();
+    return agent && agent.lifecycle !== "destroyed" ? null : failure("not_found", "agent not found");
+  }
+
   /** Test seams answer not_found unless VIGIL_FAULTS=enabled. */
   protected seamDisabled(): Failure | null {
     return this.env.VIGIL_FAULTS === "enabled" ? null : failure("not_found", "no such method");
   }
+}
+
+/** Where the Agents SDK looks for a DO's name when `ctx.id.name` is absent (its legacy partyserver record, still read by 0.32). */
+const SDK_NAME_KEY = "__ps_name";
+
+/**
+ * Every entry point knows the DO's name: an alarm after a restart may arrive without `ctx.id.name`,
+ * and the SDK then reads this fallback record (else: "AgentDO could not determine its Durable Object
+ * name"). The SDK never writes it on a native RPC call — the way every agent is
+ * reached — so it is written here, on the first activation that has the name.
+ */
+function persistName(ctx: DurableObjectState): void {
+  const name = ctx.id.name;
+  if (!name) return;
+  void ctx.blockConcurrencyWhile(async () => {
+    if ((await ctx.storage.get(SDK_NAME_KEY)) !== name) await ctx.storage.put(SDK_NAME_KEY, name);
+  });
 }

@@ -13,6 +13,8 @@ export interface AgentLifecycleDeps {
   erasure: AgentErasure;
   inbox: WakeInbox;
   drain: Drainer;
+  /** Ends every tool call still out as cancelled (destroy). */
+  cancelSagas(): Promise<unknown>;
   tenantId(): string;
   upsertDirectory(tenantId: string, agent: Agent): Promise<void>;
 }
@@ -45,6 +47,8 @@ export class AgentLifecycle {
     if (command === "destroy") await timers.tombstoneAll();
     if (command === "destroy" && result.changed) await erasure.scheduleAfterDestroy();
     if (result.changed) await this.syncDirectory(this.deps.tenantId(), result.agent);
+    // After the directory knows: the tenant has cancelled the agent's decisions and refuses its phase 1 from here on.
+    if (command === "destroy") await this.deps.cancelSagas();
     // Destroy: queued wakes settle as skipped_destroyed now rather than lingering.
     if (command === "destroy" && inbox.pendingCount() > 0) drain.start();
     return { ok: true, agent: result.agent };

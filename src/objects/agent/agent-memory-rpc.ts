@@ -13,19 +13,19 @@ import { isReportScope } from "./reports";
 /** AgentDO's memory RPC: reports, slots, recall, export, compaction and erasure (SPEC §7). */
 export abstract class AgentMemoryRpc extends AgentCore {
   listReports(query: ListReportsQuery): Result<Page<Report>> {
-    return this.missingAgent() ?? this.parts.reports.list(query);
+    return this.hiddenAgent() ?? this.parts.reports.list(query);
   }
 
   /** A scope's head report with freshness; `nowMs` (the freshness clock) is a test seam honoured only with VIGIL_FAULTS=enabled. */
   getReportHead(scope: string, nowMs?: number): Result<{ report: ReportHeadView }> {
-    const missing = this.missingAgent();
+    const missing = this.hiddenAgent();
     if (missing || !isReportScope(scope)) return missing ?? failure("validation_failed", `scope must be one of current, daily, weekly, monthly`);
     return this.parts.reports.headView(scope, this.env.VIGIL_FAULTS === "enabled" && nowMs !== undefined ? nowMs : Date.now());
   }
 
   /** Slots with versions, and message/summary counts (SPEC §7). */
   getMemory(): Result<{ memory: MemoryView }> {
-    return readMemory(this.parts.db, this.parts.profile);
+    return this.hiddenAgent() ?? readMemory(this.parts.db, this.parts.profile);
   }
 
   updateSlot(key: string, value: unknown, expectedVersion?: number): SlotWrite {
@@ -34,7 +34,7 @@ export abstract class AgentMemoryRpc extends AgentCore {
 
   /** FTS5 recall over the agent's own messages, best first. */
   searchMemory(query: string, limit: number): Result<{ hits: RecallHit[] }> {
-    const missing = this.missingAgent();
+    const missing = this.hiddenAgent();
     if (missing) return missing;
     const hits = searchMessages(this.parts.db, query, { limit });
     return hits ? { ok: true, hits } : failure("validation_failed", "q must contain at least one letter or digit");
@@ -42,7 +42,7 @@ export abstract class AgentMemoryRpc extends AgentCore {
 
   /** Everything the agent holds, as a lazily paged JSON stream. */
   exportData(): Result<{ stream: ReadableStream<Uint8Array> }> {
-    return this.missingAgent() ?? { ok: true, stream: exportStream(this.parts.db, this.parts.profile) };
+    return this.hiddenAgent() ?? { ok: true, stream: exportStream(this.parts.db, this.parts.profile) };
   }
 
   /** `POST …/memory/compaction/retry`: requeues every failed_terminal compaction job and works them off in the background. */

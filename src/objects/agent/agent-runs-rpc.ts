@@ -30,7 +30,7 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
 
   /** `eventSeq`: the event log position this page is consistent with, so a reader resumes /events there without gap or duplicate. */
   async listMessages(query: { limit: number; cursor?: string | undefined; threadId?: string | undefined }): Promise<Result<Page<Message> & { eventSeq: number }>> {
-    return this.missingAgent() ?? messagePage(this.parts.history, this.parts.events, query);
+    return this.hiddenAgent() ?? messagePage(this.parts.history, this.parts.events, query);
   }
 
   async listRuns(query: { limit: number; cursor?: string | undefined }): Promise<Result<Page<Run>>> {
@@ -144,6 +144,11 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
     await this.parts.sagas.recover();
     if (this.parts.inbox.pendingCount() > 0) this.parts.drain.start();
     await this.parts.childReports.flush();
+  }
+
+  /** Agents SDK interval callback, armed while any tool call waits on a saga: settles lost or errored ones. */
+  async sagaWatch(): Promise<void> {
+    await this.parts.sagas.recover();
   }
 
   async recoverSagas(): Promise<number> {

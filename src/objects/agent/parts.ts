@@ -12,7 +12,7 @@ import { AgentRetention } from "./retention";
 import { agentStub, tenantStub } from "../stubs";
 import { ActionStore } from "./actions";
 import { AgentLifecycle } from "./agent-lifecycle";
-import { armWatchdog, type AgentScheduler } from "./agent-schedule";
+import { armSagaWatch, armWatchdog, disarmSagaWatch, type AgentScheduler } from "./agent-schedule";
 import { ApprovalGate } from "./approval-gate";
 import { logFailure } from "./background";
 import { MeteredRunTrace, RunGovernor } from "./budgets";
@@ -44,6 +44,7 @@ import { UsageStore } from "./usage-store";
 import { WakeAdmission } from "./wake-admission";
 import { WakeInbox } from "./wake-inbox";
 import { H } from "../../core/hash";
+import type { ApprovalState } from "../tenant/tool-approvals";
 
 /** The parts of one agent the RPC surface delegates to; the rest are wired together inside `buildAgentParts`. */
 export interface AgentParts {
@@ -85,6 +86,8 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
   const rowMeter = new RowMeter();
   const db = openDatabase(ctx, schema, migrations, () => {
     if (inbox.pendingCount() > 0) drain.start();
+    // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
+    if (actions.inFlight().length > 0 || inbox.parkedRunKeys().length > 0) ctx.waitUntil(sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
     // Timer slots missed while the object slept are caught up on activation.
     timers.catchUp();
     // Events a flush did not get to before the object stopped reach the tenant stream now.
@@ -209,6 +212,11 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     tenantId,
     agentId,
     takeFaults: () => faults.take("saga."),
+    dropInstance: () => faults.consume("agent.sagaInstanceLost"),
+    executeTool: (invocation) => tenant().executeTool(invocation),
+    approvalState: async (decisionId) => JSON.parse(await tenant().toolApprovalState(decisionId)) as ApprovalState,
+    watch: () => armSagaWatch(scheduler),
+    unwatch: () => disarmSagaWatch(scheduler),
     resume: () => drain.start(),
   });
   const loop = new RunLoop({
@@ -244,7 +252,16 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
   });
   const drain = new Drainer({ kick: () => loop.kick(), waitUntil, armWatchdog: () => armWatchdog(scheduler) });
   const timers = new Timers({ db, profile, inbox, alarm: new TimerAlarm(scheduler), kick: () => drain.start() });
-  const lifecycle = new AgentLifecycle({ profile, timers, erasure, inbox, drain, tenantId, upsertDirectory });
+  const lifecycle = new AgentLifecycle({
+    profile,
+    timers,
+    erasure,
+    inbox,
+    drain,
+    tenantId,
+    upsertDirectory,
+    cancelSagas: () => sagas.cancelAll("agent_destroyed", "the agent was destroyed and the call was cancelled"),
+  });
   const wakes = new WakeAdmission({ db, events: log, profile, inbox, governor, drain, turnsPerMinute: () => rateLimitsFrom(env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent });
   const delegation = new Delegation({ profile, inbox, spawner, childReports, lifecycle, wakes, scheduler, tenantId });
   return {

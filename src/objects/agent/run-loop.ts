@@ -1,4 +1,5 @@
 import { config } from "../../config";
+import type { WakeReason } from "../../core/run-keys";
 import { selectCompanions } from "../../core/coalescing";
 import type { Agent } from "../../schema/agents";
 import type { Run, RunStatus } from "../../schema/runs";
@@ -87,8 +88,12 @@ export class RunLoop {
       return;
     }
     const agent = profile.get();
-    const skip = this.skipReason(agent);
-    if (skip) return this.end(item, skip.status, skip.code, {});
+    const skip = this.skipReason(agent, item);
+    if (skip) {
+      // Nothing a person wrote is lost (issue 13): a person's wake settled unrun still leaves its text in the history.
+      if (PERSON_WAKES.has(item.reason)) appendWakeInput(this.deps.history, item, item.threadId);
+      return this.end(item, skip.status, skip.code, {});
+    }
     // Brakes and budgets (helper "brakes"): a wake that never ran is skipped under a brake; a resumed run settles here.
     const held = await this.deps.governor?.check(agent!, item.runKey, run.status === "queued" ? "admission" : "step");
     if (held) return this.end(item, held.status, held.code, { stopReason: held.code, ...held.detail });
@@ -220,9 +225,11 @@ export class RunLoop {
     };
   }
 
-  private skipReason(agent: Agent | null): { status: RunStatus; code: string } | null {
+  private skipReason(agent: Agent | null, item: InboxItem): { status: RunStatus; code: string } | null {
     if (!agent || agent.lifecycle === "destroyed") return { status: "skipped_destroyed", code: "agent_destroyed" };
     if (agent.lifecycle !== "active") return { status: "skipped_sleeping", code: `agent_${agent.lifecycle}` };
+    // `sleep` skips autonomous wakes only (the tool's own contract): a person's message or answer wakes the agent.
+    if (PERSON_WAKES.has(item.reason)) return null;
     const sleepUntil = this.deps.profile.state()?.sleepUntil;
     if (sleepUntil && Date.parse(sleepUntil) > Date.now()) return { status: "skipped_sleeping", code: "sleeping" };
     return null;
@@ -243,6 +250,12 @@ export class RunLoop {
     if (status === "completed") this.deps.afterRun?.(item.threadId);
   }
 }
+
+/**
+ * Wakes a person caused: a user message, an operator's manual wake, the answer to an ask_user question.
+ * They run while the agent sleeps (docs/decisions.md "Edges (issue 13)").
+ */
+const PERSON_WAKES: ReadonlySet<WakeReason> = new Set<WakeReason>(["userInitiated", "manual", "toolResult"]);
 
 /** Thrown by the fault seam: it simulates a process crash, so no terminal status may be written. */
 export class InjectedCrash extends Error {}

@@ -27,6 +27,15 @@ export interface SagaDeps {
   agentId(): string;
   /** Test-only crash points handed to the saga (empty unless VIGIL_FAULTS=enabled). */
   takeFaults(): string[];
+  /** Test seam (VIGIL_FAULTS only): true drops the instance before it is created, as a crash right there would. */
+  dropInstance(): boolean;
+  /** Phase 1 in the TenantDO, idempotent by operationId: a replay answers the recorded envelope. */
+  executeTool(invocation: ToolInvocation): Promise<ToolResultEnvelope>;
+  /** The tenant's current answer to a tool approval decision. */
+  approvalState(decisionId: string): Promise<ApprovalState>;
+  /** Keeps (or drops) the interval alarm that re-checks sagas while any call waits on one. */
+  watch(): void;
+  unwatch(): Promise<void>;
   /** Restarts the drain once a parked run is ready again. */
   resume(): void;
 }
@@ -37,6 +46,9 @@ export class Sagas {
 
   async start(invocation: ToolInvocation, approval?: { decisionId: string }): Promise<void> {
     const params: ToolSagaParams = { tenantId: this.deps.tenantId(), agentId: invocation.agentId, invocation, faults: this.deps.takeFaults(), ...(approval ? { approval } : {}) };
+    // Armed before the instance exists: whatever happens to it from here, the watch finds it.
+    this.deps.watch();
+    if (this.deps.dropInstance()) return;
     try {
       await this.deps.env.TOOL_SAGA.create({ id: invocation.operationId, params });
     } catch (error) {
@@ -86,15 +98,32 @@ export class Sagas {
     return { ok: true, recorded: true, refusal: JSON.stringify(refusal) };
   }
 
+  /**
+   * Destroy means stop: every call still out ends now with a `cancelled` toolResult (the first record
+   * wins, so a saga reporting later changes nothing), and its run, unparked, settles as skipped_destroyed.
+   */
+  async cancelAll(reason: string, message: string): Promise<number> {
+    const out = this.deps.actions.inFlight();
+    for (const action of out) {
+      this.record(action.operationId, toolFailure(action.envelope, { actionRefId: action.operationId, code: "cancelled", message, retryable: false, details: { reason } }));
+    }
+    await this.deps.unwatch();
+    return out.length;
+  }
+
   /** How a call's approval was answered (null: it needed none, or is still waiting). */
   approvalOf(operationId: string): typeof schema.actionApprovals.$inferSelect | null {
     return this.deps.db.select().from(schema.actionApprovals).where(eq(schema.actionApprovals.operationId, operationId)).get() ?? null;
   }
 
   /**
-   * Sagas started but never reported back: a finished instance's output is recorded, an errored or
-   * lost one is restarted or re-created. Phase 1 is idempotent by operationId, so running this any
-   * number of times still yields exactly one mutation.
+   * Sagas started but never reported back, brought to an end (seed 001's saga convergence): a
+   * finished instance's output is recorded; a lost one (never created, or gone) is created again;
+   * an errored or terminated one (a crash, or a step's retries exhausted) is settled here, inline:
+   * its approval is read from the tenant and phase 1 is asked again, which answers the recorded
+   * envelope if it applied and applies it once if not, and that result is recorded. A run left
+   * `waiting` with none of its calls out resumes. Runs on every activation and on the saga watch
+   * while any call is out; any number of runs still yield exactly one mutation per operation.
    */
   async recover(): Promise<number> {
     let recovered = 0;
@@ -107,10 +136,52 @@ export class Sagas {
       } else if (status.status === "complete" && status.output) {
         this.record(action.operationId, status.output as ToolResultEnvelope);
       } else if (status.status === "errored" || status.status === "terminated") {
-        await instance.restart();
+        const settled = await this.settleInline(action.operationId);
+        // Still waiting for a person: the instance goes back to waiting (it applies the decision's timeout policy).
+        if (settled === "pending") await instance.restart().catch(() => undefined);
+        if (settled !== "settled") continue;
       } else continue;
       recovered++;
     }
+    recovered += this.resumeSettled();
+    if (this.deps.actions.inFlight().length === 0) await this.deps.unwatch();
+    else this.deps.watch();
     return recovered;
+  }
+
+  /**
+   * What the saga would have done, done by the agent (its instance has ended without reporting). A
+   * still-pending decision ("pending") or an unreachable tenant leaves the call out for the next pass.
+   */
+  private async settleInline(operationId: string): Promise<"settled" | "pending" | "unreachable"> {
+    let action = this.deps.actions.get(operationId);
+    if (!action || (action.status !== "executing" && action.status !== "awaiting_approval")) return "settled";
+    try {
+      if (action.status === "awaiting_approval") {
+        const outcome = await this.deps.approvalState(approvalDecisionId(operationId));
+        if (outcome.state === "pending") return "pending";
+        this.recordApproval(operationId, outcome);
+        action = this.deps.actions.get(operationId)!;
+        if (action.status !== "executing") return "settled";
+      }
+      const modifiedArgs = this.approvalOf(operationId)?.modifiedArgs;
+      const invocation = invocationOf(action, this.deps.agentId());
+      const result = await this.deps.executeTool(modifiedArgs ? { ...invocation, args: modifiedArgs as Record<string, unknown> } : invocation);
+      this.record(operationId, result);
+      return "settled";
+    } catch {
+      return "unreachable";
+    }
+  }
+
+  /** Runs parked on a step none of whose calls is still out (a report that raced the park, or a settled call). */
+  private resumeSettled(): number {
+    let resumed = 0;
+    for (const runKey of this.deps.inbox.parkedRunKeys()) {
+      if (this.deps.actions.outstandingFor(runKey)) continue;
+      if (this.deps.inbox.unpark(runKey)) resumed++;
+    }
+    if (resumed > 0) this.deps.resume();
+    return resumed;
   }
 }

@@ -114,7 +114,9 @@ export class ToolRunner {
         waiting = true;
       }
     }
-    return waiting ? "waiting" : "done";
+    // Read back, not remembered: a saga's report may have landed while this step awaited, and parking a run
+    // whose calls are all settled would leave it waiting for a report that already came.
+    return waiting && planned.some(({ action }) => isOutstanding(this.deps.actions.get(action.operationId)?.status)) ? "waiting" : "done";
   }
 
   /** Records a result once (phase 2, or a direct execution) and appends the toolResult message. */
@@ -191,5 +193,6 @@ export function invocationOf(action: PlannedAction, agentId: string): ToolInvoca
   };
 }
 
+const isOutstanding = (status: string | undefined) => status === "executing" || status === "awaiting_approval";
 const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === "object" && !Array.isArray(value);
 const safeName = (name: string) => (/^[a-z][a-z0-9_]{0,63}$/.test(name) ? name : "invalid_tool_name");

@@ -68,6 +68,11 @@ export class WakeInbox {
     this.db.update(schema.runs).set({ status: "waiting" }).where(eq(schema.runs.runKey, runKey)).run();
   }
 
+  /** Runs parked on a saga. */
+  parkedRunKeys(): string[] {
+    return this.db.select({ runKey: schema.runs.runKey }).from(schema.runs).where(eq(schema.runs.status, "waiting")).all().map((row) => row.runKey);
+  }
+
   /** A parked run becomes ready to resume; a no-op for a run in any other state. */
   unpark(runKey: string): boolean {
     const run = this.getRun(runKey);

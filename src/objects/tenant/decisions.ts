@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import { tickAt } from "../../core/approval-facts";
 import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../core/decision";
 import { H } from "../../core/hash";
@@ -182,6 +182,31 @@ export class Decisions {
         answer: answerOf(row, question.text, stored),
       };
     }
+  }
+
+  /**
+   * Destroy means stop (issue 13): every open decision of the agent — asked questions and tool approvals,
+   * pending or held by a brake — is cancelled (resolvedBy `agent_destroyed`, audited), so nobody can
+   * answer it later. Returns the tool approvals' operationIds: their sagas are told to read the outcome.
+   */
+  cancelForAgent(agentId: string): string[] {
+    const d = schema.decisions;
+    const open = this.db.select().from(d).where(and(eq(d.agentId, agentId), inArray(d.status, ["pending", "suspended"]))).all();
+    const resolvedAt = nowIso();
+    const operationIds: string[] = [];
+    for (const row of open) {
+      if (row.payload.kind === "brake_release") continue;
+      const cancelled = this.db
+        .update(d)
+        .set({ status: "cancelled", resolution: { resolvedBy: "agent_destroyed", actor: "system" }, resolvedAt })
+        .where(and(eq(d.id, row.id), eq(d.status, row.status)))
+        .returning({ id: d.id })
+        .all();
+      if (cancelled.length === 0) continue;
+      writeAudit(this.db, "system", "decision.cancelled", row.id, { agentId, type: row.type, resolvedBy: "agent_destroyed" });
+      if (row.type === "decision/tool_approval" && row.operationId) operationIds.push(row.operationId);
+    }
+    return operationIds;
   }
 
   // ── Brakes (helper "brakes"): a brake holds back the pending decisions it covers, and lets them go on release ──

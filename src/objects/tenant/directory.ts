@@ -30,6 +30,11 @@ export class AgentDirectory {
       .run();
   }
 
+  lifecycle(agentId: string): string | null {
+    const d = schema.agentDirectory;
+    return this.db.select({ lifecycle: d.lifecycle }).from(d).where(eq(d.id, agentId)).get()?.lifecycle ?? null;
+  }
+
   /** Oldest first, keyset-paginated on (createdAt, id); children only when asked. */
   list(limit: number, after: { c: string; i: string } | undefined, includeChildren: boolean): { data: Agent[]; last: { c: string; i: string } | null } {
     const conditions = [];

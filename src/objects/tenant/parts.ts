@@ -72,7 +72,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   const journal = new Journal(db, notifications, () => dispatcher.dispatchPending());
   /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
   const tenantTools = new TenantTools(db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
-  const tools = new ToolExecutor({ db, journal, timeZone: () => tenant()?.timeZone ?? "UTC", callHttpTool: (inv) => tenantTools.call(inv) });
+  const tools = new ToolExecutor({ db, journal, timeZone: () => tenant()?.timeZone ?? "UTC", callHttpTool: (inv) => tenantTools.call(inv), agentLifecycle: (agentId) => directory.lifecycle(agentId) });
   /** Agents' subscriptions and the materialized token index. */
   const subscriptions = new SubscriptionStore(db);
   /** Counters for GET /v1/metrics. */

@@ -204,7 +204,10 @@ function stateOf(row: DecisionRecord, nowMs: number): ApprovalState {
     const dueAtMs = row.status === "pending" && typeof row.payload.dueAtMs === "number" ? row.payload.dueAtMs : null;
     return { state: "pending", waitMs: dueAtMs === null ? config.decisions.idleWaitMs : Math.max(1, dueAtMs - nowMs) };
   }
-  if (row.status === "cancelled") return { state: "rejected", decisionId: row.id, code: "cancelled", message: "the approval timed out and the call was cancelled", resolvedBy };
+  if (row.status === "cancelled") {
+    const why = resolvedBy === "agent_destroyed" ? "the agent was destroyed" : "the approval timed out";
+    return { state: "rejected", decisionId: row.id, code: "cancelled", message: `${why} and the call was cancelled`, resolvedBy };
+  }
   if (resolution.resolutionType === "approve" || resolution.resolutionType === "modify") {
     const modifiedArgs = resolution.resolutionType === "modify" ? (resolution.modifiedArgs as Record<string, unknown>) : null;
     return { state: "approved", decisionId: row.id, resolutionType: resolution.resolutionType, modifiedArgs, resolvedBy };

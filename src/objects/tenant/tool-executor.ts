@@ -48,6 +48,8 @@ export interface ToolExecutorDeps {
   timeZone: () => string;
   /** `http:<name>` calls (tenant HTTP tools). */
   callHttpTool: (invocation: ToolInvocation) => Promise<ToolResultEnvelope>;
+  /** The calling agent's lifecycle as the directory knows it (null: unknown here). */
+  agentLifecycle: (agentId: string) => string | null;
 }
 
 export class ToolExecutor {
@@ -69,6 +71,8 @@ export class ToolExecutor {
     const unchecked = { toolName: String(input?.toolName ?? "unknown"), toolVersion: 1, operationId: String(input?.operationId ?? ""), previewOnly: false };
     if (!shape.success) return refuse(unchecked, "invalid_arguments", `not a valid tool invocation: ${describeIssues(shape.error).message}`);
     const inv = shape.data;
+    // Destroy means stop: a saga still out when its agent was destroyed changes nothing (and records nothing).
+    if (this.deps.agentLifecycle(inv.agentId) === "destroyed") return refuse(unchecked, "agent_destroyed", "the agent is destroyed; nothing was applied");
     if (inv.toolName.startsWith("http:")) return this.deps.callHttpTool(inv);
     const tool = getTool(inv.toolName);
     if (!tool) return refuse(unchecked, "unknown_tool", `${inv.toolName} is not a tool of this deployment`);

@@ -50,6 +50,8 @@ export class TenantAccessRpc extends TenantCore {
   /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
     this.parts.agentActivity.recordChange(agent, parentId);
+    // Destroy means stop: its open decisions are cancelled, and the sagas waiting on them read that and end.
+    if (agent.lifecycle === "destroyed") await Promise.all(this.parts.decisions.cancelForAgent(agent.id).map((operationId) => this.parts.approvals.wakeSaga(operationId)));
     await this.dispatchPending();
   }
 
