@@ -17,6 +17,8 @@ export default defineConfig({
                 VIGIL_ADMIN_TOKEN: "test-admin-token",
                 VIGIL_MASTER_KEY: "dGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGVzLWxvbmctISE=",
                 VIGIL_FAULTS: "enabled",
+                // Local mode: the scripted providers and receivers are plain-http loopback servers.
+                VIGIL_MODE: "local",
                 // Info lines from background work can outlive a test file and race the pool's teardown.
                 VIGIL_LOG_LEVEL: "warn",
               },

@@ -3,6 +3,7 @@
  * provider secrets, privacy receipts, the inference grant and the egress allowlist. Every change
  * and every denial lands in the audit log; no audit detail ever holds key material.
  */
+import type { DeploymentMode } from "../../core/deployment-mode";
 import { z } from "zod";
 import { endpointHosts } from "../../core/policy-rules";
 import { failure, type Result } from "../../http/error-codes";
@@ -26,10 +27,10 @@ export class Governance {
   private readonly audit: Audit;
   private readonly toolHosts: () => string[];
 
-  constructor(db: TenantDb, options: { masterKey: string; allowLoopbackHttp: boolean; audit: Audit; toolHosts: () => string[] }) {
+  constructor(db: TenantDb, options: { masterKey: string; mode: DeploymentMode; audit: Audit; toolHosts: () => string[] }) {
     this.audit = options.audit;
     this.toolHosts = options.toolHosts;
-    this.policies = new PolicyStore(db, options.allowLoopbackHttp);
+    this.policies = new PolicyStore(db, options.mode);
     this.secrets = new ProviderSecrets(db, options.masterKey);
     this.consents = new ProviderConsents(db);
   }
