@@ -65,6 +65,10 @@ export function checkPolicy(body: PolicyBody, context: PolicyCheckContext): Poli
       else if (owner !== endpoint.id) issues.push({ path: at("secretRefId"), message: `this secret was stored for provider '${owner}', not '${endpoint.id}'` });
     }
   });
+  if (body.identityProvider) {
+    const shape = checkUrlShape(body.identityProvider.jwksUrl, context.mode);
+    if (!shape.ok) issues.push({ path: "identityProvider.jwksUrl", message: shape.message });
+  }
   for (const [categoryId, modelIds] of Object.entries(body.categoryModels)) {
     modelIds.forEach((modelId, index) => {
       const parsed = parseModelId(modelId);

@@ -8,6 +8,7 @@ import { config } from "../config";
 import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
+import { verifyIdpToken, isIdpToken } from "./idp-tokens";
 import { verifyWidgetToken } from "./jwt";
 
 
@@ -36,7 +37,8 @@ async function fromApiKey(env: Env, key: string): Promise<Principal> {
 }
 
 async function fromJwt(env: Env, token: string): Promise<Principal> {
-  const claims = await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
+  // RS256/ES256: the tenant's own IdP (JWKS); otherwise a Vigil-minted HS256 widget token.
+  const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
   if (!claims) throw new ApiError("unauthorized", "the token is invalid, expired, or not for this service");
   const outcome = await tenantStub(env, claims.tid).chargeClient(`jwt:${claims.sub}`);
   if (!outcome.ok) throw authFailure(outcome);

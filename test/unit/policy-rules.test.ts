@@ -55,6 +55,13 @@ describe("checkPolicy", () => {
     }
   });
 
+  it("checks an identity provider's JWKS URL with the same egress rule as endpoints", () => {
+    const idp = (jwksUrl: string) => body({ identityProvider: { jwksUrl, issuer: "https://idp.example.com/", audience: "a", algorithms: ["RS256"], agentIds: [], scopes: ["agents:read"] } });
+    expect(checkPolicy(idp("https://idp.example.com/.well-known/jwks.json"), context())).toEqual([]);
+    expect(checkPolicy(idp("http://127.0.0.1:9000/jwks.json"), context({}, "local"))).toEqual([]);
+    expect(checkPolicy(idp("http://127.0.0.1:9000/jwks.json"), context())).toEqual([{ path: "identityProvider.jwksUrl", message: expect.stringMatching(/deployed mode/) }]);
+  });
+
   it("binds a secret to the endpoint it was stored for", () => {
     const policy = body({ providers: [endpoint({ id: "openai", kind: "openai", secretRefId: "ps_a" })] });
     expect(checkPolicy(policy, context())[0]).toMatchObject({ path: "providers.0.secretRefId", message: expect.stringContaining("no live provider secret") });

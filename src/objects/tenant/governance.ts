@@ -8,7 +8,7 @@ import { z } from "zod";
 import { endpointHosts } from "../../core/policy-rules";
 import { failure, type Result } from "../../http/error-codes";
 import { decodeCursor, encodeCursor, type Page } from "../../schema/common";
-import type { InferenceGrant, Policy, PolicyBody } from "../../schema/policy";
+import type { IdentityProvider, InferenceGrant, Policy, PolicyBody } from "../../schema/policy";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../schema/providers";
 import { ProviderConsents, type ConsentRecording } from "./consents";
 import { resolveInferenceGrant, type InferenceGrantRequest } from "./inference-grant";
@@ -90,8 +90,14 @@ export class Governance {
     return resolveInferenceGrant({ policy: () => this.policy(), consents: this.consents, secrets: this.secrets, audit: this.audit }, request);
   }
 
-  /** The tenant's egress allowlist: configured provider endpoints' hosts, then its HTTP tools' hosts. */
+  /** The tenant's egress allowlist: configured provider endpoints' hosts, its HTTP tools' hosts, then its IdP's JWKS host. */
   egressHosts(): string[] {
-    return [...new Set([...endpointHosts(this.policy().providers), ...this.toolHosts()])];
+    const idp = this.policy().identityProvider;
+    return [...new Set([...endpointHosts(this.policy().providers), ...this.toolHosts(), ...(idp ? [new URL(idp.jwksUrl).host] : [])])];
+  }
+
+  /** What the Worker needs to verify the tenant's IdP tokens (no secrets in it). */
+  identityProvider(): IdentityProvider | null {
+    return this.policy().identityProvider ?? null;
   }
 }
