@@ -19,6 +19,8 @@ export default defineConfig({
                 VIGIL_FAULTS: "enabled",
                 // The credential cache's TTL (≤ config.auth.cacheTtlMs): short, so a revocation test sees it lapse.
                 VIGIL_AUTH_CACHE_TTL_MS: "2000",
+                // Local mode: the scripted providers and receivers are plain-http loopback servers.
+                VIGIL_MODE: "local",
                 // Info lines from background work can outlive a test file and race the pool's teardown.
                 VIGIL_LOG_LEVEL: "warn",
               },

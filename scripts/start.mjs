@@ -127,7 +127,7 @@ function portIsFree(port) {
 
 /** wrangler runs in its own process group so that stopping it takes workerd along. */
 function startWrangler() {
-  const args = [WRANGLER, "dev", "--ip", HOST, "--port", String(PORT), "--persist-to", PERSIST_DIR, "--show-interactive-dev-session=false"];
+  const args = [WRANGLER, "dev", "--ip", HOST, "--port", String(PORT), "--persist-to", PERSIST_DIR, "--show-interactive-dev-session=false", "--var", "VIGIL_MODE:local"];
   wrangler = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: process.platform !== "win32",

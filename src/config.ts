@@ -57,6 +57,13 @@ export const config = {
   /** Inbound webhooks (trigger and source ingress): raw bodies above this answer 413. */
   ingress: { maxBodyBytes: 65_536 },
   /** Tenant HTTP tools: per-call timeout, response cap (bytes), tools per tenant, input schema size (bytes). */
+  /**
+   * The egress door (src/egress/): redirects a GET may follow (each hop re-checked against the allowlist and the
+   * mode; other methods never follow one); identity-provider JWKS: fetch timeout, key-set cache age, and the shortest
+   * gap between two refetches forced by an unknown `kid`; how long the Worker keeps a tenant's IdP settings.
+   */
+  egress: { maxRedirects: 3 },
+  jwks: { timeoutMs: 5_000, cacheMaxAgeMs: 600_000, cooldownMs: 30_000, settingsTtlMs: 30_000 },
   tenantTools: { timeoutMs: 10_000, maxResponseBytes: 65_536, maxPerTenant: 100, maxInputSchemaBytes: 32_768 },
   /**
    * Outbound webhooks: attempts in all (then `dead`), exponential backoff base·2^(n-1) capped at

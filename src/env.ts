@@ -14,6 +14,8 @@ export interface Env {
   TOOL_SAGA: Workflow<ToolSagaParams>;
   VIGIL_ADMIN_TOKEN: string;
   VIGIL_MASTER_KEY: string;
+  /** "local" under `npm start` (and the tests' servers): egress may use http to loopback/private hosts. Anything else: deployed. */
+  VIGIL_MODE?: string;
   /** "enabled" only in tests: arms the fault-injection seam. */
   VIGIL_FAULTS?: string;
   /** "enabled" only for `npm run bench`: exposes /__bench measurement routes. */
@@ -28,6 +30,8 @@ export interface Env {
   VIGIL_LOG_LEVEL?: string;
   /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */
   VIGIL_FAULT_OVERSHARE?: string;
+  /** Test seam (honoured only with VIGIL_FAULTS=enabled): the JWKS unknown-`kid` refetch cooldown in ms (config.jwks.cooldownMs). */
+  VIGIL_JWKS_COOLDOWN_MS?: string;
   /** JSON override of config.outboundWebhooks retry schedule ({maxAttempts, baseDelaySeconds, maxDelaySeconds}); honoured only with VIGIL_FAULTS=enabled. */
   VIGIL_OUTBOUND_RETRY?: string;
 }

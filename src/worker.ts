@@ -1,7 +1,7 @@
 import { buildApp } from "./http/routes";
 import type { Env } from "./env";
 import { configureLogging } from "./log";
-import { consumeWakes } from "./queues/wake-consumer";
+import { consumeDeadWakes, consumeWakes } from "./queues/wake-consumer";
 import { consumeOutbound, consumeOutboundDeadLetters } from "./queues/outbound-consumer";
 
 export { AgentDO } from "./objects/agent/agent-do";
@@ -17,7 +17,8 @@ export default {
   },
   async queue(batch, env, _ctx) {
     configureLogging(env.VIGIL_LOG_LEVEL);
-    if (batch.queue.startsWith("vigil-wake")) await consumeWakes(batch, env);
+    if (batch.queue === "vigil-wake-dlq") await consumeDeadWakes(batch, env);
+    else if (batch.queue.startsWith("vigil-wake")) await consumeWakes(batch, env);
     else if (batch.queue === "vigil-outbound-dlq") await consumeOutboundDeadLetters(batch, env);
     else if (batch.queue.startsWith("vigil-outbound")) await consumeOutbound(batch, env);
   },

@@ -988,6 +988,15 @@ export type ProviderEndpoint = {
   timeoutMs?: number;
 };
 
+export type IdentityProvider = {
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+  algorithms?: Array<"RS256" | "ES256">;
+  agentIds?: Array<string>;
+  scopes?: Array<"agents:read" | "agents:write">;
+};
+
 export type PolicyBody = {
   providers?: Array<ProviderEndpoint>;
   categoryModels?: Record<string, Array<string>>;
@@ -1060,6 +1069,7 @@ export type PolicyBody = {
     webhookDeliveriesDays?: number;
     compactionJobsDays?: number;
   };
+  identityProvider?: IdentityProvider;
 };
 
 export type ProviderSecret = {

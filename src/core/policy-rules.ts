@@ -4,6 +4,7 @@
  * `provider:model` id resolves to and whether the tenant allows it, in the spec's order. Pure:
  * secrets, consents and storage are the caller's.
  */
+import type { DeploymentMode } from "./deployment-mode";
 import { checkUrlShape } from "./egress";
 import { parseModelId } from "../gateway/model-id";
 import type { PolicyBody, ProviderEndpoint, ProviderKind } from "../schema/policy";
@@ -26,8 +27,8 @@ export const DEFAULT_BASE_URLS: Partial<Record<ProviderKind, string>> = {
 export interface PolicyCheckContext {
   /** Provider (endpoint id) of each live secret, by secretRefId; a missing id is unknown or revoked. */
   secretProviders: ReadonlyMap<string, string>;
-  /** VIGIL_FAULTS=enabled: endpoints may be plain-http loopback servers (tests' scripted providers). */
-  allowLoopbackHttp: boolean;
+  /** local (`npm start`): endpoints may be plain-http loopback/private servers (Ollama, vLLM); deployed: https to public hosts only. */
+  mode: DeploymentMode;
 }
 
 /**
@@ -51,7 +52,7 @@ export function checkPolicy(body: PolicyBody, context: PolicyCheckContext): Poli
     if (endpoint.baseUrl === undefined) {
       if (!DEFAULT_BASE_URLS[endpoint.kind]) issues.push({ path: at("baseUrl"), message: `a ${endpoint.kind} endpoint needs a baseUrl` });
     } else {
-      const shape = checkUrlShape(endpoint.baseUrl, context.allowLoopbackHttp);
+      const shape = checkUrlShape(endpoint.baseUrl, context.mode);
       if (!shape.ok) issues.push({ path: at("baseUrl"), message: shape.message });
     }
     if (new Set(endpoint.models).size !== endpoint.models.length) issues.push({ path: at("models"), message: "a model is listed twice" });
@@ -64,6 +65,10 @@ export function checkPolicy(body: PolicyBody, context: PolicyCheckContext): Poli
       else if (owner !== endpoint.id) issues.push({ path: at("secretRefId"), message: `this secret was stored for provider '${owner}', not '${endpoint.id}'` });
     }
   });
+  if (body.identityProvider) {
+    const shape = checkUrlShape(body.identityProvider.jwksUrl, context.mode);
+    if (!shape.ok) issues.push({ path: "identityProvider.jwksUrl", message: shape.message });
+  }
   for (const [categoryId, modelIds] of Object.entries(body.categoryModels)) {
     modelIds.forEach((modelId, index) => {
       const parsed = parseModelId(modelId);

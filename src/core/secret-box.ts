@@ -7,6 +7,8 @@
  * `context` (the owning row's id) is bound as additional authenticated data, so a ciphertext copied
  * onto another row fails to open. WebCrypto only; no Workers or Node imports.
  */
+import { requireMasterKey } from "./master-key";
+
 export const SECRET_BOX_VERSION = "v1";
 
 /** HKDF `info` labels. A label is part of the key: changing one makes its old ciphertexts unreadable. */
@@ -66,7 +68,7 @@ export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
  * non-extractable key for one purpose: AES-256-GCM for sealing, HMAC-SHA-256 for deriving tokens.
  */
 export async function derivePurposeKey(masterKey: string, purpose: string, algorithm: "AES-GCM" | "HMAC"): Promise<CryptoKey> {
-  if (masterKey === "") throw new TypeError("VIGIL_MASTER_KEY must be set (a non-empty secret)");
+  requireMasterKey(masterKey);
   if (purpose === "") throw new TypeError("derivePurposeKey: purpose must not be empty");
   const base = await crypto.subtle.importKey("raw", bytes(masterKey), "HKDF", false, ["deriveKey"]);
   const params = { name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: bytes(purpose) };

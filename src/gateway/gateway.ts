@@ -8,6 +8,7 @@
  * src/core/provider-retry.ts; every attempt, gate decision and model call's usage lands on the run.
  */
 import type { ModelMessage, ToolSet } from "ai";
+import { deploymentMode } from "../core/deployment-mode";
 import { categoryIdsIn, outOfScopeCategories } from "../core/context-categories";
 import { costMicros } from "../core/model-cost";
 import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/provider-retry";
@@ -31,6 +32,8 @@ export interface GrantSource {
 
 /** The only deployment switches the gateway reads (test seams; see docs/decisions.md). */
 export interface GatewayEnv {
+  /** `local` under `npm start`: http to loopback/private endpoints allowed (src/core/deployment-mode.ts). */
+  VIGIL_MODE?: string | undefined;
   VIGIL_FAULTS?: string | undefined;
   VIGIL_FAULT_OVERSHARE?: string | undefined;
 }
@@ -168,7 +171,11 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
   const { grant } = granted;
   const faults = ctx.env.VIGIL_FAULTS === "enabled";
   const { model } = remoteModel(grant, {
-    allowLoopbackHttp: faults,
+    mode: deploymentMode(ctx.env.VIGIL_MODE),
+    // Every request through the door lands on the run; refusals are recorded by infer() as the call's failure.
+    record: (entry) => {
+      if (entry.outcome !== "denied") ctx.trace?.sink.policy(runKey, { gate: "egress", outcome: "allowed", subject: entry.host ?? modelId, detail: { purpose: ctx.purpose, method: entry.method, outcome: entry.outcome, status: entry.status, redirects: entry.redirects, durationMs: entry.durationMs } });
+    },
     injectOvershare: faults && (ctx.env.VIGIL_FAULT_OVERSHARE ?? "").split(",").includes(grant.endpoint.id),
     ...(ctx.fetch && { fetch: ctx.fetch }),
   });

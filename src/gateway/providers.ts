@@ -11,11 +11,15 @@ import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { allowlist, guardPayload, project, type InferenceOperation } from "../core/need-to-know";
 import { DEFAULT_BASE_URLS } from "../core/policy-rules";
 import type { InferenceGrant, ProviderKind } from "../schema/policy";
+import type { DeploymentMode } from "../core/deployment-mode";
+import type { EgressRecord } from "../egress";
 import { createEgressFetch } from "./egress-fetch";
 import { GatewayError } from "./errors";
 
 export interface RemoteModelOptions {
-  allowLoopbackHttp: boolean;
+  mode: DeploymentMode;
+  /** Where each request through the egress door is recorded. */
+  record?: (entry: EgressRecord) => void;
   /** Test seam (VIGIL_FAULTS only): adds a field after the projection, as a projection bug would. */
   injectOvershare?: boolean;
   /** The underlying fetch (the runtime's by default). */
@@ -41,7 +45,8 @@ export function remoteModel(grant: InferenceGrant, options: RemoteModelOptions):
   const fields = allowlist("provider_inference_request", operation);
   const door = createEgressFetch({
     allowedHosts: [host],
-    allowLoopbackHttp: options.allowLoopbackHttp,
+    mode: options.mode,
+    ...(options.record && { record: options.record }),
     guard: (body) => guardPayload(body, fields),
     ...(options.fetch && { fetch: options.fetch }),
   });

@@ -9,6 +9,7 @@ import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
 import { CredentialCache, credentialTtlMs } from "./credential-cache";
+import { verifyIdpToken, isIdpToken } from "./idp-tokens";
 import { verifyWidgetToken } from "./jwt";
 import { queryAccessToken } from "./query-token";
 
@@ -96,7 +97,8 @@ async function fromApiKey(env: Env, key: string): Promise<Principal> {
 }
 
 async function fromJwt(env: Env, token: string): Promise<Principal> {
-  const claims = await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
+  // RS256/ES256: the tenant's own IdP (JWKS); otherwise a Vigil-minted HS256 widget token.
+  const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
   if (!claims) throw new ApiError("unauthorized", "the token is invalid, expired, or not for this service");
   if (!liveTenants.get(claims.tid)) {
     if (!(await tenantStub(env, claims.tid).getTenant())) throw new ApiError("unauthorized", "unknown tenant");

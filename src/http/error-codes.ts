@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   internal_error: 500,
   /** The model provider failed after retries and every configured fallback. */
   provider_error: 502,
+  /** The deployment lacks a required secret (VIGIL_MASTER_KEY missing or short): fails closed, see docs/operations.md. */
+  server_misconfigured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,5 +1,6 @@
 import { decodeJwt, jwtVerify, SignJWT } from "jose";
 import { config, type Scope } from "../config";
+import { requireMasterKey } from "../core/master-key";
 
 const encoder = new TextEncoder();
 
@@ -8,7 +9,7 @@ const encoder = new TextEncoder();
  * so a token signed for tenant A can never verify as tenant B and no per-tenant secret is stored.
  */
 export async function tenantJwtKey(masterKey: string, tenantId: string): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(masterKey), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", encoder.encode(requireMasterKey(masterKey)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`vigil-jwt|${tenantId}`)));
 }
 

@@ -1,6 +1,6 @@
 import { ApiError } from "./api-error";
 import { authenticate } from "./auth";
-import { createRouter, toErrorResponse } from "./app";
+import { createRouter, requireSecrets, toErrorResponse } from "./app";
 import { requireJsonBodies } from "./content-type";
 import { agentRoutes } from "../routes/agents";
 import { benchRoutes } from "../routes/bench";
@@ -40,6 +40,7 @@ export function buildApp() {
   const app = createRouter();
   // CORS first: preflights are answered before body checks and authentication.
   app.use("/v1/*", cors());
+  app.use("/v1/*", requireSecrets());
   app.use("*", requireJsonBodies({ exemptPrefixes: ["/v1/hooks/"] }));
   app.route("/", healthRoutes);
   app.route("/", tenantRoutes);

@@ -1,5 +1,5 @@
 import { config } from "../config";
-import { checkUrlShape } from "../core/egress";
+import { deploymentMode, type DeploymentMode } from "../core/deployment-mode";
 import { isAccepted } from "../core/outbound-delivery";
 import { signVigil } from "../core/webhook-signature";
 import type { Env } from "../env";
@@ -7,6 +7,7 @@ import { tenantStub } from "../objects/stubs";
 import type { AttemptReport, PreparedAttempt } from "../objects/tenant/outbound-webhooks";
 import { OutboundJob } from "../schema/outbound-webhooks";
 import { logEvent } from "../log";
+import { sendThroughDoor } from "../egress";
 
 /** Headers every delivery carries; `Vigil-Delivery-Id` is stable across attempts so receivers can dedupe. */
 export const DELIVERY_HEADERS = { signature: "Vigil-Signature", deliveryId: "Vigil-Delivery-Id", eventType: "Vigil-Event-Type", attempt: "Vigil-Attempt" } as const;
@@ -16,7 +17,7 @@ const CONSUMER_RETRY_SECONDS = 30;
 
 /**
  * OUTBOUND_QUEUE: one message = one attempt of one delivery. The TenantDO says what to send
- * (prepare), this worker signs and POSTs it (https, 10 s timeout, redirects not followed), and the
+ * (prepare), this worker signs and POSTs it through the egress door (10 s timeout, redirects not followed), and the
  * TenantDO records the attempt and decides: ack (delivered, dead) or `retry({delaySeconds})` on its
  * own exponential schedule (config.outboundWebhooks).
  */
@@ -36,7 +37,7 @@ export async function consumeOutbound(batch: MessageBatch<unknown>, env: Env): P
         message.ack();
         continue;
       }
-      const report = await attempt(prepared, env.VIGIL_FAULTS === "enabled");
+      const report = await attempt(prepared, deploymentMode(env.VIGIL_MODE));
       const step = await tenant.recordOutboundAttempt(deliveryId, prepared.attempt, report);
       logEvent("info", "webhook attempt", { tenantId, deliveryId, endpointId: prepared.endpointId, attempt: prepared.attempt, httpStatus: report.httpStatus, error: report.error, next: step.status });
       if (step.status === "retry") message.retry({ delaySeconds: step.delaySeconds });
@@ -65,27 +66,37 @@ export async function consumeOutboundDeadLetters(batch: MessageBatch<unknown>, e
   }
 }
 
-/** One signed POST. Any 2xx is delivered; everything else (3xx included: no redirects) is a failed attempt. */
-async function attempt(prepared: Extract<PreparedAttempt, { action: "send" }>, allowLoopbackHttp: boolean): Promise<AttemptReport> {
-  const egress = checkUrlShape(prepared.url, allowLoopbackHttp);
-  if (!egress.ok) return { ok: false, httpStatus: null, error: "network_denied", durationMs: 0 };
+/**
+ * One signed POST through the egress door, to the endpoint's registered host only. Any 2xx is
+ * delivered; everything else (3xx included: a POST never follows a redirect) is a failed attempt,
+ * recorded on the delivery with its status and duration.
+ */
+async function attempt(prepared: Extract<PreparedAttempt, { action: "send" }>, mode: DeploymentMode): Promise<AttemptReport> {
+  const host = hostOf(prepared.url);
   const signature = await signVigil(prepared.secret, prepared.body, Math.floor(Date.now() / 1000));
   const started = Date.now();
   try {
-    const response = await fetch(egress.url, {
-      method: "POST",
-      redirect: "manual",
-      signal: AbortSignal.timeout(prepared.timeoutMs || config.outboundWebhooks.timeoutMs),
-      headers: {
-        "content-type": "application/json",
-        "user-agent": "Vigil-Webhooks/1",
-        [DELIVERY_HEADERS.signature]: signature,
-        [DELIVERY_HEADERS.deliveryId]: prepared.deliveryId,
-        [DELIVERY_HEADERS.eventType]: prepared.eventType,
-        [DELIVERY_HEADERS.attempt]: String(prepared.attempt),
+    const sent = await sendThroughDoor({
+      url: prepared.url,
+      purpose: "outbound_webhook",
+      allowedHosts: host ? [host] : [],
+      mode,
+      init: {
+        method: "POST",
+        signal: AbortSignal.timeout(prepared.timeoutMs || config.outboundWebhooks.timeoutMs),
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "Vigil-Webhooks/1",
+          [DELIVERY_HEADERS.signature]: signature,
+          [DELIVERY_HEADERS.deliveryId]: prepared.deliveryId,
+          [DELIVERY_HEADERS.eventType]: prepared.eventType,
+          [DELIVERY_HEADERS.attempt]: String(prepared.attempt),
+        },
+        body: prepared.body,
       },
-      body: prepared.body,
     });
+    if (!sent.ok) return { ok: false, httpStatus: null, error: "network_denied", durationMs: Date.now() - started };
+    const response = sent.response;
     // The receiver's answer body is never read or stored.
     await response.body?.cancel().catch(() => undefined);
     const durationMs = Date.now() - started;
@@ -93,5 +104,13 @@ async function attempt(prepared: Extract<PreparedAttempt, { action: "send" }>, a
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
     return { ok: false, httpStatus: null, error: timedOut ? "timeout" : "network_error", durationMs: Date.now() - started };
+  }
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
   }
 }

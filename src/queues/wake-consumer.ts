@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { agentStub } from "../http/auth";
+import { agentStub, tenantStub } from "../http/auth";
 import { WakeJob } from "../schema/wake";
 import { logEvent } from "../log";
 
@@ -41,5 +41,34 @@ async function deliver(env: Env, message: Message<unknown>, job: WakeJob): Promi
   } catch (error) {
     console.error(JSON.stringify({ level: "error", msg: "wake delivery failed", tenantId: job.tenantId, agentId: job.agentId, runKey: job.runKey, error: String(error) }));
     message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+  }
+}
+
+/**
+ * WAKE_QUEUE's dead-letter queue: wakes whose delivery failed `max_retries` times. Each is settled
+ * visibly — its run is recorded as `failed_terminal` (`wake_dead_lettered`) on the agent, and the
+ * tenant's audit log says so (`wake.dead_lettered`) — instead of vanishing. Idempotent: a redelivered
+ * dead letter finds the run already recorded. A missing agent is audited and acknowledged; a DO that
+ * cannot be reached is retried (the DLQ itself has no further queue).
+ */
+export async function consumeDeadWakes(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = WakeJob.safeParse(message.body);
+    if (!parsed.success) {
+      console.error(JSON.stringify({ level: "error", msg: "malformed dead wake dropped", issues: parsed.error.issues.length }));
+      message.ack();
+      continue;
+    }
+    const job = parsed.data;
+    try {
+      const outcome = await agentStub(env, job.tenantId, job.agentId).settleDeadWake(job);
+      const detail = { runKey: job.runKey, reason: job.reason, threadId: job.threadId, attempts: message.attempts, ...(outcome.ok ? { settled: outcome.settled, runStatus: outcome.runStatus } : { settled: false, code: outcome.code }) };
+      if (!outcome.ok || outcome.settled) await tenantStub(env, job.tenantId).audit("system:wake-dlq", "wake.dead_lettered", `agent:${job.agentId}`, detail);
+      logEvent("warn", "dead wake settled", { tenantId: job.tenantId, agentId: job.agentId, ...detail });
+      message.ack();
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", msg: "dead wake not settled", tenantId: job.tenantId, agentId: job.agentId, runKey: job.runKey, error: String(error) }));
+      message.retry({ delaySeconds: Math.min(300, 2 ** message.attempts) });
+    }
   }
 }

@@ -40,6 +40,26 @@ export const TrustPolicy = z
   .strict()
   .refine((trust) => (trust.overrides.floorScore ?? 10) <= (trust.overrides.ceilingScore ?? 100), { message: "floorScore must be <= ceilingScore", path: ["overrides", "floorScore"] });
 
+/**
+ * The tenant's own identity provider for widget users (SPEC §2): tokens signed RS256/ES256 by a key
+ * in `jwksUrl`'s key set, with this `issuer` and `audience`, carrying `tid` (this tenant's id) and
+ * `sub`. Its users may reach `agentIds` (narrowed further by an `agents` claim, if the token has
+ * one) with `scopes`. The JWKS host joins the tenant's egress allowlist; the key set is fetched
+ * through the egress door.
+ */
+export const IdentityProvider = z
+  .object({
+    jwksUrl: z.string().url().max(500),
+    issuer: z.string().min(1).max(500),
+    audience: z.string().min(1).max(500),
+    algorithms: z.array(z.enum(["RS256", "ES256"])).min(1).default(["RS256", "ES256"]),
+    agentIds: z.array(z.string().min(1).max(100)).max(100).default([]),
+    scopes: z.array(z.enum(["agents:read", "agents:write"])).min(1).default(["agents:read", "agents:write"]),
+  })
+  .strict()
+  .openapi("IdentityProvider");
+export type IdentityProvider = z.infer<typeof IdentityProvider>;
+
 /** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
 export const PolicyBody = z
   .object({
@@ -58,6 +78,8 @@ export const PolicyBody = z
     trust: TrustPolicy.default({ profile: "balanced", overrides: {} }),
     /** Overrides of the retention bounds of `src/config.ts` (agent and tenant events, dedupe window, idempotency, deliveries, compaction jobs). */
     retention: retentionOverridesSchema.default({}),
+    /** Widget users signed in with the tenant's own IdP (JWKS); absent: only Vigil-minted widget tokens. */
+    identityProvider: IdentityProvider.optional(),
   })
   .strict()
   .openapi("PolicyBody");

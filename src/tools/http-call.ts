@@ -6,8 +6,9 @@
  * is bounded by a timeout, and its answer must be JSON within a size cap.
  */
 import { config } from "../config";
-import { checkEgress } from "../core/egress";
+import type { DeploymentMode } from "../core/deployment-mode";
 import { signVigil } from "../core/webhook-signature";
+import { sendThroughDoor, type EgressRecord } from "../egress";
 
 export const OPERATION_ID_HEADER = "Vigil-Operation-Id";
 export const SIGNATURE_HEADER = "Vigil-Signature";
@@ -19,8 +20,10 @@ export interface HttpToolRequest {
   secret: string;
   operationId: string;
   args: unknown;
-  allowLoopbackHttp: boolean;
+  mode: DeploymentMode;
   nowMs: number;
+  /** Where the request is recorded (the tenant's audit log, keyed by the run). */
+  record?: (entry: EgressRecord) => void;
 }
 
 export type HttpToolOutcome =
@@ -31,26 +34,32 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 export async function sendHttpToolRequest(request: HttpToolRequest): Promise<HttpToolOutcome> {
   const registered = safeHost(request.url);
-  const egress = checkEgress(request.url, { allowedHosts: registered ? [registered] : [], allowLoopbackHttp: request.allowLoopbackHttp });
-  if (!egress.ok) return { ok: false, code: "network_denied", message: egress.message, retryable: false, sent: false };
   const body = JSON.stringify(request.args);
   const t = Math.floor(request.nowMs / 1000);
   let response: Response;
   try {
-    response = await fetch(egress.url.toString(), {
-      method: request.method,
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json",
-        "user-agent": "Vigil-Tools/1",
-        [SIGNATURE_HEADER]: await signVigil(request.secret, body, t),
-        [OPERATION_ID_HEADER]: request.operationId,
-        "Vigil-Tool": request.toolName,
+    const sent = await sendThroughDoor({
+      url: request.url,
+      purpose: "http_tool",
+      allowedHosts: registered ? [registered] : [],
+      mode: request.mode,
+      ...(request.record && { record: request.record }),
+      init: {
+        method: request.method,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          "user-agent": "Vigil-Tools/1",
+          [SIGNATURE_HEADER]: await signVigil(request.secret, body, t),
+          [OPERATION_ID_HEADER]: request.operationId,
+          "Vigil-Tool": request.toolName,
+        },
+        body,
+        signal: AbortSignal.timeout(config.tenantTools.timeoutMs),
       },
-      body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(config.tenantTools.timeoutMs),
     });
+    if (!sent.ok) return { ok: false, code: "network_denied", message: sent.message, retryable: false, sent: sent.sent };
+    response = sent.response;
   } catch (error) {
     return failedToSend(error);
   }

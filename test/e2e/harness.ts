@@ -99,6 +99,7 @@ export class DevServer {
       VIGIL_ADMIN_TOKEN: this.adminToken,
       VIGIL_MASTER_KEY: this.masterKey,
       VIGIL_FAULTS: "enabled",
+      VIGIL_MODE: "local",
       ...(limits ? { VIGIL_RATE_LIMITS: JSON.stringify(limits) } : {}),
       ...options.vars,
     };

@@ -146,6 +146,13 @@ describe("npm start (scripts/start.mjs)", () => {
       const client = new VigilClient({ baseUrl: url, token: firstDemo.apiKey });
       await expect(client.getAgent(firstDemo.agentId)).resolves.toMatchObject({ displayName: "Demo agent", lifecycle: "active", config: { modelId: "builtin:echo" } });
       await expect(new VigilClient({ baseUrl: url, token: admin! }).createTenant({ name: "operator check" })).resolves.toMatchObject({ tenant: { name: "operator check" } });
+      // npm start runs in local mode: a local model server (Ollama) is a valid provider endpoint.
+      const ollama = await fetch(`${url}/v1/policy`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${firstDemo.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ providers: [{ id: "ollama", kind: "openai-compatible", baseUrl: "http://localhost:11434/v1", policyVersion: "local", models: ["llama3.2"] }] }),
+      });
+      expect(ollama.status, await ollama.clone().text()).toBe(200);
 
       const send = curlLine(banner, "Send a message");
       expect(send).toMatch(/^curl .*-X POST .*\/messages/);

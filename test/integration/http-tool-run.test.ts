@@ -36,6 +36,11 @@ describe("tenant HTTP tools in a run", () => {
     const result = messages.find((m: any) => m.kind === "toolResult");
     expect(result.content).toMatchObject({ ok: true });
     expect(messages.find((m: any) => m.kind === "assistant").text).toContain("sunny");
+    // The egress door recorded the request with its run.
+    const audit = (await api("GET", "/v1/audit", { key })).body.data;
+    expect(audit).toContainEqual(
+      expect.objectContaining({ action: "egress.http_tool", detail: expect.objectContaining({ runKey: sent.body.runKey, purpose: "http_tool", host: "tools.example.com", method: "POST", outcome: "sent", status: 200 }) }),
+    );
   });
 
   it("an argument that breaks the tool's JSON Schema is refused before anything is sent", async () => {

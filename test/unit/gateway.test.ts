@@ -93,7 +93,7 @@ function grants(endpoints: ProviderEndpoint[], deny?: { code: string; message: s
 function context(overrides: Partial<InferenceContext> & { trace?: { runKey: string; sink: TraceSink } } = {}): InferenceContext & { sleeps: number[] } {
   const sleeps: number[] = [];
   return {
-    env: { VIGIL_FAULTS: "enabled" },
+    env: { VIGIL_FAULTS: "enabled", VIGIL_MODE: "local" },
     agent: agent(),
     wake: EMPTY_WAKE,
     purpose: "run_step",
@@ -121,7 +121,11 @@ describe("model gateway", () => {
     expect(server.requests[0]!.json).toMatchObject({ model: "m1", stream: true, stream_options: { include_usage: true }, messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hello" }] });
     expect(trace.attempts).toEqual([expect.objectContaining({ provider: "local", model: "m1", attempt: 1, outcome: "succeeded", status: 200 })]);
     expect(trace.usages).toEqual([{ provider: "local", model: "m1", inputTokens: 1000, outputTokens: 500, costMicros: 2000 }]);
-    expect(trace.policies).toEqual([expect.objectContaining({ gate: "inference", outcome: "allowed" })]);
+    // The request itself is recorded on the run by the egress door: host, method, status, duration.
+    expect(trace.policies).toEqual([
+      expect.objectContaining({ gate: "inference", outcome: "allowed" }),
+      expect.objectContaining({ gate: "egress", outcome: "allowed", subject: new URL(server.baseUrl).host, detail: expect.objectContaining({ purpose: "run_step", method: "POST", outcome: "sent", status: 200, redirects: 0 }) }),
+    ]);
   });
 
   it("returns streamed tool calls", async () => {
@@ -212,7 +216,7 @@ describe("model gateway", () => {
   it("blocks an overshared payload at the final guard: nothing is sent", async () => {
     server.enqueue(reply.text(["never"]));
     const trace = new Recorder();
-    const ctx = context({ env: { VIGIL_FAULTS: "enabled", VIGIL_FAULT_OVERSHARE: "local" }, trace: { runKey: "r7", sink: trace } });
+    const ctx = context({ env: { VIGIL_FAULTS: "enabled", VIGIL_MODE: "local", VIGIL_FAULT_OVERSHARE: "local" }, trace: { runKey: "r7", sink: trace } });
     await expect(infer(ctx, hello)).rejects.toMatchObject({ code: "overshared_payload_blocked", detail: { fields: ["vigil_debug_context.note"] } });
     expect(server.requestCount).toBe(0);
     expect(trace.policies.at(-1)).toMatchObject({ gate: "need_to_know", outcome: "denied", code: "overshared_payload_blocked" });
@@ -226,8 +230,8 @@ describe("model gateway", () => {
     expect(other.requestCount).toBe(0);
   });
 
-  it("refuses plain http to loopback unless the deployment allows it", async () => {
-    await expect(infer(context({ env: {} }), hello)).rejects.toMatchObject({ code: "network_denied" });
+  it("refuses plain http to loopback in deployed mode (VIGIL_MODE absent), naming the mode", async () => {
+    await expect(infer(context({ env: { VIGIL_FAULTS: "enabled" } }), hello)).rejects.toMatchObject({ code: "network_denied", message: expect.stringMatching(/deployed mode/) });
     expect(server.requestCount).toBe(0);
   });
 
@@ -270,7 +274,7 @@ describe("model gateway", () => {
   });
 
   it("completeText answers without tools, and reports rate_limited when retries end on 429", async () => {
-    const base = { env: { VIGIL_FAULTS: "enabled" }, agent: agent(), purpose: "compaction", system: "summarize", messages: hello.messages, grants: grants([endpoint()]) };
+    const base = { env: { VIGIL_FAULTS: "enabled", VIGIL_MODE: "local" }, agent: agent(), purpose: "compaction", system: "summarize", messages: hello.messages, grants: grants([endpoint()]) };
     server.enqueue(reply.text(["sum", "mary"], { prompt_tokens: 10, completion_tokens: 2 }));
     expect(await completeText(base)).toEqual({ text: "summary", usage: { inputTokens: 10, outputTokens: 2, costMicros: 14 } });
     expect(server.requests[0]!.json?.tools).toBeUndefined();

@@ -1,3 +1,4 @@
+import type { DeploymentMode } from "../../src/core/deployment-mode";
 import { describe, expect, it } from "vitest";
 import { canonicalModelId, checkPolicy, endpointHosts, gateInference } from "../../src/core/policy-rules";
 import { PolicyBody, type ProviderEndpoint } from "../../src/schema/policy";
@@ -11,7 +12,7 @@ const endpoint = (overrides: Partial<ProviderEndpoint> & Pick<ProviderEndpoint, 
 });
 
 const body = (input: Record<string, unknown>) => PolicyBody.parse(input);
-const context = (secrets: Record<string, string> = {}, allowLoopbackHttp = false) => ({ secretProviders: new Map(Object.entries(secrets)), allowLoopbackHttp });
+const context = (secrets: Record<string, string> = {}, mode: DeploymentMode = "deployed") => ({ secretProviders: new Map(Object.entries(secrets)), mode });
 
 describe("checkPolicy", () => {
   it("accepts vendor endpoints by their own id and named openai-compatible endpoints", () => {
@@ -44,10 +45,21 @@ describe("checkPolicy", () => {
     expect(issues.map((issue) => issue.path).sort()).toEqual(["providers.0.baseUrl", "providers.0.models", "providers.0.pricing.b", "providers.1.baseUrl", "providers.1.id", "providers.2.baseUrl"].sort());
   });
 
-  it("allows a loopback http endpoint only where the deployment allows loopback", () => {
-    const policy = body({ providers: [endpoint({ id: "local", kind: "openai-compatible", baseUrl: "http://127.0.0.1:11434/v1" })] });
-    expect(checkPolicy(policy, context({}, true))).toEqual([]);
-    expect(checkPolicy(policy, context({}, false)).map((issue) => issue.path)).toEqual(["providers.0.baseUrl"]);
+  it("allows a loopback or private http endpoint (Ollama, vLLM) in local mode only, and names the mode when it refuses", () => {
+    for (const baseUrl of ["http://127.0.0.1:11434/v1", "http://localhost:11434/v1", "http://192.168.1.20:8000/v1", "http://ollama:11434/v1"]) {
+      const policy = body({ providers: [endpoint({ id: "local", kind: "openai-compatible", baseUrl })] });
+      expect(checkPolicy(policy, context({}, "local"))).toEqual([]);
+      const refused = checkPolicy(policy, context({}, "deployed"));
+      expect(refused.map((issue) => issue.path)).toEqual(["providers.0.baseUrl"]);
+      expect(refused[0]!.message).toMatch(/deployed mode/);
+    }
+  });
+
+  it("checks an identity provider's JWKS URL with the same egress rule as endpoints", () => {
+    const idp = (jwksUrl: string) => body({ identityProvider: { jwksUrl, issuer: "https://idp.example.com/", audience: "a", algorithms: ["RS256"], agentIds: [], scopes: ["agents:read"] } });
+    expect(checkPolicy(idp("https://idp.example.com/.well-known/jwks.json"), context())).toEqual([]);
+    expect(checkPolicy(idp("http://127.0.0.1:9000/jwks.json"), context({}, "local"))).toEqual([]);
+    expect(checkPolicy(idp("http://127.0.0.1:9000/jwks.json"), context())).toEqual([{ path: "identityProvider.jwksUrl", message: expect.stringMatching(/deployed mode/) }]);
   });
 
   it("binds a secret to the endpoint it was stored for", () => {

@@ -63,7 +63,7 @@ describe("secret-box", () => {
   it("separates purposes and master keys", async () => {
     const sealed = await createSecretBox(MASTER, PURPOSE).seal("k", "x");
     expect(await createSecretBox(MASTER, SECRET_PURPOSES.providerSecret).open(sealed, "x")).toMatchObject({ ok: false, code: "secret_undecryptable" });
-    expect(await createSecretBox("another-master-key", PURPOSE).open(sealed, "x")).toMatchObject({ ok: false, code: "secret_undecryptable" });
+    expect(await createSecretBox("another-master-key-that-is-long-enough", PURPOSE).open(sealed, "x")).toMatchObject({ ok: false, code: "secret_undecryptable" });
   });
 
   it("reports malformed and unknown-version input by code", async () => {
@@ -79,6 +79,9 @@ describe("secret-box", () => {
 
   it("refuses an empty master key (a configuration bug) and oversized secrets", async () => {
     await expect(createSecretBox("", PURPOSE).seal("k")).rejects.toThrow(/VIGIL_MASTER_KEY/);
+    // Never a key derived from the text "undefined" or from a short secret: both fail closed.
+    await expect(createSecretBox(undefined as unknown as string, PURPOSE).seal("k")).rejects.toThrow(/server_misconfigured: VIGIL_MASTER_KEY is not set/);
+    await expect(createSecretBox("x".repeat(31), PURPOSE).seal("k")).rejects.toThrow(/shorter than 32 characters/);
     await expect(createSecretBox(MASTER, PURPOSE).seal("x".repeat(8193))).rejects.toThrow(RangeError);
   });
 

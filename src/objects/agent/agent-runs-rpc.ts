@@ -28,6 +28,14 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
     return this.parts.wakes.enqueue(job);
   }
 
+  /** WAKE_QUEUE's dead-letter consumer: a wake that was never delivered ends as a failed_terminal run (`wake_dead_lettered`). */
+  async settleDeadWake(job: WakeJob): Promise<Result<{ settled: boolean; runStatus: Run["status"] }>> {
+    const missing = this.missingAgent();
+    if (missing) return missing;
+    const { settled, run } = this.parts.inbox.settleUndelivered(job, "wake_dead_lettered");
+    return { ok: true, settled, runStatus: run.status };
+  }
+
   /** `eventSeq`: the event log position this page is consistent with, so a reader resumes /events there without gap or duplicate. */
   async listMessages(query: { limit: number; cursor?: string | undefined; threadId?: string | undefined }): Promise<Result<Page<Message> & { eventSeq: number }>> {
     return this.hiddenAgent() ?? messagePage(this.parts.history, this.parts.events, query);

@@ -114,6 +114,24 @@ export class WakeInbox {
     return this.getRun(runKey)!;
   }
 
+  /**
+   * A wake the queue gave up delivering (its dead-letter queue): the run is recorded as
+   * `failed_terminal` with `errorCode`, so it is visible instead of silently missing. A runKey the
+   * agent already knows was delivered after all (the failure came after the inbox write): untouched.
+   */
+  settleUndelivered(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority">, errorCode: string): { settled: boolean; run: Run } {
+    const existing = this.getRun(job.runKey);
+    if (existing) return { settled: false, run: existing };
+    const now = nowIso();
+    this.db
+      .insert(schema.runs)
+      .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "failed_terminal", attempt: 0, enqueuedAt: now, endedAt: now, errorCode, trace: { reason: job.reason, deadLettered: true } })
+      .run();
+    const run = this.getRun(job.runKey)!;
+    this.events.append("run.failed", job.runKey, { runKey: job.runKey, status: run.status, errorCode, run });
+    return { settled: true, run };
+  }
+
   getRun(runKey: string): Run | null {
     const row = this.db.select().from(schema.runs).where(eq(schema.runs.runKey, runKey)).get();
     return row ? toRun(row) : null;

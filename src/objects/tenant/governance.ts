@@ -3,11 +3,12 @@
  * provider secrets, privacy receipts, the inference grant and the egress allowlist. Every change
  * and every denial lands in the audit log; no audit detail ever holds key material.
  */
+import type { DeploymentMode } from "../../core/deployment-mode";
 import { z } from "zod";
 import { endpointHosts } from "../../core/policy-rules";
 import { failure, type Result } from "../../http/error-codes";
 import { decodeCursor, encodeCursor, type Page } from "../../schema/common";
-import type { InferenceGrant, Policy, PolicyBody } from "../../schema/policy";
+import type { IdentityProvider, InferenceGrant, Policy, PolicyBody } from "../../schema/policy";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../schema/providers";
 import { ProviderConsents, type ConsentRecording } from "./consents";
 import { resolveInferenceGrant, type InferenceGrantRequest } from "./inference-grant";
@@ -26,10 +27,10 @@ export class Governance {
   private readonly audit: Audit;
   private readonly toolHosts: () => string[];
 
-  constructor(db: TenantDb, options: { masterKey: string; allowLoopbackHttp: boolean; audit: Audit; toolHosts: () => string[] }) {
+  constructor(db: TenantDb, options: { masterKey: string; mode: DeploymentMode; audit: Audit; toolHosts: () => string[] }) {
     this.audit = options.audit;
     this.toolHosts = options.toolHosts;
-    this.policies = new PolicyStore(db, options.allowLoopbackHttp);
+    this.policies = new PolicyStore(db, options.mode);
     this.secrets = new ProviderSecrets(db, options.masterKey);
     this.consents = new ProviderConsents(db);
   }
@@ -89,8 +90,14 @@ export class Governance {
     return resolveInferenceGrant({ policy: () => this.policy(), consents: this.consents, secrets: this.secrets, audit: this.audit }, request);
   }
 
-  /** The tenant's egress allowlist: configured provider endpoints' hosts, then its HTTP tools' hosts. */
+  /** The tenant's egress allowlist: configured provider endpoints' hosts, its HTTP tools' hosts, then its IdP's JWKS host. */
   egressHosts(): string[] {
-    return [...new Set([...endpointHosts(this.policy().providers), ...this.toolHosts()])];
+    const idp = this.policy().identityProvider;
+    return [...new Set([...endpointHosts(this.policy().providers), ...this.toolHosts(), ...(idp ? [new URL(idp.jwksUrl).host] : [])])];
+  }
+
+  /** What the Worker needs to verify the tenant's IdP tokens (no secrets in it). */
+  identityProvider(): IdentityProvider | null {
+    return this.policy().identityProvider ?? null;
   }
 }

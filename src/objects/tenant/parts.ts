@@ -1,5 +1,6 @@
 import { config } from "../../config";
 import { retryScheduleFrom } from "../../core/outbound-delivery";
+import { deploymentMode } from "../../core/deployment-mode";
 import * as schema from "../../db/tenant-schema";
 import type { Env } from "../../env";
 import migrations from "../../../migrations/tenant";
@@ -52,7 +53,8 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   const db = openDatabase(ctx, schema, migrations);
   const audit = hooks.audit;
   const tenant = () => readTenant(db);
-  const allowLoopbackHttp = env.VIGIL_FAULTS === "enabled";
+  const mode = deploymentMode(env.VIGIL_MODE);
+  const faults = env.VIGIL_FAULTS === "enabled";
   const retryLater = (delayMs: number) => hooks.armAlarmAt(Date.now() + delayMs);
   const keys = new ApiKeys(db);
   const directory = new AgentDirectory(db);
@@ -71,7 +73,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   /** The journal domain: the tenant's source-of-truth records; every write dispatches after it commits. */
   const journal = new Journal(db, notifications, () => dispatcher.dispatchPending());
   /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
-  const tenantTools = new TenantTools(db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
+  const tenantTools = new TenantTools(db, env.VIGIL_MASTER_KEY, mode, audit);
   const tools = new ToolExecutor({ db, journal, timeZone: () => tenant()?.timeZone ?? "UTC", callHttpTool: (inv) => tenantTools.call(inv), agentLifecycle: (agentId) => directory.lifecycle(agentId) });
   /** Agents' subscriptions and the materialized token index. */
   const subscriptions = new SubscriptionStore(db);
@@ -80,7 +82,7 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   /** Policy versions, provider secrets, privacy receipts, inference grants. */
   const governance = new Governance(db, {
     masterKey: env.VIGIL_MASTER_KEY,
-    allowLoopbackHttp,
+    mode,
     audit,
     toolHosts: () => tenantTools.list().map((tool) => new URL(tool.url).host),
   });
@@ -103,13 +105,13 @@ export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: Tenan
   });
   /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
   const tenantEvents = new TenantEventLog(db);
-  const webhookEndpoints = new WebhookEndpoints(db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
+  const webhookEndpoints = new WebhookEndpoints(db, env.VIGIL_MASTER_KEY, mode);
   const outbound = new OutboundDeliveries({
     db,
     endpoints: webhookEndpoints,
     queue: env.OUTBOUND_QUEUE,
     tenantId: () => tenant()?.id ?? "",
-    schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, allowLoopbackHttp),
+    schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, faults),
     retryLater,
     audit,
   });

@@ -5,6 +5,7 @@
  * one appends nothing, so retrying a PUT is harmless.
  */
 import { desc, isNull } from "drizzle-orm";
+import type { DeploymentMode } from "../../core/deployment-mode";
 import { canonicalJson } from "../../core/hash";
 import { checkPolicy, type PolicyIssue } from "../../core/policy-rules";
 import * as schema from "../../db/tenant-schema";
@@ -24,7 +25,7 @@ export class PolicyStore {
 
   constructor(
     private readonly db: TenantDb,
-    private readonly allowLoopbackHttp: boolean,
+    private readonly mode: DeploymentMode,
   ) {}
 
   current(): Policy {
@@ -46,7 +47,7 @@ export class PolicyStore {
     if (ifMatch !== undefined && ifMatch !== current.version) {
       return { ok: false, code: "version_conflict", message: `the policy is at version ${current.version}, not ${ifMatch}; read it again and retry` };
     }
-    const issues = checkPolicy(parsed.data, { secretProviders: this.liveSecretProviders(), allowLoopbackHttp: this.allowLoopbackHttp });
+    const issues = checkPolicy(parsed.data, { secretProviders: this.liveSecretProviders(), mode: this.mode });
     if (issues.length > 0) return invalid(issues);
     const { version: _version, updatedAt: _updatedAt, ...currentBody } = current;
     if (canonicalJson(currentBody) === canonicalJson(parsed.data)) return { ok: true, policy: current, changed: false };

@@ -9,6 +9,7 @@
  */
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { config } from "../../config";
+import type { DeploymentMode } from "../../core/deployment-mode";
 import { checkUrlShape } from "../../core/egress";
 import { canonicalJson, H } from "../../core/hash";
 import { createSecretBox, type SecretBox } from "../../core/secret-box";
@@ -23,7 +24,7 @@ import { checkToolInputSchema, validateToolArgs } from "../../tools/json-schema-
 import { ANY_WAKE } from "../../tools/registry";
 import { nowIso } from "../sqlite";
 import { AppliedOperations } from "./applied-operations";
-import type { TenantDb } from "./types";
+import type { Audit, TenantDb } from "./types";
 
 type Row = typeof schema.tenantTools.$inferSelect;
 type Json = Parameters<typeof toolSuccess>[1]["output"];
@@ -41,8 +42,10 @@ export class TenantTools {
   constructor(
     private readonly db: TenantDb,
     masterKey: string,
-    /** VIGIL_FAULTS=enabled: tests may register http://127.0.0.1 / localhost receivers. */
-    private readonly allowLoopbackHttp: boolean,
+    /** local: tools may be plain-http loopback/private receivers; deployed: https to public hosts only. */
+    private readonly mode: DeploymentMode,
+    /** Every request a call sends (or is refused) is audited with its run (`egress.http_tool`). */
+    private readonly audit: Audit,
   ) {
     this.box = createSecretBox(masterKey, TENANT_TOOL_SECRET_PURPOSE);
   }
@@ -51,7 +54,7 @@ export class TenantTools {
   async register(body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
     const schemaCheck = checkToolInputSchema(body.inputSchema);
     if (!schemaCheck.ok) return failure("validation_failed", schemaCheck.message);
-    const url = checkUrlShape(body.url, this.allowLoopbackHttp);
+    const url = checkUrlShape(body.url, this.mode);
     if (!url.ok) return failure("validation_failed", `url: ${url.message}`);
     const id = requestKey === undefined ? randomId("tt_") : `tt_${H("tenant-tool.create", requestKey).slice(0, 20)}`;
     const existing = requestKey === undefined ? undefined : this.row(id);
@@ -131,8 +134,9 @@ export class TenantTools {
       secret: opened.secret,
       operationId: inv.operationId,
       args: inv.args,
-      allowLoopbackHttp: this.allowLoopbackHttp,
+      mode: this.mode,
       nowMs: Date.now(),
+      record: (entry) => this.audit(`agent:${inv.agentId}`, "egress.http_tool", inv.operationId, { runKey: inv.runKey, toolName: inv.toolName, ...entry }),
     });
     if (!outcome.ok) return this.settle(inv, refuse(outcome.code, outcome.message, outcome.retryable, { requestSent: outcome.sent, ...(outcome.details ?? {}) }));
     const links = [{ relation: "tool_effect" as const, target: { type: "external_http", id: row.id }, effect: "updated" as const }];

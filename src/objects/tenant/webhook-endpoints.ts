@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull } from "drizzle-orm";
 import { config } from "../../config";
+import type { DeploymentMode } from "../../core/deployment-mode";
 import { checkUrlShape } from "../../core/egress";
 import { canonicalJson, H } from "../../core/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../core/secret-box";
@@ -25,7 +26,8 @@ export interface EndpointTarget {
 /**
  * The tenant's outbound webhook endpoints (SPEC §9). The signing secret is sealed with secret-box
  * (AES-256-GCM, bound to the endpoint id) and appears in the creation answer only. URLs must be
- * https; plain http only to a loopback host where the fault seam is enabled (tests).
+ * https to public hosts when deployed; under `npm start` (local mode) also plain http to loopback and
+ * private addresses (src/core/egress.ts).
  */
 export class WebhookEndpoints {
   private readonly box: SecretBox;
@@ -33,14 +35,14 @@ export class WebhookEndpoints {
   constructor(
     private readonly db: TenantDb,
     masterKey: string,
-    private readonly allowLoopbackHttp: boolean,
+    private readonly mode: DeploymentMode,
   ) {
     this.box = createSecretBox(masterKey, SECRET_PURPOSES.outboundWebhookSecret);
   }
 
   /** With an Idempotency-Key the id is derived from the key, so a replay answers the original endpoint and secret. */
   async create(body: CreateWebhookBody, requestKey?: string): Promise<EndpointCreation> {
-    const shape = checkUrlShape(body.url, this.allowLoopbackHttp);
+    const shape = checkUrlShape(body.url, this.mode);
     if (!shape.ok) return failure("validation_failed", `url: ${shape.message}`);
     const eventTypes = [...new Set(body.eventTypes)];
     const description = body.description ?? null;

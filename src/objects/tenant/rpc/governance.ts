@@ -1,7 +1,7 @@
 import type { Result } from "../../../http/error-codes";
 import type { Page } from "../../../schema/common";
 import type { BrakeView, EngageBrakeBody } from "../../../schema/brakes";
-import type { InferenceGrant, Policy, PolicyBody } from "../../../schema/policy";
+import type { IdentityProvider, InferenceGrant, Policy, PolicyBody } from "../../../schema/policy";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../../schema/providers";
 import type { DelegationContext, SpawnDecisionRecord } from "../../agent/spawn";
 import { cursorPage, numberKeyCursor } from "../../paging";
@@ -53,6 +53,11 @@ export class TenantGovernanceRpc extends TenantAlertnessRpc {
   /** Hosts the tenant's agents may reach: configured provider endpoints and registered HTTP tools. */
   async egressHosts(): Promise<string[]> {
     return this.parts.governance.egressHosts();
+  }
+
+  /** The tenant's identity provider for widget users (JWKS URL, issuer, audience), or null; the Worker caches it briefly. */
+  identityProvider(): IdentityProvider | null {
+    return this.parts.governance.identityProvider();
   }
 
   /** `POST /v1/brakes`: engaged at once (audited; covered pending decisions are suspended). */
