@@ -30,6 +30,8 @@ async function snapshotWorker(repoDir, workDir) {
     .split("\n")
     .map((line) => {
       if (/^\s*main\s*=/.test(line)) return `main = "bundle/worker.js"`;
+      // The per-client budget is the Rate Limiting binding's: raised so the bench measures work, not refusals.
+      if (/^\s*simple\s*=\s*\{\s*limit\s*=/.test(line)) return "simple = { limit = 1000000, period = 60 }";
       // keep any other relative directory (e.g. [assets] directory) pointing into the repo
       const dir = /^(\s*directory\s*=\s*)"([^"]+)"(.*)$/.exec(line);
       if (dir && !isAbsolute(dir[2])) return `${dir[1]}${JSON.stringify(resolve(repoDir, dir[2]))}${dir[3]}`;
