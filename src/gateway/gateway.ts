@@ -12,7 +12,7 @@ import { categoryIdsIn, outOfScopeCategories } from "../core/context-categories"
 import { costMicros } from "../core/model-cost";
 import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/provider-retry";
 import type { Result } from "../http/error-codes";
-import { builtinModel, type WakeContext } from "../model/resolve";
+import { builtinModel, type WakeContext } from "./resolve";
 import type { TraceSink } from "../core/run-trace-entries";
 import type { Agent } from "../schema/agents";
 import type { InferenceGrant } from "../schema/policy";

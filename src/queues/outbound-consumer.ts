@@ -3,8 +3,8 @@ import { checkUrlShape } from "../core/egress";
 import { isAccepted } from "../core/outbound-delivery";
 import { signVigil } from "../core/webhook-signature";
 import type { Env } from "../env";
-import { tenantStub } from "../objects/stubs";
-import type { AttemptReport, PreparedAttempt } from "../objects/tenant/outbound-webhooks";
+import { tenantStub } from "../objects/shared/stubs";
+import type { AttemptReport, PreparedAttempt } from "../objects/tenant/channels/outbound-webhooks";
 import { OutboundJob } from "../schema/outbound-webhooks";
 import { logEvent } from "../log";
 

@@ -2,8 +2,8 @@ import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloud
 import { config } from "../config";
 import type { ToolResultEnvelope } from "../core/tool-envelopes";
 import type { Env } from "../env";
-import { agentStub, tenantStub } from "../objects/stubs";
-import type { ApprovalState } from "../objects/tenant/tool-approvals";
+import { agentStub, tenantStub } from "../objects/shared/stubs";
+import type { ApprovalState } from "../objects/tenant/decisions/tool-approvals";
 import type { ToolInvocation } from "../tools/invocation";
 
 export interface ToolSagaParams {

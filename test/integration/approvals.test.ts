@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { widgetSessionId } from "../../src/core/widget-session";
 import { describe, expect, it } from "vitest";
-import { toModelMessages, toolSetFor } from "../../src/objects/agent/model-steps";
+import { toModelMessages, toolSetFor } from "../../src/objects/agent/runs/model-steps";
 import { allowedTools, resolveAgentProfile } from "../../src/tools/capabilities";
 import { builtinTools } from "../../src/tools/registry";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";

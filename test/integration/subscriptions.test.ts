@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/run-keys";
 import { tokens, type TypedToken } from "../../src/core/tokens";
 import * as schema from "../../src/db/tenant-schema";
-import { chunkJobs, Dispatcher, fitJob, QUEUE_LIMITS } from "../../src/objects/tenant/dispatcher";
+import { chunkJobs, Dispatcher, fitJob, QUEUE_LIMITS } from "../../src/objects/tenant/alertness/dispatcher";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import type { WakeJob } from "../../src/schema/wake";
 import { api, createAgent, createTenant, eventually } from "./helpers";

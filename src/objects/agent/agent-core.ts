@@ -1,16 +1,16 @@
 import { Agent as AgentBase } from "agents";
 import type { Env } from "../../env";
 import { failure, type Failure } from "../../http/error-codes";
-import type { AgentScheduler } from "./agent-schedule";
-import type { Compaction } from "./compaction";
-import type { MemoryContext } from "./context";
-import type { AgentErasure } from "./erasure";
-import type { EventLog } from "./event-log";
-import type { History } from "./history";
+import type { AgentScheduler } from "./lifecycle/schedule";
+import type { Compaction } from "./compaction/compaction";
+import type { MemoryContext } from "./memory/memory-context";
+import type { AgentErasure } from "./lifecycle/erasure";
+import type { EventLog } from "./events/event-log";
+import type { History } from "./memory/history";
 import { buildAgentParts, type AgentParts } from "./parts";
-import type { AgentProfile } from "./profile";
-import type { Reports } from "./reports";
-import type { WakeInbox } from "./wake-inbox";
+import type { AgentProfile } from "./lifecycle/profile";
+import type { Reports } from "./memory/reports";
+import type { WakeInbox } from "./wakes/inbox";
 import { configureLogging } from "../../log";
 
 /**

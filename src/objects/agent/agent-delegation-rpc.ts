@@ -1,7 +1,7 @@
 import type { Result } from "../../http/error-codes";
 import type { Agent, AgentLineage, CreateAgentBody } from "../../schema/agents";
 import { AgentRunsRpc } from "./agent-runs-rpc";
-import type { ChildReport, ChildWake } from "./spawn";
+import type { ChildReport, ChildWake } from "./delegation/spawn";
 
 /** AgentDO's delegation RPC (SPEC §3): created as a spawned child, its lineage TTL, and children's reports to their parent. */
 export abstract class AgentDelegationRpc extends AgentRunsRpc {

@@ -1,10 +1,10 @@
 import type { LifecycleCommand } from "../../core/lifecycle";
 import { failure, type Result } from "../../http/error-codes";
 import type { Agent, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents";
-import { dumpTables, type TableDump } from "../debug-dump";
+import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { AgentDelegationRpc } from "./agent-delegation-rpc";
 
-export type { TurnInput } from "./wake-admission";
+export type { TurnInput } from "./wakes/admission";
 
 /**
  * One agent: a thin shell over its parts (src/objects/agent/parts.ts) and its own SQLite, exposing

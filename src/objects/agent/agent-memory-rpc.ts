@@ -2,13 +2,13 @@ import { failure, type Result } from "../../http/error-codes";
 import type { Page } from "../../schema/common";
 import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/reports";
 import { AgentCore } from "./agent-core";
-import { benchMemory, runBenchOp, type BenchOp } from "./bench-ops";
-import type { PumpOutcome } from "./compaction";
-import type { ErasureReceipt } from "./erasure";
-import { exportStream } from "./export";
-import { readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory";
-import { searchMessages, type RecallHit } from "./recall";
-import { isReportScope } from "./reports";
+import { benchMemory, runBenchOp, type BenchOp } from "./memory/bench-ops";
+import type { PumpOutcome } from "./compaction/compaction";
+import type { ErasureReceipt } from "./lifecycle/erasure";
+import { exportStream } from "./lifecycle/export";
+import { readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory/slots";
+import { searchMessages, type RecallHit } from "./memory/recall";
+import { isReportScope } from "./memory/reports";
 
 /** AgentDO's memory RPC: reports, slots, recall, export, compaction and erasure (SPEC §7). */
 export abstract class AgentMemoryRpc extends AgentCore {

@@ -7,12 +7,12 @@ import type { AgentEvent, Run } from "../../schema/runs";
 import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timers";
 import type { WakeJob } from "../../schema/wake";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
-import type { ApprovalState } from "../tenant/tool-approvals";
+import type { ApprovalState } from "../tenant/decisions/tool-approvals";
 import { AgentMemoryRpc } from "./agent-memory-rpc";
-import { messagePage, runPage } from "./paged-reads";
-import type { TickOutcome } from "./timers";
-import type { TurnInput } from "./wake-admission";
-import type { EnqueueOutcome } from "./wake-inbox";
+import { messagePage, runPage } from "./runs/paged-reads";
+import type { TickOutcome } from "./timers/timers";
+import type { TurnInput } from "./wakes/admission";
+import type { EnqueueOutcome } from "./wakes/inbox";
 
 /** AgentDO's runs RPC: turns and wakes, messages, runs and events, timers, tool sagas, brakes and usage. */
 export abstract class AgentRunsRpc extends AgentMemoryRpc {

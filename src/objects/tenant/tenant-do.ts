@@ -1,7 +1,7 @@
 import { TenantChannelsRpc } from "./rpc/channels";
 
-export type { AuditEntry } from "./audit-log";
-export type { AuthOutcome } from "./client-auth";
+export type { AuditEntry } from "./governance/audit-log";
+export type { AuthOutcome } from "./access/client-auth";
 
 /**
  * One tenant: its keys, agent directory, journal, alertness, governance, decisions and channels.

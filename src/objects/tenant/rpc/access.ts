@@ -3,12 +3,12 @@ import { failure, type Result } from "../../../http/error-codes";
 import type { Agent } from "../../../schema/agents";
 import type { ApiKeyInfo, Tenant } from "../../../schema/auth";
 import type { Page } from "../../../schema/common";
-import { cursorPage, textKeyCursor } from "../../paging";
-import type { AuthOutcome } from "../client-auth";
-import type { IdempotencyBegin } from "../idempotency";
-import { createTenant } from "../tenant-record";
+import { cursorPage, textKeyCursor } from "../../shared/paging";
+import type { AuthOutcome } from "../access/client-auth";
+import type { IdempotencyBegin } from "../access/idempotency";
+import { createTenant } from "../access/tenant-record";
 import { TenantCore } from "./core";
-import type { AgentRunActivity } from "../agent-activity";
+import type { AgentRunActivity } from "../directory/agent-activity";
 
 /** Who may call (the tenant record, API keys, request budgets), the agent directory and idempotency records. */
 export class TenantAccessRpc extends TenantCore {

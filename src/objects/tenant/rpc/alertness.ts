@@ -2,11 +2,11 @@ import { failure, type Result } from "../../../http/error-codes";
 import type { Page } from "../../../schema/common";
 import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../../schema/webhooks";
-import { cursorPage, textKeyCursor } from "../../paging";
-import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "../bench-ops";
-import type { EventIngest } from "../inbound-events";
-import type { TriggerAdmission, TriggerOutcome } from "../triggers";
-import type { SourceCreation, SourceIngest } from "../webhook-sources";
+import { cursorPage, textKeyCursor } from "../../shared/paging";
+import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "../alertness/bench-ops";
+import type { EventIngest } from "../alertness/inbound-events";
+import type { TriggerAdmission, TriggerOutcome } from "../alertness/triggers";
+import type { SourceCreation, SourceIngest } from "../alertness/webhook-sources";
 import { TenantJournalRpc } from "./journal";
 
 /** Alertness: agents' subscriptions, inbound events, external triggers, signed webhook sources, and dispatch to wakes. */

@@ -1,13 +1,13 @@
 import { failure, type Result } from "../../../http/error-codes";
 import type { Page } from "../../../schema/common";
 import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../../schema/outbound-webhooks";
-import { dumpTables, type TableDump } from "../../debug-dump";
-import { cursorPage, textKeyCursor } from "../../paging";
-import type { TenantErasure } from "../erasure";
-import type { RunOutcome } from "../metrics";
-import type { AttemptReport, OutboundDeliveries, PreparedAttempt } from "../outbound-webhooks";
-import type { ForwardedAgentEvent } from "../tenant-event-log";
-import type { EndpointCreation } from "../webhook-endpoints";
+import { dumpTables, type TableDump } from "../../shared/debug-dump";
+import { cursorPage, textKeyCursor } from "../../shared/paging";
+import type { TenantErasure } from "../directory/erasure";
+import type { RunOutcome } from "../channels/metrics";
+import type { AttemptReport, OutboundDeliveries, PreparedAttempt } from "../channels/outbound-webhooks";
+import type { ForwardedAgentEvent } from "../channels/tenant-event-log";
+import type { EndpointCreation } from "../channels/webhook-endpoints";
 import { TenantDecisionsRpc } from "./decisions";
 
 /** What leaves the tenant (SPEC §7–§9): the tenant event stream, outbound webhooks, metrics, and erasure. */

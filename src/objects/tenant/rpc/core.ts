@@ -1,13 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../../env";
 import type { Tenant } from "../../../schema/auth";
-import { writeAudit } from "../decisions";
-import type { Dispatcher } from "../dispatcher";
-import type { NotificationLog } from "../notification-log";
-import type { SubscriptionStore } from "../subscription-store";
+import { writeAudit } from "../decisions/decisions";
+import type { Dispatcher } from "../alertness/dispatcher";
+import type { NotificationLog } from "../alertness/notification-log";
+import type { SubscriptionStore } from "../alertness/subscriptions";
 import type { TenantDb } from "../types";
 import { buildTenantParts, type TenantParts } from "../parts";
-import { readTenant } from "../tenant-record";
+import { readTenant } from "../access/tenant-record";
 import { configureLogging } from "../../../log";
 
 /**

@@ -1,10 +1,10 @@
 import { inWidgetThread } from "../../../core/widget-session";
 import type { Result } from "../../../http/error-codes";
 import type { Page } from "../../../schema/common";
-import { cursorPage, textKeyCursor } from "../../paging";
-import type { BrakeDecisionOutcome } from "../brake-decisions";
-import type { DecisionHoldFilter, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome } from "../decisions";
-import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../tool-approvals";
+import { cursorPage, textKeyCursor } from "../../shared/paging";
+import type { BrakeDecisionOutcome } from "../decisions/brake-decisions";
+import type { DecisionHoldFilter, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome } from "../decisions/decisions";
+import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../decisions/tool-approvals";
 import { TenantGovernanceRpc } from "./governance";
 
 /** Decisions a person answers: agents' ask_user questions, tool approvals (seed 002) and brakes' keep-or-release choices. */

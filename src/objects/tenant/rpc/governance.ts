@@ -3,14 +3,14 @@ import type { Page } from "../../../schema/common";
 import type { BrakeView, EngageBrakeBody } from "../../../schema/brakes";
 import type { InferenceGrant, Policy, PolicyBody } from "../../../schema/policy";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../../schema/providers";
-import type { DelegationContext, SpawnDecisionRecord } from "../../agent/spawn";
-import { cursorPage, numberKeyCursor } from "../../paging";
-import { listAudit, type AuditEntry } from "../audit-log";
-import { findAudit } from "../erasure";
-import type { Governance } from "../governance";
-import type { InferenceGrantRequest } from "../inference-grant";
-import { delegationContextFor, recordSpawnDecision } from "../lineage";
-import { runGovernanceFor, type RunGovernance } from "../run-governance";
+import type { DelegationContext, SpawnDecisionRecord } from "../../agent/delegation/spawn";
+import { cursorPage, numberKeyCursor } from "../../shared/paging";
+import { listAudit, type AuditEntry } from "../governance/audit-log";
+import { findAudit } from "../directory/erasure";
+import type { Governance } from "../governance/governance";
+import type { InferenceGrantRequest } from "../governance/inference-grant";
+import { delegationContextFor, recordSpawnDecision } from "../directory/lineage";
+import { runGovernanceFor, type RunGovernance } from "../governance/run-policy";
 import { TenantAlertnessRpc } from "./alertness";
 
 /** Governance (SPEC §3, §5–§6): policy, provider secrets and consents, the inference grant, brakes, delegation admission, the audit log. */

@@ -6,7 +6,7 @@ import type { RegisterToolBody, TenantTool, ToolListing } from "../../../schema/
 import type { ToolInvocation } from "../../../tools/invocation";
 import { listToolDescriptors } from "../../../tools/registry";
 import type { JournalListQuery, JournalResult, JournalWriteMeta } from "../journal";
-import type { ToolRegistration } from "../tenant-tools";
+import type { ToolRegistration } from "../tools/http-tools";
 import { TenantAccessRpc } from "./access";
 
 /** The journal domain (SPEC §1) and tools: saga phase 1 with its applied operations, and the tenant's HTTP tools. */
