@@ -7,7 +7,7 @@ import type { MemoryContext } from "./memory/memory-context";
 import type { AgentErasure } from "./lifecycle/erasure";
 import type { EventLog } from "./events/event-log";
 import type { History } from "./memory/history";
-import { buildAgentParts, type AgentParts } from "./parts";
+import { buildAgentParts, type AgentParts } from "./wiring";
 import type { AgentProfile } from "./lifecycle/profile";
 import type { Reports } from "./memory/reports";
 import type { WakeInbox } from "./wakes/inbox";

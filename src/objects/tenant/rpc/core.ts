@@ -6,7 +6,7 @@ import type { Dispatcher } from "../alertness/dispatcher";
 import type { NotificationLog } from "../alertness/notification-log";
 import type { SubscriptionStore } from "../alertness/subscriptions";
 import type { TenantDb } from "../types";
-import { buildTenantParts, type TenantParts } from "../parts";
+import { buildTenantParts, type TenantParts } from "../wiring";
 import { readTenant } from "../access/tenant-record";
 import { configureLogging } from "../../../log";
 
