@@ -63,7 +63,7 @@ describe("agent erasure after destroy", () => {
     // Inside the window the history is soft-deleted, not gone; a due check before the window only re-arms.
     expect((await api("GET", `/v1/agents/${doomed.id}`, { key })).body.lifecycle).toBe("destroyed");
     expect((await api("GET", `/v1/agents/${doomed.id}/messages`, { key })).body.data.length).toBeGreaterThan(0);
-    expect(await runInDurableObject(agentDo(tenantId, doomed.id), async (instance: AgentDO) => (instance as any).erasure.eraseIfDue(false))).toEqual({ ok: true, receipt: null });
+    expect(await runInDurableObject(agentDo(tenantId, doomed.id), async (instance: AgentDO) => instance.parts.erasure.eraseIfDue(false))).toEqual({ ok: true, receipt: null });
 
     const forced = await agentDo(tenantId, doomed.id).forceErasure();
     expect(forced.ok).toBe(true);

@@ -103,7 +103,7 @@ describe("reports", () => {
 
     // A replay (same content, same processed cursor) through the part itself: confirm, no new row.
     const replay = await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
-      const reports = instance["reports"];
+      const reports = instance.parts.reports;
       const before = reports.head("current")!;
       const outcome = reports.publish({ ...draft, provenance: before.report!.provenance, sourceCursor: before.report!.sourceCursor }, before.head.updatedAt + 5_000);
       return { before: before.head.updatedAt, outcome };

@@ -8,12 +8,12 @@ export function openDatabase<TSchema extends Record<string, unknown>>(
   ctx: DurableObjectState,
   schema: TSchema,
   migrations: Migrations,
-  afterMigrate: () => void = () => undefined,
+  afterMigrate: () => void | Promise<void> = () => undefined,
 ): DrizzleSqliteDODatabase<TSchema> {
   const db = drizzle(ctx.storage, { schema });
   void ctx.blockConcurrencyWhile(async () => {
     await migrate(db, migrations);
-    afterMigrate();
+    await afterMigrate();
   });
   return db;
 }

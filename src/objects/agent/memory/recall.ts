@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { failure, type Result } from "../../../http/error-codes";
 import type { AgentDb } from "../types";
 
 /** One recall hit; `rank` is FTS5 bm25 (lower is better, hits come best first). */
@@ -37,4 +38,10 @@ export function searchMessages(db: AgentDb, query: string, options: { limit: num
     ORDER BY rank, m.seq DESC
     LIMIT ${options.limit}`);
   return rows.map((row) => ({ messageId: row.messageId, kind: row.kind, threadId: row.threadId, snippet: row.snippet, rank: Number(row.rank), createdAt: row.createdAt }));
+}
+
+/** `GET …/memory/search`: recall hits, or validation_failed when the query has nothing to match on. */
+export function recall(db: AgentDb, query: string, limit: number): Result<{ hits: RecallHit[] }> {
+  const hits = searchMessages(db, query, { limit });
+  return hits ? { ok: true, hits } : failure("validation_failed", "q must contain at least one letter or digit");
 }

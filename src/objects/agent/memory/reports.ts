@@ -119,6 +119,11 @@ export class Reports {
     return { head, report, freshness: reportFreshness(head, report, nowMs, this.processedCursor()) };
   }
 
+  /** `GET …/reports/:scope`: validates the scope, then the head view. */
+  headOf(scope: string, nowMs: number): Result<{ report: ReportHeadView }> {
+    return isReportScope(scope) ? this.headView(scope, nowMs) : failure("validation_failed", `scope must be one of current, daily, weekly, monthly`);
+  }
+
   /** The API view of a scope's head; not_found when the scope has never been published. */
   headView(scope: ReportScope, nowMs = Date.now()): Result<{ report: ReportHeadView }> {
     const current = this.head(scope, nowMs);

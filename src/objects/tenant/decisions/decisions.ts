@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { writeAudit } from "../governance/audit-log";
 import { tickAt } from "../../../core/approval-facts";
 import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../../core/decision";
 import { H } from "../../../core/hash";
@@ -20,10 +21,6 @@ export interface DecisionsDeps {
 }
 
 /** One audit row, written through whichever handle (the db, or a transaction) the caller holds. */
-export function writeAudit(db: TenantDb, actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
-  db.insert(schema.audit).values({ at: nowIso(), actor, action, target, detail }).run();
-}
-
 export interface QuestionRequest {
   agentId: string;
   operationId: string;

@@ -6,7 +6,8 @@ import type { ControlMode } from "../../../core/escalation";
 import { targetRefsFromArgs } from "../../../core/target-refs";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
-import { writeAudit, type DecisionRecord, type ResolveBody, type ResolveOutcome } from "./decisions";
+import { writeAudit } from "../governance/audit-log";
+import type { DecisionRecord, ResolveBody, ResolveOutcome } from "./decisions";
 import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "../types";
 

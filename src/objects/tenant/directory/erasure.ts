@@ -97,6 +97,3 @@ function rowCounts(storage: DurableObjectStorage): Record<string, number> {
 }
 
 /** The newest audit entry about `target` with `action` (the operator audit object's erasure records). */
-export function findAudit(db: TenantDb, action: string, target: string) {
-  return db.select().from(schema.audit).where(and(eq(schema.audit.action, action), eq(schema.audit.target, target))).orderBy(desc(schema.audit.seq)).limit(1).get() ?? null;
-}

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../../env";
 import type { Tenant } from "../../../schema/auth";
-import { writeAudit } from "../decisions/decisions";
+import { writeAudit } from "../governance/audit-log";
 import type { Dispatcher } from "../alertness/dispatcher";
 import type { NotificationLog } from "../alertness/notification-log";
 import type { SubscriptionStore } from "../alertness/subscriptions";

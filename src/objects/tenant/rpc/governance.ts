@@ -6,7 +6,7 @@ import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, Prov
 import type { DelegationContext, SpawnDecisionRecord } from "../../agent/delegation/spawn";
 import { cursorPage, numberKeyCursor } from "../../shared/paging";
 import { listAudit, type AuditEntry } from "../governance/audit-log";
-import { findAudit } from "../directory/erasure";
+import { findAudit } from "../governance/audit-log";
 import type { Governance } from "../governance/governance";
 import type { InferenceGrantRequest } from "../governance/inference-grant";
 import { delegationContextFor, recordSpawnDecision } from "../directory/lineage";
