@@ -2,162 +2,196 @@ import { config, rateLimitsFrom } from "../../config";
 import { retryScheduleFrom } from "../../core/outbound-delivery";
 import * as schema from "../../db/tenant-schema";
 import type { Env } from "../../env";
+import type { Tenant } from "../../schema/auth";
 import migrations from "../../../migrations/tenant";
+import type { Hook } from "../shared/hooks";
+import { testSeamsEnabled } from "../shared/seams";
 import { openDatabase } from "../shared/sqlite";
-import { agentStub, tenantStub } from "../shared/stubs";
-import { AgentActivity } from "./directory/agent-activity";
+import { TenantAccess } from "./access/access";
+import { ClientAuth } from "./access/client-auth";
+import { IdempotencyStore } from "./access/idempotency";
+import { ApiKeys } from "./access/keys";
+import { readTenant } from "./access/tenant-record";
+import { Alertness } from "./alertness/alertness";
+import { Dispatcher } from "./alertness/dispatcher";
+import { InboundEvents } from "./alertness/inbound-events";
+import { NotificationLog } from "./alertness/notification-log";
+import { SubscriptionStore } from "./alertness/subscriptions";
+import { ExternalTriggers } from "./alertness/triggers";
+import { WebhookSources } from "./alertness/webhook-sources";
+import { OutboundChannels } from "./channels/channels";
+import { EventFeed } from "./channels/event-feed";
+import { TenantMetrics } from "./channels/metrics";
+import { OutboundDeliveries } from "./channels/outbound-webhooks";
+import { TenantEventLog } from "./channels/tenant-event-log";
+import { WebhookEndpoints } from "./channels/webhook-endpoints";
 import { Approvals } from "./decisions/approvals";
 import { BrakeDecisions } from "./decisions/brake-decisions";
-import { TenantBrakes } from "./governance/brakes";
-import { ClientAuth } from "./access/client-auth";
-import { DecisionResolution } from "./decisions/resolution";
 import { Decisions } from "./decisions/decisions";
+import { DecisionDesk } from "./decisions/desk";
+import { DecisionResolution } from "./decisions/resolution";
+import { AgentActivity } from "./directory/agent-activity";
 import { AgentDirectory } from "./directory/directory";
-import { Dispatcher } from "./alertness/dispatcher";
-import { eraseTenant, forgetAgent, OPERATOR_AUDIT_OBJECT, type TenantErasure } from "./directory/erasure";
-import { EventFeed } from "./channels/event-feed";
+import { TenantErasures } from "./directory/erasures";
+import { writeAudit } from "./governance/audit-log";
+import { TenantBrakes } from "./governance/brakes";
 import { Governance } from "./governance/governance";
-import { IdempotencyStore } from "./access/idempotency";
-import { InboundEvents } from "./alertness/inbound-events";
 import { Journal } from "./journal";
-import { ApiKeys } from "./access/keys";
-import { TenantMetrics } from "./channels/metrics";
-import { NotificationLog } from "./alertness/notification-log";
-import { OutboundDeliveries } from "./channels/outbound-webhooks";
-import { SubscriptionStore } from "./alertness/subscriptions";
-import { TenantEventLog } from "./channels/tenant-event-log";
-import { readTenant } from "./access/tenant-record";
-import { TenantTools } from "./tools/http-tools";
+import { ToolCatalog } from "./tools/catalog";
 import { ToolExecutor } from "./tools/executor";
-import { ExternalTriggers } from "./alertness/triggers";
-import type { Audit } from "./types";
-import { WebhookEndpoints } from "./channels/webhook-endpoints";
-import { WebhookSources } from "./alertness/webhook-sources";
-
-/** What the TenantDO itself provides to its parts: the audit log and the one alarm they share. */
-export interface TenantHooks {
-  audit: Audit;
-  /** Arms the object's alarm for `atMs` unless an earlier one is already armed. */
-  armAlarmAt(atMs: number): void;
-}
-
-export type TenantParts = ReturnType<typeof buildTenantParts>;
+import { TenantTools } from "./tools/http-tools";
+import type { Audit, TenantDb } from "./types";
 
 /**
- * Opens the tenant's SQLite and wires every part of the TenantDO to the others. Parts that need a
- * later part reach it through a closure, called only after construction.
+ * One tenant's parts, wired to its SQLite, its queues and its one alarm. Every part is a named field
+ * built with explicit arguments, in dependency order; the calls that must reach a part built later
+ * (approvals read the policy and HTTP tools lazily; the journal, brakes and activity dispatch or
+ * publish through parts built after them) go through `this.<part>` and are marked "back-edge".
  */
-export function buildTenantParts(ctx: DurableObjectState, env: Env, hooks: TenantHooks) {
-  const db = openDatabase(ctx, schema, migrations);
-  const audit = hooks.audit;
-  const tenant = () => readTenant(db);
-  const allowLoopbackHttp = env.VIGIL_FAULTS === "enabled";
-  const retryLater = (delayMs: number) => hooks.armAlarmAt(Date.now() + delayMs);
-  const keys = new ApiKeys(db);
-  const directory = new AgentDirectory(db);
-  const idempotency = new IdempotencyStore(db);
-  const clientAuth = new ClientAuth(db, keys, rateLimitsFrom(env.VIGIL_RATE_LIMITS), () => tenant() !== null);
-  // Approvals (helper "approvals"): trust, tool approvals, decision ticks; reads the policy and tools lazily.
-  const approvals = new Approvals({
-    db,
-    env,
-    policy: () => governance.policy(),
-    httpInputSchema: (name) => (tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? null,
-  });
-  const decisions = new Decisions(approvals.decisionsDeps());
-  /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
-  const notifications = new NotificationLog(db, () => tenant()?.id ?? "tenant");
-  /** The journal domain: the tenant's source-of-truth records; every write dispatches after it commits. */
-  const journal = new Journal(db, notifications, () => dispatcher.dispatchPending());
-  /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
-  const tenantTools = new TenantTools(db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
-  const tools = new ToolExecutor({ db, journal, timeZone: () => tenant()?.timeZone ?? "UTC", callHttpTool: (inv) => tenantTools.call(inv) });
-  /** Agents' subscriptions and the materialized token index. */
-  const subscriptions = new SubscriptionStore(db);
-  /** Counters for GET /v1/metrics. */
-  const metrics = new TenantMetrics(db);
-  /** Policy versions, provider secrets, privacy receipts, inference grants. */
-  const governance = new Governance(db, {
-    masterKey: env.VIGIL_MASTER_KEY,
-    allowLoopbackHttp,
-    audit,
-    toolHosts: () => tenantTools.list().map((tool) => new URL(tool.url).host),
-  });
-  const inboundEvents = new InboundEvents(db, notifications);
-  /** Agents' external triggers (holon) and the tenant's signed webhook sources. */
-  const triggers = new ExternalTriggers(db, env.VIGIL_MASTER_KEY, () => tenant()!.id);
-  const webhookSources = new WebhookSources(db, notifications, env.VIGIL_MASTER_KEY, () => tenant()!.id);
-  /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
-  const dispatcher = new Dispatcher({ db, notifications, subscriptions, queue: env.WAKE_QUEUE, tenantId: () => tenant()?.id ?? "", audit, retryLater });
-  /** Brakes / kill switches and the keep-or-release decisions they may open. */
-  const brakeDecisions = new BrakeDecisions(db);
-  const brakes = new TenantBrakes({
-    db,
-    audit,
-    openDecision: (request) => brakeDecisions.open(request),
-    suspendDecisions: (filter) => decisions.suspendPending(filter),
-    resumeDecisions: (filter) => decisions.resumeSuspended(filter),
-    armAlarmAt: (atMs) => hooks.armAlarmAt(atMs),
-    publish: (type, data) => ctx.waitUntil(feed.recordTenantEvent(type, null, null, data).then(() => undefined)),
-  });
-  /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
-  const tenantEvents = new TenantEventLog(db);
-  const webhookEndpoints = new WebhookEndpoints(db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
-  const outbound = new OutboundDeliveries({
-    db,
-    endpoints: webhookEndpoints,
-    queue: env.OUTBOUND_QUEUE,
-    tenantId: () => tenant()?.id ?? "",
-    schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, allowLoopbackHttp),
-    retryLater,
-    audit,
-  });
-  const feed = new EventFeed(db, tenantEvents, outbound);
-  const agentActivity = new AgentActivity({ db, directory, notifications, subscriptions, audit });
-  const decisionResolution = new DecisionResolution({ env, tenantId: () => tenant()!.id, decisions, brakeDecisions, brakes, approvals, feed });
-  /** SPEC §7: forgetting one erased agent, and erasing the whole tenant (the record survives in the operator audit object). */
-  const erasure = {
-    forgetAgent: (agentId: string) => forgetAgent(db, ctx.storage, agentId),
-    eraseTenant: (tenantId: string, actor: string): Promise<TenantErasure> =>
-      eraseTenant(
-        {
-          db,
-          storage: ctx.storage,
-          tenantId,
-          migrations,
-          eraseAgent: (agentId) => agentStub(env, tenantId, agentId).eraseForTenant(),
-          recordErasure: ({ actor: by, ...detail }) => tenantStub(env, OPERATOR_AUDIT_OBJECT).audit(by, "tenant.erased", tenantId, detail),
-        },
-        actor,
-      ),
-  };
-  return {
-    db,
-    keys,
-    clientAuth,
-    directory,
-    idempotency,
-    approvals,
-    decisions,
-    decisionResolution,
-    notifications,
-    journal,
-    tenantTools,
-    tools,
-    subscriptions,
-    metrics,
-    governance,
-    inboundEvents,
-    triggers,
-    webhookSources,
-    dispatcher,
-    brakes,
-    brakeDecisions,
-    tenantEvents,
-    webhookEndpoints,
-    outbound,
-    feed,
-    agentActivity,
-    erasure,
-  };
+export class TenantWiring {
+  readonly db: TenantDb;
+  readonly keys: ApiKeys;
+  readonly directory: AgentDirectory;
+  readonly idempotency: IdempotencyStore;
+  readonly clientAuth: ClientAuth;
+  readonly access: TenantAccess;
+  readonly approvals: Approvals;
+  readonly decisions: Decisions;
+  readonly notifications: NotificationLog;
+  readonly journal: Journal;
+  readonly tenantTools: TenantTools;
+  readonly tools: ToolExecutor;
+  readonly toolCatalog: ToolCatalog;
+  readonly subscriptions: SubscriptionStore;
+  readonly metrics: TenantMetrics;
+  readonly governance: Governance;
+  readonly inboundEvents: InboundEvents;
+  readonly triggers: ExternalTriggers;
+  readonly webhookSources: WebhookSources;
+  readonly dispatcher: Dispatcher;
+  readonly alertness: Alertness;
+  readonly brakeDecisions: BrakeDecisions;
+  readonly brakes: TenantBrakes;
+  readonly tenantEvents: TenantEventLog;
+  readonly webhookEndpoints: WebhookEndpoints;
+  readonly outbound: OutboundDeliveries;
+  readonly channels: OutboundChannels;
+  readonly feed: EventFeed;
+  readonly agentActivity: AgentActivity;
+  readonly decisionResolution: DecisionResolution;
+  readonly decisionDesk: DecisionDesk;
+  readonly erasure: TenantErasures;
+  /** The one audit writer every part is given. */
+  readonly audit: Audit;
+  /** The object's one alarm: dispatch retries, timer brakes, outbound deliveries not yet queued. */
+  readonly onAlarm: Hook[];
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    env: Env,
+  ) {
+    const allowLoopbackHttp = testSeamsEnabled(env);
+    const retryLater = (delayMs: number) => this.armAlarmAt(Date.now() + delayMs);
+    const dispatch = () => this.dispatcher.dispatchPending();
+    this.db = openDatabase(ctx, schema, migrations);
+    this.audit = (actor, action, target, detail) => writeAudit(this.db, actor, action, target, detail);
+    // Access: API keys, request budgets, idempotency records, the agent directory.
+    this.keys = new ApiKeys(this.db);
+    this.directory = new AgentDirectory(this.db);
+    this.idempotency = new IdempotencyStore(this.db);
+    this.clientAuth = new ClientAuth(this.db, this.keys, rateLimitsFrom(env.VIGIL_RATE_LIMITS), () => this.tenant() !== null);
+    this.access = new TenantAccess({ db: this.db, keys: this.keys, audit: this.audit });
+    // Approvals: trust, tool approvals, decision ticks. back-edge: reads the policy and HTTP tools lazily.
+    this.approvals = new Approvals({
+      db: this.db,
+      env,
+      policy: () => this.governance.policy(),
+      httpInputSchema: (name) => (this.tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? null,
+    });
+    this.decisions = new Decisions(this.approvals.decisionsDeps());
+    /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
+    this.notifications = new NotificationLog(this.db, () => this.tenant()?.id ?? "tenant");
+    /** The journal domain: the tenant's source-of-truth records; every write dispatches after it commits (back-edge: the dispatcher). */
+    this.journal = new Journal(this.db, this.notifications, dispatch);
+    /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
+    this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
+    this.tools = new ToolExecutor({ db: this.db, journal: this.journal, timeZone: () => this.tenant()?.timeZone ?? "UTC", callHttpTool: (inv) => this.tenantTools.call(inv) });
+    this.toolCatalog = new ToolCatalog({ tenantTools: this.tenantTools, audit: this.audit });
+    /** Agents' subscriptions and the materialized token index. */
+    this.subscriptions = new SubscriptionStore(this.db);
+    /** Counters for GET /v1/metrics. */
+    this.metrics = new TenantMetrics(this.db);
+    /** Policy versions, provider secrets, privacy receipts, inference grants. */
+    this.governance = new Governance(this.db, {
+      masterKey: env.VIGIL_MASTER_KEY,
+      allowLoopbackHttp,
+      audit: this.audit,
+      toolHosts: () => this.tenantTools.list().map((tool) => new URL(tool.url).host),
+    });
+    this.inboundEvents = new InboundEvents(this.db, this.notifications);
+    /** Agents' external triggers (holon) and the tenant's signed webhook sources. */
+    this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
+    this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
+    /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
+    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater });
+    this.alertness = new Alertness({ subscriptions: this.subscriptions, inboundEvents: this.inboundEvents, triggers: this.triggers, webhookSources: this.webhookSources, audit: this.audit, dispatch });
+    /** Brakes / kill switches and the keep-or-release decisions they may open. */
+    this.brakeDecisions = new BrakeDecisions(this.db);
+    this.brakes = new TenantBrakes({
+      db: this.db,
+      audit: this.audit,
+      openDecision: (request) => this.brakeDecisions.open(request),
+      suspendDecisions: (filter) => this.decisions.suspendPending(filter),
+      resumeDecisions: (filter) => this.decisions.resumeSuspended(filter),
+      armAlarmAt: (atMs) => this.armAlarmAt(atMs),
+      // back-edge: brake changes reach the tenant event feed built below.
+      publish: (type, data) => ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined)),
+    });
+    /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
+    this.tenantEvents = new TenantEventLog(this.db);
+    this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, allowLoopbackHttp);
+    this.outbound = new OutboundDeliveries({
+      db: this.db,
+      endpoints: this.webhookEndpoints,
+      queue: env.OUTBOUND_QUEUE,
+      tenantId: () => this.tenant()?.id ?? "",
+      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, allowLoopbackHttp),
+      retryLater,
+      audit: this.audit,
+    });
+    this.channels = new OutboundChannels({ endpoints: this.webhookEndpoints, outbound: this.outbound, audit: this.audit });
+    this.feed = new EventFeed(this.db, this.tenantEvents, this.outbound);
+    this.agentActivity = new AgentActivity({ db: this.db, directory: this.directory, notifications: this.notifications, subscriptions: this.subscriptions, audit: this.audit, dispatch });
+    this.decisionResolution = new DecisionResolution({
+      env,
+      tenantId: () => this.tenant()!.id,
+      decisions: this.decisions,
+      brakeDecisions: this.brakeDecisions,
+      brakes: this.brakes,
+      approvals: this.approvals,
+      feed: this.feed,
+    });
+    this.decisionDesk = new DecisionDesk({ decisions: this.decisions, resolution: this.decisionResolution });
+    this.erasure = new TenantErasures({ db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit });
+    this.onAlarm = [
+      // Subscription dispatch after a failed queue send (armed by the dispatcher).
+      { name: "retry dispatch", run: () => this.dispatcher.dispatchPending() },
+      // Timer brakes whose time has come are recorded as released (and re-arm the alarm for the next one).
+      { name: "sweep timer brakes", run: () => this.brakes.sweep() },
+      // Outbound deliveries whose queue message could not be sent yet.
+      { name: "queue unsent deliveries", run: () => this.outbound.sendUnqueued() },
+    ];
+  }
+
+  /** The tenant record, or null before initTenant. */
+  tenant(): Tenant | null {
+    return readTenant(this.db);
+  }
+
+  /** One alarm serves dispatch retries, timer brakes and outbound retries: arming never pushes an earlier alarm later. */
+  private armAlarmAt(atMs: number): void {
+    const storage = this.ctx.storage;
+    const armed = storage.getAlarm().then((current) => (current === null || current > atMs ? storage.setAlarm(atMs) : undefined));
+    this.ctx.waitUntil(armed.catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "arming the tenant alarm failed", error: String(error) }))));
+  }
 }

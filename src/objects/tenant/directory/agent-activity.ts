@@ -30,15 +30,29 @@ export interface AgentActivityDeps {
   notifications: NotificationLog;
   subscriptions: SubscriptionStore;
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void;
+  /** Queues the wakes the recorded batches match (called after their transaction committed). */
+  dispatch(): Promise<void>;
 }
 
 /**
  * What agents report to their tenant: record changes (directory snapshot + agentChangedNotification)
  * and completed runs (agentStateChanged + agentMessageAppended), so agents can follow each other.
- * The caller dispatches the recorded batches afterwards.
+ * `changed` and `ran` dispatch the recorded batches after they commit.
  */
 export class AgentActivity {
   constructor(private readonly deps: AgentActivityDeps) {}
+
+  /** The AgentDO reports every change of its record. */
+  async changed(agent: Agent, parentId: string | null): Promise<void> {
+    this.recordChange(agent, parentId);
+    await this.deps.dispatch();
+  }
+
+  /** After a run, so agents can follow each other. */
+  async ran(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
+    this.recordRun(agent, activity);
+    await this.deps.dispatch();
+  }
 
   recordChange(agent: Agent, parentId: string | null): void {
     const { db, directory, notifications, subscriptions } = this.deps;
