@@ -11,7 +11,7 @@ import type { ModelMessage, ToolSet } from "ai";
 import { categoryIdsIn, outOfScopeCategories } from "../core/context-categories";
 import { costMicros } from "../core/model-cost";
 import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/provider-retry";
-import type { Result } from "../http/error-codes";
+import type { Result } from "../core/result";
 import { builtinModel, type WakeContext } from "./resolve";
 import type { TraceSink } from "../core/run-trace-entries";
 import type { Agent } from "../schema/agents";

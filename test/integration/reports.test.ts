@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REPORT_MAX_AGE_MS } from "../../src/core/reports";
-import type { Result } from "../../src/http/error-codes";
+import type { Result } from "../../src/core/result";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import type { ReportHeadView } from "../../src/schema/reports";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";

@@ -2,7 +2,7 @@ import { Agent as AgentBase } from "agents";
 import type { LifecycleCommand } from "../../core/lifecycle";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
 import type { Env } from "../../env";
-import { failure, type Failure, type Result } from "../../http/error-codes";
+import { failure, type Failure, type Result } from "../../core/result";
 import { configureLogging } from "../../log";
 import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents";
 import type { AgentUsage } from "../../schema/brakes";

@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import { failure, type Failure } from "../../http/error-codes";
+import { failure, type Failure } from "../../core/result";
 
 /**
  * The one guard for test and bench seams. Test seams (fault injection, clocks, table dumps, loopback

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Scope } from "../../config";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
 import type { Env } from "../../env";
-import { failure, type Result } from "../../http/error-codes";
+import { failure, type Result } from "../../core/result";
 import { configureLogging } from "../../log";
 import type { Agent } from "../../schema/agents";
 import type { ApiKeyInfo, Tenant } from "../../schema/auth";

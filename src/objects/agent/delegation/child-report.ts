@@ -2,7 +2,7 @@ import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import type { LifecycleCommand } from "../../../core/lifecycle";
 import { projectChildResult } from "../../../core/spawn-projection";
 import * as schema from "../../../db/agent-schema";
-import type { Result } from "../../../http/error-codes";
+import type { Result } from "../../../core/result";
 import type { AgentLineage } from "../../../schema/agents";
 import type { Run } from "../../../schema/runs";
 import { nowIso } from "../../shared/sqlite";

@@ -1,4 +1,4 @@
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Agent, AgentLineage, CreateAgentBody } from "../../../schema/agents";
 import type { AgentScheduler } from "../lifecycle/schedule";
 import type { ChildReports } from "./child-report";

@@ -14,7 +14,7 @@ import type { WakeJob } from "../../../schema/wake";
 import { allowedTools, profileForKind, PROFILE_BY_KIND, resolveAgentProfile, type CapabilityOverride, type ProfileName } from "../../../tools/capabilities";
 import { builtinTools, CAPABILITIES, getTool, TOOL_NAMES } from "../../../tools/registry";
 import { spawnAgent } from "../../../tools/registry/delegation";
-import type { Result } from "../../../http/error-codes";
+import type { Result } from "../../../core/result";
 import type { PlannedAction } from "../tools/actions";
 import type { ChildRecord, ChildrenStore } from "./children";
 import type { RunTrace } from "../runs/run-trace";

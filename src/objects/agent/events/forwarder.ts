@@ -1,7 +1,7 @@
 import { asc, eq, gt } from "drizzle-orm";
 import { isTenantStreamEvent } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
-import type { Result } from "../../../http/error-codes";
+import type { Result } from "../../../core/result";
 import type { ForwardedAgentEvent } from "../../tenant/channels/tenant-event-log";
 import type { AgentDb } from "../types";
 

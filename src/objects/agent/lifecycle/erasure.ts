@@ -1,6 +1,6 @@
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import { config } from "../../../config";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Migrations } from "../../shared/sqlite";
 import { inBackground, logFailure } from "../../shared/background";
 import type { AgentProfile } from "./profile";

@@ -1,5 +1,5 @@
 import type { LifecycleCommand } from "../../../core/lifecycle";
-import type { Result } from "../../../http/error-codes";
+import type { Result } from "../../../core/result";
 import type { Agent, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
 import type { Drainer } from "../wakes/drain";
 import type { AgentErasure } from "./erasure";

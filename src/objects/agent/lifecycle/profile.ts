@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { admitIngress, transition, type LifecycleCommand } from "../../../core/lifecycle";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
 import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events/event-log";

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { counters } from "../../../db/common-schema";
-import type { Result } from "../../../http/error-codes";
+import type { Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import { nowIso } from "../../shared/sqlite";
 import type { Compaction } from "../compaction/compaction";

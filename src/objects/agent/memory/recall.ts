@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { AgentDb } from "../types";
 
 /** One recall hit; `rank` is FTS5 bm25 (lower is better, hits come best first). */

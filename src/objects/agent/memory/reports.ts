@@ -13,7 +13,7 @@ import {
   type ReportScope,
 } from "../../../core/reports";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/reports";
 import { z } from "zod";

@@ -1,7 +1,7 @@
 import { count, eq, sql } from "drizzle-orm";
 import { applySlotUpdate, emptySlots, parseSlots, type AgentSlots, type SlotIssue, type SlotKey } from "../../../core/slots";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Failure, type Result } from "../../../http/error-codes";
+import { failure, type Failure, type Result } from "../../../core/result";
 import type { EventLog } from "../events/event-log";
 import type { AgentProfile } from "../lifecycle/profile";
 import type { AgentDb } from "../types";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import type { Message } from "../../../schema/messages";
 import type { Run } from "../../../schema/runs";

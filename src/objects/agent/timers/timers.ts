@@ -2,7 +2,7 @@ import { and, asc, desc, eq, isNotNull, min, ne } from "drizzle-orm";
 import { runKeys, threadIds } from "../../../core/run-keys";
 import { initialNextRunAt, parseTimerSpec, planDueTimer, TimerCatchup } from "../../../core/timer-schedule";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import type { ListTimersQuery, Timer, TimerDecisionAction } from "../../../schema/timers";

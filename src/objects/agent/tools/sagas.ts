@@ -3,7 +3,7 @@ import { approvalDecisionId } from "../../../core/approval-facts";
 import { toolFailure, type ToolResultEnvelope } from "../../../core/tool-envelopes";
 import * as schema from "../../../db/agent-schema";
 import type { Env } from "../../../env";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { ToolInvocation } from "../../../tools/invocation";
 import type { ToolSagaParams } from "../../../workflows/tool-saga";
 import type { ApprovalState } from "../../tenant/decisions/tool-approvals";

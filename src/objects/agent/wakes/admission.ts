@@ -1,6 +1,6 @@
 import { rateLimitKeys } from "../../../core/rate-limit";
 import { runKeys, threadIds } from "../../../core/run-keys";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Authority } from "../../../schema/messages";
 import type { WakeJob } from "../../../schema/wake";
 import { consumeCounter } from "../../shared/counters";

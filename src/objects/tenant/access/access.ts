@@ -1,5 +1,5 @@
 import type { Scope } from "../../../config";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { ApiKeyInfo, Tenant } from "../../../schema/auth";
 import type { Audit, TenantDb } from "../types";
 import type { ApiKeys } from "./keys";

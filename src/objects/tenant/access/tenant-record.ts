@@ -1,6 +1,6 @@
 import { config, type Scope } from "../../../config";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Tenant } from "../../../schema/auth";
 import { nowIso } from "../../shared/sqlite";
 import { ApiKeys } from "./keys";

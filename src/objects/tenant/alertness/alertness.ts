@@ -1,4 +1,4 @@
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Page } from "../../../schema/common";
 import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../../schema/webhooks";

@@ -2,7 +2,7 @@ import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { entityIdsToFetch } from "../../../core/subscription-index";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { evaluate, type Dispatcher } from "./dispatcher";
 import type { PendingBatch } from "./notification-log";
 import type { TenantDb } from "../types";

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { changeUnits } from "../../../core/change-units";
 import type { TypedToken } from "../../../core/tokens";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { EVENT_PAYLOAD_MAX_BYTES, IngestEventBody } from "../../../schema/subscriptions";
 import { nowIso } from "../../shared/sqlite";
 import type { NotificationLog } from "./notification-log";

@@ -4,7 +4,7 @@ import type { Predicate } from "../../../core/predicate";
 import { indexRows, subscriptionSpecSchema, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../../core/subscription-index";
 import { normalizeTokens, type TypedToken } from "../../../core/tokens";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import type { Agent } from "../../../schema/agents";
 import type { Subscription, SubscriptionSpec } from "../../../schema/subscriptions";

@@ -3,7 +3,7 @@ import { changeUnitKey, changeUnits, logicalChangeKey } from "../../../core/chan
 import { deriveTriggerToken, formatTriggerId, hashTriggerToken, triggerTokenHashMatches, triggerTokenKey, type TriggerStatus } from "../../../core/external-trigger";
 import { H } from "../../../core/hash";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import type { TriggerAction, TriggerRecord } from "../../../schema/webhooks";
 import { nowIso } from "../../shared/sqlite";

@@ -6,7 +6,7 @@ import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/
 import { mapDeliveryTokens, parseInboundBody, sourceDeliveryId, tokenMappingSchema, type TokenMapping } from "../../../core/webhook-mapping";
 import { verifyWebhookSignature, type WebhookSignatureScheme } from "../../../core/webhook-signature";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId, randomSecret } from "../../../ids";
 import type { CreateWebhookSourceBody, SourceDelivery, WebhookSourceRecord } from "../../../schema/webhooks";
 import { nowIso } from "../../shared/sqlite";

@@ -1,4 +1,4 @@
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Page } from "../../../schema/common";
 import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../../schema/outbound-webhooks";
 import { cursorPage, textKeyCursor } from "../../shared/paging";

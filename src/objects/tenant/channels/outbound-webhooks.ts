@@ -4,7 +4,7 @@ import { H } from "../../../core/hash";
 import { buildWebhookPayload } from "../../../core/need-to-know-webhooks";
 import { matchesEventType, nextDeliveryStep, retryDelaySeconds, type DeliveryStep, type RetrySchedule } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { DeliveryAttempt, DeliveryStatus, OutboundJob, TenantEvent, WebhookDelivery } from "../../../schema/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";

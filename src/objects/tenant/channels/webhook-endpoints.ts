@@ -4,7 +4,7 @@ import { checkUrlShape } from "../../../core/egress";
 import { canonicalJson, H } from "../../../core/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/secret-box";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId, randomSecret } from "../../../ids";
 import type { CreateWebhookBody, WebhookEndpoint } from "../../../schema/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";

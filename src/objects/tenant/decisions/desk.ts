@@ -1,5 +1,5 @@
 import { inWidgetThread } from "../../../core/widget-session";
-import type { Result } from "../../../http/error-codes";
+import type { Result } from "../../../core/result";
 import type { Page } from "../../../schema/common";
 import { cursorPage, textKeyCursor } from "../../shared/paging";
 import type { BrakeDecisionOutcome } from "./brake-decisions";

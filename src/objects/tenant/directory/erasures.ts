@@ -1,5 +1,5 @@
 import type { Env } from "../../../env";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { Tenant } from "../../../schema/auth";
 import type { Migrations } from "../../shared/sqlite";
 import { agentStub, tenantStub } from "../../shared/stubs";

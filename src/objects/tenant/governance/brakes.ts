@@ -1,7 +1,7 @@
 import { and, desc, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { activeBrakesFor, isBrakeActive, releaseBrake, timerReleaseAtMs, type Brake, type BrakeScope } from "../../../core/brakes";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import type { BrakeView, EngageBrakeBody } from "../../../schema/brakes";
 import type { TenantDb } from "../types";

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { endpointHosts } from "../../../core/policy-rules";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import type { InferenceGrant, Policy, PolicyBody } from "../../../schema/policy";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../../schema/providers";

@@ -5,7 +5,7 @@
  * tenant's own agent and must never be persisted or logged there.
  */
 import { gateInference } from "../../../core/policy-rules";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { InferenceGrant, Policy } from "../../../schema/policy";
 import type { ProviderConsents } from "./consents";
 import type { ProviderSecrets } from "./provider-secrets";

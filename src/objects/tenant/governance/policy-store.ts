@@ -8,7 +8,7 @@ import { desc, isNull } from "drizzle-orm";
 import { canonicalJson } from "../../../core/hash";
 import { checkPolicy, type PolicyIssue } from "../../../core/policy-rules";
 import * as schema from "../../../db/tenant-schema";
-import type { Failure } from "../../../http/error-codes";
+import type { Failure } from "../../../core/result";
 import { EMPTY_POLICY, Policy, PolicyBody } from "../../../schema/policy";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";

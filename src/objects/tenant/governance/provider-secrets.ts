@@ -10,7 +10,7 @@ import { config } from "../../../config";
 import { H } from "../../../core/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/secret-box";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import type { CreateProviderSecretBody, ProviderSecret } from "../../../schema/providers";
 import { nowIso } from "../../shared/sqlite";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { config } from "../../../config";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import { JOURNAL_KINDS, type JournalFilters, type JournalRecord, type JournalType } from "../../../schema/journal";

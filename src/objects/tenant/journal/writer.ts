@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { JOURNAL_KINDS, JOURNAL_TYPES, JournalSchemas, type JournalRecord, type JournalType } from "../../../schema/journal";
 import type { TypedToken } from "../../../core/tokens";
 import { nowIso } from "../../shared/sqlite";

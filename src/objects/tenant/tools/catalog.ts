@@ -1,4 +1,4 @@
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import type { RegisterToolBody, TenantTool, ToolListing } from "../../../schema/tools";
 import { listToolDescriptors } from "../../../tools/registry";
 import type { Audit } from "../types";

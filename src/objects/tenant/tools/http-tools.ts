@@ -14,7 +14,7 @@ import { canonicalJson, H } from "../../../core/hash";
 import { createSecretBox, type SecretBox } from "../../../core/secret-box";
 import { toolFailure, toolSuccess, type ToolResultEnvelope } from "../../../core/tool-envelopes";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { randomId, randomSecret } from "../../../ids";
 import { HTTP_TOOL_PREFIX, type RegisterToolBody, type TenantTool, type ToolListing } from "../../../schema/tools";
 import { sendHttpToolRequest } from "../../../tools/http-call";
