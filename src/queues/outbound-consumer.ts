@@ -4,7 +4,7 @@ import { isAccepted } from "../core/outbound-delivery";
 import { signVigil } from "../core/webhook-signature";
 import type { Env } from "../env";
 import { tenantStub } from "../objects/shared/stubs";
-import type { AttemptReport, PreparedAttempt } from "../objects/tenant/channels/outbound-webhooks";
+import type { AttemptReport, PreparedAttempt } from "../schema/contracts";
 import { OutboundJob } from "../schema/outbound-webhooks";
 import { logEvent } from "../log";
 

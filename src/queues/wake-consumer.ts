@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { agentStub } from "../http/auth";
+import { agentStub } from "../objects/shared/stubs";
 import { WakeJob } from "../schema/wake";
 import { logEvent } from "../log";
 

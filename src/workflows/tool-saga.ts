@@ -3,7 +3,7 @@ import { config } from "../config";
 import type { ToolResultEnvelope } from "../core/tool-envelopes";
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
-import type { ApprovalState } from "../objects/tenant/decisions/tool-approvals";
+import type { ApprovalState } from "../schema/contracts";
 import type { ToolInvocation } from "../tools/invocation";
 
 export interface ToolSagaParams {

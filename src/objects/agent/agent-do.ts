@@ -15,7 +15,7 @@ import type { WakeJob } from "../../schema/wake";
 import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { runHooks } from "../shared/hooks";
 import { Seams } from "../shared/seams";
-import type { ApprovalState } from "../tenant/decisions/tool-approvals";
+import type { ApprovalState } from "../../schema/contracts";
 import type { PumpOutcome } from "./compaction/compaction";
 import type { ChildReport, ChildWake } from "./delegation/spawn";
 import { openEventStream } from "./events/streams";

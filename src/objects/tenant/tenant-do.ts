@@ -16,7 +16,7 @@ import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../sche
 import type { RegisterToolBody, TenantTool, ToolListing } from "../../schema/tools";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
 import type { ToolInvocation } from "../../tools/invocation";
-import type { DelegationContext, SpawnDecisionRecord } from "../agent/delegation/spawn";
+import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
 import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { runHooks } from "../shared/hooks";
 import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";

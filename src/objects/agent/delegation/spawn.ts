@@ -1,4 +1,5 @@
 import { config } from "../../../config";
+import type { ChildReport, ChildWake, DelegationContext, SpawnDecisionRecord } from "../../../schema/contracts";
 import { admitUnderBrakes, type Brake } from "../../../core/brakes";
 import { dayKey, type BudgetLimits } from "../../../core/budget";
 import { H } from "../../../core/hash";
@@ -22,26 +23,10 @@ import type { AgentDb } from "../types";
 
 export const SPAWN_TOOL = "spawn_agent";
 
-/** What the tenant says about a would-be parent, in one round trip. */
-export interface DelegationContext {
-  /** Children of the parent that can still run (directory: created or active). */
-  liveChildIds: string[];
-  brakes: Brake[];
-  timeZone: string;
-  policy: { budgets: BudgetLimits };
-}
+export type { DelegationContext, SpawnDecisionRecord } from "../../../schema/contracts";
 
-/** Sent to the spawn decision audit and the `vigil_spawns_total` counter. */
-export interface SpawnDecisionRecord {
-  parentId: string;
-  operationId: string;
-  outcome: "admitted" | "denied";
-  reason: string | null;
-  childId: string | null;
-}
-
-/** The child's first wake: the goal, as the runtime hands it over (never the parent's transcript). */
-export type ChildWake = Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">;
+/** The child's first wake (the goal, as the runtime hands it over, never the parent's transcript) and its report. */
+export type { ChildReport, ChildWake } from "../../../schema/contracts";
 
 export interface SpawnDeps {
   db: AgentDb;
@@ -194,14 +179,6 @@ export class Spawner {
 export type SpawnRequest = ReturnType<typeof spawnAgent.inputSchema.parse>;
 
 /** What a child reports about its delegated run (already projected by the child). */
-export interface ChildReport {
-  childId: string;
-  childRunKey: string;
-  status: string;
-  errorCode: string | null;
-  reply: string | null;
-}
-
 /** The goal is the child's only text; references are named, never expanded. */
 function goalText(goal: string, inputRefs: ReadonlyArray<{ type: string; id: string }>): string {
   return inputRefs.length === 0 ? goal : `${goal}\n\nInput references: ${inputRefs.map((ref) => `${ref.type}:${ref.id}`).join(", ")}`;

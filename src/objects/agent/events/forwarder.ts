@@ -2,7 +2,7 @@ import { asc, eq, gt } from "drizzle-orm";
 import { isTenantStreamEvent } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/result";
-import type { ForwardedAgentEvent } from "../../tenant/channels/tenant-event-log";
+import type { ForwardedAgentEvent } from "../../../schema/contracts";
 import type { AgentDb } from "../types";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */

@@ -1,6 +1,6 @@
 import type { ControlMode } from "../../../core/escalation";
 import type { RiskLevel } from "../../../core/tool-envelopes";
-import type { ApprovalAnswer, ApprovalRequest } from "../../tenant/decisions/tool-approvals";
+import type { ApprovalAnswer, ApprovalRequest } from "../../../schema/contracts";
 import type { PlannedAction } from "./actions";
 import type { EventLog } from "../events/event-log";
 import { invocationOf, type StepContext } from "./runner";

@@ -6,7 +6,7 @@ import type { Env } from "../../../env";
 import { failure, type Result } from "../../../core/result";
 import type { ToolInvocation } from "../../../tools/invocation";
 import type { ToolSagaParams } from "../../../workflows/tool-saga";
-import type { ApprovalState } from "../../tenant/decisions/tool-approvals";
+import type { ApprovalState } from "../../../schema/contracts";
 import { nowIso } from "../../shared/sqlite";
 import type { ActionStore } from "./actions";
 import type { EventLog } from "../events/event-log";

@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import type { AttemptReport, PreparedAttempt } from "../../../schema/contracts";
 import { config } from "../../../config";
 import { H } from "../../../core/hash";
 import { buildWebhookPayload } from "../../../core/need-to-know-webhooks";
@@ -12,18 +13,7 @@ import type { WebhookEndpoints } from "./webhook-endpoints";
 
 type Row = typeof schema.webhookDeliveries.$inferSelect;
 
-/** What one attempt needs, handed to the queue consumer (the secret is never stored outside the sealed column). */
-export type PreparedAttempt =
-  | { action: "send"; deliveryId: string; endpointId: string; url: string; secret: string; body: string; eventType: string; attempt: number; timeoutMs: number }
-  | { action: "skip"; status: DeliveryStatus | "unknown" };
-
-/** How an attempt went, as the consumer saw it. `error` is a short code (`http_500`, `timeout`, `network_error`, …), never a body. */
-export interface AttemptReport {
-  ok: boolean;
-  httpStatus: number | null;
-  error: string | null;
-  durationMs: number;
-}
+export type { AttemptReport, PreparedAttempt } from "../../../schema/contracts";
 
 export interface OutboundDeps {
   db: TenantDb;

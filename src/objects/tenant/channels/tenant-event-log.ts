@@ -1,4 +1,5 @@
 import { and, asc, gt, inArray } from "drizzle-orm";
+import type { ForwardedAgentEvent } from "../../../schema/contracts";
 import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
 import * as schema from "../../../db/tenant-schema";
@@ -9,13 +10,7 @@ import type { TenantDb } from "../types";
 type Row = typeof schema.tenantEvents.$inferSelect;
 
 /** One persisted agent event as the AgentDO forwards it (its own seq becomes `agentSeq`). */
-export interface ForwardedAgentEvent {
-  seq: number;
-  type: string;
-  runKey: string | null;
-  data: Record<string, unknown>;
-  createdAt: string;
-}
+export type { ForwardedAgentEvent } from "../../../schema/contracts";
 
 interface Subscriber {
   agentIds: ReadonlySet<string> | null;

@@ -6,33 +6,14 @@ import type { ControlMode } from "../../../core/escalation";
 import { targetRefsFromArgs } from "../../../core/target-refs";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
+import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../../../schema/contracts";
 import { writeAudit } from "../governance/audit-log";
 import type { DecisionRecord, ResolveBody, ResolveOutcome } from "./decisions";
 import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "../types";
 
-/** What the agent's tool runner asks before starting a mutating call's saga (never carries trust). */
-export interface ApprovalRequest {
-  agentId: string;
-  controlMode: ControlMode;
-  operationId: string;
-  runKey: string;
-  threadId: string;
-  toolName: string;
-  riskLevel: string;
-  sideEffectKind: string;
-  args: Record<string, unknown>;
-  /** The model's confidence, if it offered one. */
-  confidence?: number | undefined;
-}
-
-export type ApprovalAnswer = { required: false; reason: string } | { required: true; decisionId: string };
-
-/** Where the saga stands with its decision (crosses to the workflow as JSON). */
-export type ApprovalState =
-  | { state: "pending"; waitMs: number }
-  | { state: "approved"; decisionId: string; resolutionType: "approve" | "modify"; modifiedArgs: Record<string, unknown> | null; resolvedBy: string }
-  | { state: "rejected"; decisionId: string; code: "rejected" | "cancelled" | "not_found"; message: string; resolvedBy: string };
+/** Cross-object contracts (the agent's tool runner asks before a mutating call's saga; never carries trust). */
+export type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../../../schema/contracts";
 
 export interface ToolApprovalDeps {
   db: TenantDb;

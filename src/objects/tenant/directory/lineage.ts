@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
-import type { DelegationContext, SpawnDecisionRecord } from "../../agent/delegation/spawn";
+import type { DelegationContext, SpawnDecisionRecord } from "../../../schema/contracts";
 import type { TenantMetrics } from "../channels/metrics";
 import type { RunGovernance } from "../governance/run-policy";
 import type { Audit, TenantDb } from "../types";
