@@ -4,7 +4,7 @@
  * `code`: any gate code, `rate_limited` when the last provider answer was a 429, else `provider_error`.
  */
 import type { ModelMessage } from "ai";
-import { EMPTY_WAKE } from "../model/resolve";
+import { EMPTY_WAKE } from "./resolve";
 import type { Agent } from "../schema/agents";
 import { GatewayError, isGatewayError } from "./errors";
 import { infer, type GatewayEnv, type GrantSource, type TraceSink } from "./gateway";

@@ -1,5 +1,5 @@
 import type { ModelMessage, ToolSet } from "ai";
-import type { WakeContext } from "../model/resolve";
+import type { WakeContext } from "./resolve";
 import type { Agent } from "../schema/agents";
 import { infer, type GatewayEnv, type GrantSource, type InferenceOutput, type TraceSink } from "./gateway";
 

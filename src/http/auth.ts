@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from "hono";
 import type { Scope } from "../config";
 import type { Env } from "../env";
-export { agentStub, tenantStub } from "../objects/stubs";
-import { agentStub, tenantStub } from "../objects/stubs";
-import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/keys";
+export { agentStub, tenantStub } from "../objects/shared/stubs";
+import { agentStub, tenantStub } from "../objects/shared/stubs";
+import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/access/keys";
 import { config } from "../config";
 import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";

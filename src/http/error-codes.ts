@@ -1,4 +1,9 @@
-/** Stable error codes and their HTTP statuses. Codes never change once published. */
+import type { ErrorCode } from "../core/result";
+
+// Re-exported so code written against the old location still compiles; new code imports src/core/result.
+export { failure, type ErrorCode, type Failure, type Result } from "../core/result";
+
+/** Each stable error code's HTTP status (the codes and Result live in src/core/result.ts). */
 export const ERROR_STATUS = {
   validation_failed: 400,
   invalid_json: 400,
@@ -51,12 +56,5 @@ export const ERROR_STATUS = {
   provider_error: 502,
   /** The deployment lacks a required secret (VIGIL_MASTER_KEY missing or short): fails closed, see docs/operations.md. */
   server_misconfigured: 503,
-} as const;
+} as const satisfies Record<ErrorCode, number>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-/** A failure as a value: what DO methods return instead of throwing. */
-export type Failure = { ok: false; code: ErrorCode; message: string; retryAfterSeconds?: number; oldestSeq?: number };
-export type Result<T> = ({ ok: true } & T) | Failure;
-
-export const failure = (code: ErrorCode, message: string): Failure => ({ ok: false, code, message });

@@ -12,7 +12,7 @@ import { deploymentMode } from "../core/deployment-mode";
 import { sendThroughDoor } from "../egress";
 import type { Env } from "../env";
 import { logEvent } from "../log";
-import { tenantStub } from "../objects/stubs";
+import { tenantStub } from "../objects/shared/stubs";
 import type { IdentityProvider } from "../schema/policy";
 import type { WidgetClaims } from "./jwt";
 

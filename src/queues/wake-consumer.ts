@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import { agentStub, tenantStub } from "../http/auth";
+import { agentStub, tenantStub } from "../objects/shared/stubs";
 import { WakeJob } from "../schema/wake";
 import { logEvent } from "../log";
 

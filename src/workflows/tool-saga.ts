@@ -3,8 +3,8 @@ import { NonRetryableError } from "cloudflare:workflows";
 import { config } from "../config";
 import type { ToolResultEnvelope } from "../core/tool-envelopes";
 import type { Env } from "../env";
-import { agentStub, tenantStub } from "../objects/stubs";
-import type { ApprovalState } from "../objects/tenant/tool-approvals";
+import { agentStub, tenantStub } from "../objects/shared/stubs";
+import type { ApprovalState } from "../schema/contracts";
 import type { ToolInvocation } from "../tools/invocation";
 
 export interface ToolSagaParams {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { agentStub, type AgentRpc } from "../../src/objects/stubs";
+import { agentStub, type AgentRpc } from "../../src/objects/shared/stubs";
 
 // Compile-time checks (npm test runs tsc over this file): an unused @ts-expect-error fails the typecheck,
 // so each line below breaks the build the day the SDK's surface leaks into the stub type again.

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { widgetSessionId } from "../../src/core/widget-session";
 import { describe, expect, it } from "vitest";
-import { toModelMessages, toolSetFor } from "../../src/objects/agent/model-steps";
+import { toModelMessages, toolSetFor } from "../../src/objects/agent/runs/model-steps";
 import { allowedTools, resolveAgentProfile } from "../../src/tools/capabilities";
 import { builtinTools } from "../../src/tools/registry";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
@@ -282,12 +282,12 @@ describe("trust is never shown to the agent", () => {
     type Seen = { messages: string; tools: string; events: string; instructions: string };
     const inspect = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => Promise<Seen>) => Promise<Seen>;
     const seen = await inspect(agentDo(tenantId, agent.id), async (instance) => {
-      const run = instance.inbox.getRun(runKey);
-      const messages: unknown = toModelMessages(instance.history.window(run.threadId, 500), runKey);
+      const run = instance.parts.inbox.getRun(runKey);
+      const messages: unknown = toModelMessages(instance.parts.history.window(run.threadId, 500), runKey);
       const offered: any = allowedTools(resolveAgentProfile(agent.kind, undefined), builtinTools, "userInitiated");
       const toolSet = toolSetFor(offered) as unknown as Record<string, any>;
       const tools = Object.entries(toolSet).map(([name, tool]: [string, any]) => ({ name, description: tool.description, input: tool.inputSchema?.jsonSchema ?? null }));
-      return { messages: JSON.stringify(messages), tools: JSON.stringify(tools), events: JSON.stringify(instance.log.listAfter(0, 1_000)), instructions: String(instance.profile.get().config.instructions ?? "") };
+      return { messages: JSON.stringify(messages), tools: JSON.stringify(tools), events: JSON.stringify(instance.parts.events.listAfter(0, 1_000)), instructions: String(instance.parts.profile.get().config.instructions ?? "") };
     });
     expect(seen.messages).toContain("Visible?");
     expect(seen.tools).toContain("create_task");

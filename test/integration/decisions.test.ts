@@ -36,7 +36,7 @@ describe("decisions: ask_user answered over the API", () => {
     // Simulate a crash between the resolution's commit and its wake: resolve the row directly, with no wake.
     const stub = env.TENANT.get(env.TENANT.idFromName(tenantId)) as unknown as DurableObjectStub;
     await runInDurableObject(stub, async (instance) => {
-      (instance as unknown as { db: TenantDb }).db
+      (instance as unknown as { parts: { db: TenantDb } }).parts.db
         .update(schema.decisions)
         .set({ status: "resolved", resolvedAt: new Date().toISOString(), resolution: { resolutionType: "choose_option", chosenOptionId: "mon", resolvedBy: "human", actor: "key:test" } })
         .where(eq(schema.decisions.id, decision.id))

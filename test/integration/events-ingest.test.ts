@@ -74,8 +74,8 @@ describe("POST /v1/events", () => {
     await queueQuiet();
     expect(await runsOf(tenantId, agent.id)).toHaveLength(1);
     const stored = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => ({
-      batches: instance["db"].select().from(schema.notificationBatches).all().filter((batch: { source: string }) => batch.source.startsWith("event:")),
-      deliveries: instance["db"].select().from(schema.inboundDeliveries).where(and(eq(schema.inboundDeliveries.source, "event:gym-app"), eq(schema.inboundDeliveries.deliveryId, "dup-1"))).all(),
+      batches: instance.parts.db.select().from(schema.notificationBatches).all().filter((batch: { source: string }) => batch.source.startsWith("event:")),
+      deliveries: instance.parts.db.select().from(schema.inboundDeliveries).where(and(eq(schema.inboundDeliveries.source, "event:gym-app"), eq(schema.inboundDeliveries.deliveryId, "dup-1"))).all(),
     }));
     expect(stored.batches).toHaveLength(1);
     expect(stored.batches[0]).toMatchObject({ origin: "event", source: "event:gym-app", authority: "external_evidence", payload: { n: 1 }, matchedCount: 1 });
@@ -117,7 +117,7 @@ describe("POST /v1/events", () => {
     const res = await api("POST", "/v1/events", { key, body: { source: "s", deliveryId: "lonely", tokens: [{ tokenClass: "entityId", tokenValue: "x_1" }] } });
     expect(res.status).toBe(202);
     const batch = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) =>
-      instance["db"].select().from(schema.notificationBatches).where(eq(schema.notificationBatches.logicalChangeKey, res.body.logicalChangeKey)).get(),
+      instance.parts.db.select().from(schema.notificationBatches).where(eq(schema.notificationBatches.logicalChangeKey, res.body.logicalChangeKey)).get(),
     );
     expect(batch).toMatchObject({ matchedCount: 0, dispatchedAt: expect.any(String) });
   });

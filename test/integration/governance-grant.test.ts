@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { tenantStub } from "../../src/objects/stubs";
+import { tenantStub } from "../../src/objects/shared/stubs";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import { ADMIN, api, createTenant } from "./helpers";
 

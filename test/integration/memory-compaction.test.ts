@@ -18,7 +18,7 @@ async function setup(model = "builtin:echo") {
 /** Appends `count` alternating user/assistant messages through History (FTS triggers and prev links as in production). */
 async function seed(tenantId: string, agentId: string, threadId: string, count: number, text = (i: number) => `message ${i}: we planned run number ${i} at the track.`) {
   await runInDurableObject(agentDo(tenantId, agentId), async (instance: AgentDO) => {
-    const history = (instance as any).history;
+    const history = instance.parts.history;
     for (let i = 0; i < count; i++) history.append({ id: `${threadId}-${i}`, threadId, kind: i % 2 ? "assistant" : "user", text: text(i) });
   });
 }
@@ -75,7 +75,7 @@ describe("compaction: tiers, jobs, pointers", () => {
     await seed(tenantId, agent.id, thread, 60);
     await stub.compactNow(thread, T0);
     await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
-      const compaction = (instance as any).compaction;
+      const compaction = instance.parts.compaction;
       const job = sql(instance, "SELECT * FROM compaction_jobs WHERE thread_id = ? AND summary_depth = 0 ORDER BY start_seq LIMIT 1", thread)[0];
       const row = { ...job, agentId: job.agent_id, threadId: job.thread_id, startMessageId: job.start_message_id, endMessageId: job.end_message_id, summaryDepth: 0, startSeq: job.start_seq, endSeq: job.end_seq, coveredFromSeq: job.covered_from_seq, coveredThroughSeq: job.covered_through_seq };
       const stored = sql(instance, "SELECT text FROM messages WHERE id = ?", job.summary_message_id)[0].text;
@@ -85,7 +85,7 @@ describe("compaction: tiers, jobs, pointers", () => {
       expect(same).toEqual({ action: "noop_same", summaryId: job.summary_message_id });
       const divergent = compaction.commit(row, { summarizer: "llm", summarizerContractVersion: "summary.llm.v1", text: "a different summary of the same span", reason: "replica" });
       expect(divergent.action).toBe("divergent_duplicate");
-      expect(divergent.diagnostic).toMatchObject({ code: "summary_content_divergent", summaryId: job.summary_message_id });
+      expect((divergent as { diagnostic?: unknown }).diagnostic).toMatchObject({ code: "summary_content_divergent", summaryId: job.summary_message_id });
 
       expect(sql(instance, "SELECT text FROM messages WHERE id = ?", job.summary_message_id)[0].text).toBe(stored);
       expect(sql(instance, "SELECT count(*) AS n FROM messages")[0].n).toBe(before.messages);
@@ -128,7 +128,7 @@ describe("compaction: tiers, jobs, pointers", () => {
       expect(sql(instance, "SELECT count(*) AS n FROM thread_memory")[0].n).toBe(0);
       expect(sql(instance, "SELECT latest_summary_message_id AS id FROM agent_state")[0].id).toBeNull();
       // Terminal: the single-flight slot of the thread is free again, but the same span is never re-admitted by planning.
-      expect((instance as any).compaction.plan(thread)).toBe(0);
+      expect(instance.parts.compaction.plan(thread)).toBe(0);
     });
     expect((await api("GET", `/v1/agents/${agent.id}/memory`, { key })).body.compaction).toMatchObject({ failedTerminal: 1, done: 0 });
     const retry = await api("POST", `/v1/agents/${agent.id}/memory/compaction/retry`, { key });
@@ -168,7 +168,7 @@ describe("compaction: tiers, jobs, pointers", () => {
     await seed(tenantId, agent.id, thread, 700);
     const coverage: number[] = [];
     await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
-      const compaction = (instance as any).compaction;
+      const compaction = instance.parts.compaction;
       compaction.clock = () => T0;
       compaction.plan(thread);
       for (let i = 0; i < 100; i++) {

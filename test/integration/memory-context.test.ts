@@ -40,7 +40,7 @@ describe("context assembly over a long history", () => {
     expect(compacted.committed).toBeGreaterThan(HISTORY / 50);
 
     await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
-      const { assembled, hot } = (instance as any).memoryContext.assemble(thread);
+      const { assembled, hot } = instance.parts.memoryContext.assemble(thread);
       const count = (kind: string, tier?: string) => assembled.items.filter((item: any) => item.kind === kind && (tier === undefined || item.tier === tier)).length;
       expect(assembled.tokens).toBeLessThanOrEqual(DEFAULT_CONTEXT_BUDGET.maxTokens);
       expect(assembled.tokens).toBe(assembled.items.reduce((sum: number, item: any) => sum + item.tokens, 0));
@@ -53,7 +53,7 @@ describe("context assembly over a long history", () => {
       expect(count("slots")).toBe(1);
       expect(assembled.items.length).toBeLessThanOrEqual(2 + DEFAULT_CONTEXT_BUDGET.maxColdSummaries + DEFAULT_CONTEXT_BUDGET.maxWarmSummaries + DEFAULT_CONTEXT_BUDGET.maxHotMessages);
       // The hot tier is the newest raw suffix: it ends with the last seeded message.
-      expect(hot.at(-1).id).toBe(`seed-${HISTORY - 1}`);
+      expect(hot.at(-1)?.id).toBe(`seed-${HISTORY - 1}`);
       // Raw history is all still there.
       const raw = (instance as any).ctx.storage.sql.exec("SELECT count(*) AS n FROM messages WHERE thread_id = ? AND kind != 'summary'", thread).toArray()[0].n;
       expect(raw).toBe(HISTORY);

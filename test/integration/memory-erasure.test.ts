@@ -64,7 +64,7 @@ describe("agent erasure after destroy", () => {
     expect((await api("GET", `/v1/agents/${doomed.id}`, { key })).body.lifecycle).toBe("destroyed");
     // Soft-deleted means hidden (issue 13): the history answers 404 at once, though its rows stay until erasure.
     expect((await api("GET", `/v1/agents/${doomed.id}/messages`, { key })).status).toBe(404);
-    expect(await runInDurableObject(agentDo(tenantId, doomed.id), async (instance: AgentDO) => (instance as any).erasure.eraseIfDue(false))).toEqual({ ok: true, receipt: null });
+    expect(await runInDurableObject(agentDo(tenantId, doomed.id), async (instance: AgentDO) => instance.parts.erasure.eraseIfDue(false))).toEqual({ ok: true, receipt: null });
 
     const forced = await agentDo(tenantId, doomed.id).forceErasure();
     expect(forced.ok).toBe(true);

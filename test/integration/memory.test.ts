@@ -15,7 +15,7 @@ async function setup() {
 /** Appends messages straight into the agent's history (through History, so the FTS triggers fire). */
 async function seed(tenantId: string, agentId: string, texts: string[], threadId = "seeded") {
   await runInDurableObject(agentDo(tenantId, agentId), async (instance: AgentDO) => {
-    const history = (instance as any).history;
+    const history = instance.parts.history;
     texts.forEach((text, i) => history.append({ id: `${threadId}-${i}`, threadId, kind: i % 2 ? "assistant" : "user", text }));
   });
 }

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REPORT_MAX_AGE_MS } from "../../src/core/reports";
-import type { Result } from "../../src/http/error-codes";
+import type { Result } from "../../src/core/result";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import type { ReportHeadView } from "../../src/schema/reports";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
@@ -103,7 +103,7 @@ describe("reports", () => {
 
     // A replay (same content, same processed cursor) through the part itself: confirm, no new row.
     const replay = await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
-      const reports = instance["reports"];
+      const reports = instance.parts.reports;
       const before = reports.head("current")!;
       const outcome = reports.publish({ ...draft, provenance: before.report!.provenance, sourceCursor: before.report!.sourceCursor }, before.head.updatedAt + 5_000);
       return { before: before.head.updatedAt, outcome };

@@ -5,7 +5,7 @@ import { runKeys } from "../../src/core/run-keys";
 import { widgetSessionId } from "../../src/core/widget-session";
 import { tokens, type TypedToken } from "../../src/core/tokens";
 import * as schema from "../../src/db/tenant-schema";
-import { chunkJobs, Dispatcher, fitJob, QUEUE_LIMITS } from "../../src/objects/tenant/dispatcher";
+import { chunkJobs, Dispatcher, fitJob, QUEUE_LIMITS } from "../../src/objects/tenant/alertness/dispatcher";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import type { WakeJob } from "../../src/schema/wake";
 import { api, createAgent, createTenant, eventually } from "./helpers";
@@ -36,15 +36,15 @@ interface TaskWrite {
 async function writeTask(tenantId: string, task: TaskWrite, options: { dispatch?: boolean } = {}): Promise<string> {
   return runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => {
     const now = new Date().toISOString();
-    const recorded = instance["db"].transaction((tx) => {
+    const recorded = instance.parts.db.transaction((tx) => {
       tx.insert(schema.journalEntities)
         .values({ id: task.id, type: "task", categoryId: task.categoryId, parentId: null, version: 1, data: { title: task.title }, createdAt: now, updatedAt: now })
         .onConflictDoUpdate({ target: schema.journalEntities.id, set: { categoryId: task.categoryId, data: { title: task.title }, updatedAt: now } })
         .run();
       const batchTokens: TypedToken[] = [tokens.semanticKey("TASK"), tokens.entityId(task.id), tokens.subtype("task.categoryId", task.categoryId)];
-      return instance["notifications"].recordLocal(tx as never, [{ payloadType: "journalEntity", payloadId: task.id }], batchTokens, { source: "journal", authority: "runtime_instruction" });
+      return instance.parts.notifications.recordLocal(tx as never, [{ payloadType: "journalEntity", payloadId: task.id }], batchTokens, { source: "journal", authority: "runtime_instruction" });
     });
-    if (options.dispatch !== false) await instance["dispatchPending"]();
+    if (options.dispatch !== false) await instance.parts.dispatcher.dispatchPending();
     return recorded.batch.logicalChangeKey;
   });
 }
@@ -57,11 +57,11 @@ async function subscribe(key: string, agentId: string, body: Record<string, unkn
 
 const batchRow = (tenantId: string, logicalChangeKey: string) =>
   runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) =>
-    instance["db"].select().from(schema.notificationBatches).where(eq(schema.notificationBatches.logicalChangeKey, logicalChangeKey)).get(),
+    instance.parts.db.select().from(schema.notificationBatches).where(eq(schema.notificationBatches.logicalChangeKey, logicalChangeKey)).get(),
   );
 
 const indexRowCount = (tenantId: string, subscriptionId: string) =>
-  runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => instance["subscriptionStore"].indexRowsOf(subscriptionId).length);
+  runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => instance.parts.subscriptions.indexRowsOf(subscriptionId).length);
 
 
 const TASK = { tokenClass: "semanticKey", tokenValue: "TASK" };
@@ -97,7 +97,7 @@ describe("subscriptions: CRUD and validation", () => {
     expect((await api("DELETE", `/v1/agents/${agent.id}/subscriptions/${created.body.id}`, { key })).status).toBe(404);
     // Tombstoned, not erased.
     const row = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) =>
-      instance["db"].select().from(schema.subscriptions).where(eq(schema.subscriptions.id, created.body.id)).get(),
+      instance.parts.db.select().from(schema.subscriptions).where(eq(schema.subscriptions.id, created.body.id)).get(),
     );
     expect(row?.deletedAt).toEqual(expect.any(String));
   });
@@ -256,8 +256,8 @@ describe("subscriptions: matching and wakes", () => {
     const logicalChangeKey = await writeTask(tenantId, { id: "t_1", categoryId: "gym", title: "x" });
     // Simulate a crash after sending but before markDispatched: the batch is pending again.
     await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => {
-      instance["db"].update(schema.notificationBatches).set({ dispatchedAt: null }).where(eq(schema.notificationBatches.logicalChangeKey, logicalChangeKey)).run();
-      await instance["dispatchPending"]();
+      instance.parts.db.update(schema.notificationBatches).set({ dispatchedAt: null }).where(eq(schema.notificationBatches.logicalChangeKey, logicalChangeKey)).run();
+      await instance.parts.dispatcher.dispatchPending();
     });
     const runKey = runKeys.subscription(agent.id, sub.id, logicalChangeKey);
     await settled(tenantId, agent.id, runKey);
@@ -271,11 +271,11 @@ describe("subscriptions: matching and wakes", () => {
     const sub = await subscribe(key, agent.id, { tokens: [TASK] });
     const forged = "f".repeat(64);
     await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => {
-      instance["db"]
+      instance.parts.db
         .insert(schema.notificationBatches)
         .values({ logicalChangeKey: forged, changeUnitKeys: [], tokens: [TASK], origin: "local", source: "journal", authority: "runtime_instruction", createdAt: new Date().toISOString() })
         .run();
-      await instance["dispatchPending"]();
+      await instance.parts.dispatcher.dispatchPending();
     });
     expect(await batchRow(tenantId, forged)).toMatchObject({ matchedCount: 0, dispatchedAt: expect.any(String) });
     const audit = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => instance.listAudit(50));
@@ -310,7 +310,7 @@ describe("subscriptions: matching and wakes", () => {
     const held: WakeJob[] = [];
     await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => {
       const queue = { sendBatch: async (messages: Iterable<{ body: WakeJob }>) => void held.push(...[...messages].map((m) => m.body)) } as unknown as Queue<WakeJob>;
-      const dispatcher = new Dispatcher({ ...instance["dispatcher"]["deps"], queue });
+      const dispatcher = new Dispatcher({ ...instance.parts.dispatcher["deps"], queue });
       await dispatcher.dispatchPending();
     });
     expect(held.map((job) => job.agentId)).toEqual([agent.id]);
@@ -339,10 +339,10 @@ describe("subscriptions: dispatch failures", () => {
     const outcome = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => {
       const now = new Date().toISOString();
       const record = { id: "ag_x", kind: "coach", displayName: "x", lifecycle: "active", allowedCategoryIds: [] };
-      instance["db"].insert(schema.agentDirectory).values({ id: "ag_x", kind: "coach", displayName: "x", lifecycle: "active", record, createdAt: now, updatedAt: now }).run();
-      instance["subscriptionStore"].create("ag_x", { tokens: [tokens.semanticKey("POISON"), tokens.semanticKey("FINE")] });
+      instance.parts.db.insert(schema.agentDirectory).values({ id: "ag_x", kind: "coach", displayName: "x", lifecycle: "active", record, createdAt: now, updatedAt: now }).run();
+      instance.parts.subscriptions.create("ag_x", { tokens: [tokens.semanticKey("POISON"), tokens.semanticKey("FINE")] });
       const recordBatch = (value: string) =>
-        instance["db"].transaction((tx) => instance["notifications"].recordLocal(tx as never, [{ payloadType: "probe", payloadId: value }], [tokens.semanticKey(value)], { source: "journal", authority: "runtime_instruction" })).batch.logicalChangeKey;
+        instance.parts.db.transaction((tx) => instance.parts.notifications.recordLocal(tx as never, [{ payloadType: "probe", payloadId: value }], [tokens.semanticKey(value)], { source: "journal", authority: "runtime_instruction" })).batch.logicalChangeKey;
       const poison = recordBatch("POISON");
       const fine = recordBatch("FINE");
       const delays: number[] = [];
@@ -355,13 +355,13 @@ describe("subscriptions: dispatch failures", () => {
           sent.push(...bodies.map((body) => body.logicalChangeKey!));
         },
       } as unknown as Queue<WakeJob>;
-      const dispatcher = new Dispatcher({ ...instance["dispatcher"]["deps"], queue, retryLater: (delayMs: number) => void delays.push(delayMs) });
+      const dispatcher = new Dispatcher({ ...instance.parts.dispatcher["deps"], queue, retryLater: (delayMs: number) => void delays.push(delayMs) });
       await dispatcher.dispatchPending();
-      const pendingAfterFirst = instance["notifications"].pending().map((p) => p.batch.logicalChangeKey);
+      const pendingAfterFirst = instance.parts.notifications.pending().map((p) => p.batch.logicalChangeKey);
       await dispatcher.dispatchPending();
       healthy = true;
       await dispatcher.dispatchPending();
-      return { poison, fine, delays, sent, pendingAfterFirst, pendingAtEnd: instance["notifications"].pending().length };
+      return { poison, fine, delays, sent, pendingAfterFirst, pendingAtEnd: instance.parts.notifications.pending().length };
     });
     expect(outcome.pendingAfterFirst).toEqual([outcome.poison]);
     expect(outcome.sent).toEqual([outcome.fine, outcome.poison]);
@@ -388,25 +388,25 @@ describe("subscriptions: matching cost", () => {
     const { tenantId } = await createTenant();
     const outcome = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => {
       const now = new Date().toISOString();
-      const store = instance["subscriptionStore"];
+      const store = instance.parts.subscriptions;
       for (let i = 0; i < 1000; i++) {
         const id = `ag_fake${i}`;
         const record = { id, kind: "coach", displayName: id, lifecycle: "active", allowedCategoryIds: [] };
-        instance["db"].insert(schema.agentDirectory).values({ id, kind: "coach", displayName: id, lifecycle: "active", record, createdAt: now, updatedAt: now }).run();
+        instance.parts.db.insert(schema.agentDirectory).values({ id, kind: "coach", displayName: id, lifecycle: "active", record, createdAt: now, updatedAt: now }).run();
         store.create(id, { tokens: [tokens.semanticKey("CROWD")] });
       }
       store.create("ag_fake0", { tokens: [tokens.semanticKey("RARE")] });
       const chunks: number[] = [];
       const queue = { sendBatch: async (messages: Iterable<unknown>) => void chunks.push([...messages].length) } as unknown as Queue<WakeJob>;
-      const dispatcher = new Dispatcher({ ...instance["dispatcher"]["deps"], queue });
+      const dispatcher = new Dispatcher({ ...instance.parts.dispatcher["deps"], queue });
       const record = (value: string) =>
-        instance["db"].transaction((tx) => instance["notifications"].recordLocal(tx as never, [{ payloadType: "probe", payloadId: value }], [tokens.semanticKey(value)], { source: "journal", authority: "runtime_instruction" }));
+        instance.parts.db.transaction((tx) => instance.parts.notifications.recordLocal(tx as never, [{ payloadType: "probe", payloadId: value }], [tokens.semanticKey(value)], { source: "journal", authority: "runtime_instruction" }));
       record("RARE");
-      const [rare] = instance["notifications"].pending();
+      const [rare] = instance.parts.notifications.pending();
       const rareResult = await dispatcher.dispatchBatch(rare!);
       const rareChunks = [...chunks];
       record("CROWD");
-      const [crowd] = instance["notifications"].pending();
+      const [crowd] = instance.parts.notifications.pending();
       const crowdResult = await dispatcher.dispatchBatch(crowd!);
       return { rareResult, rareChunks, crowdResult, chunks: chunks.slice(rareChunks.length) };
     });

@@ -1,5 +1,5 @@
 import { env, SELF } from "cloudflare:test";
-import { tenantStub } from "../../src/objects/stubs";
+import { tenantStub } from "../../src/objects/shared/stubs";
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createTenant, eventually, readSseUntil, waitForRun } from "./helpers";
 

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { tenantStub } from "../../src/objects/stubs";
+import { tenantStub } from "../../src/objects/shared/stubs";
 import { api, createTenant } from "./helpers";
 
 type Json = Record<string, any>;

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { tenantStub } from "../../src/objects/stubs";
+import { tenantStub } from "../../src/objects/shared/stubs";
 import { ADMIN, api } from "./helpers";
 
 type Json = Record<string, any>;

@@ -10,7 +10,7 @@ import type { AttemptEntry, PolicyEntry, UsageEntry } from "../../src/core/run-t
 import type { Agent } from "../../src/schema/agents";
 import type { InferenceGrant, ProviderEndpoint } from "../../src/schema/policy";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
-import { EMPTY_WAKE } from "../../src/model/resolve";
+import { EMPTY_WAKE } from "../../src/gateway/resolve";
 import { jsonSchema, tool } from "ai";
 
 let server: ScriptedOpenAI;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { escapeLabelValue, formatLabels, renderPrometheus } from "../../src/objects/tenant/metrics";
+import { escapeLabelValue, formatLabels, renderPrometheus } from "../../src/objects/tenant/channels/metrics";
 
 describe("Prometheus text format", () => {
   it("escapes backslash, double quote and newline in label values", () => {

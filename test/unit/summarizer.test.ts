@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../src/core/compaction-job";
 import { SUMMARIZER_CONTRACT_VERSIONS } from "../../src/core/summary";
-import { builtinSummary, gateOf, Summarizer, SummarizerAttemptFailed, type TextCompletion } from "../../src/objects/agent/summarizer";
+import { builtinSummary, gateOf, Summarizer, SummarizerAttemptFailed, type TextCompletion } from "../../src/objects/agent/compaction/summarizer";
 
 const items = [
   { id: "m1", kind: "user" as const, text: "Plan the long run for Sunday. Knee feels fine." },

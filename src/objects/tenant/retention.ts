@@ -2,7 +2,7 @@ import { and, desc, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { config } from "../../config";
 import { capFloorSeq, cutoffIso, resolveRetention, type RetentionOverrides, type RetentionPolicy } from "../../core/retention";
 import * as schema from "../../db/tenant-schema";
-import { pruneLogPrefix, pruneWhere, readMark } from "../pruning";
+import { pruneLogPrefix, pruneWhere, readMark } from "../shared/pruning";
 import type { TenantDb } from "./types";
 
 /** Counters key: every tenant event seq up to this one has been pruned (`cursor_expired` below it). */

@@ -1,13 +1,454 @@
-import { TenantChannelsRpc } from "./rpc/channels";
+import { DurableObject } from "cloudflare:workers";
+import type { Scope } from "../../config";
+import type { ToolResultEnvelope } from "../../core/tool-envelopes";
+import type { Env } from "../../env";
+import { failure, type Result } from "../../core/result";
+import { configureLogging } from "../../log";
+import type { Agent } from "../../schema/agents";
+import type { ApiKeyInfo, Tenant } from "../../schema/auth";
+import type { BrakeView, EngageBrakeBody } from "../../schema/brakes";
+import type { Page } from "../../schema/common";
+import type { JournalRecord, JournalType } from "../../schema/journal";
+import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../schema/outbound-webhooks";
+import type { IdentityProvider, InferenceGrant, Policy, PolicyBody } from "../../schema/policy";
+import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/retention";
+import type { TenantPruneOutcome } from "./retention";
+import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../schema/providers";
+import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../schema/subscriptions";
+import type { RegisterToolBody, TenantTool, ToolListing } from "../../schema/tools";
+import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
+import type { ToolInvocation } from "../../tools/invocation";
+import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
+import { dumpTables, type TableDump } from "../shared/debug-dump";
+import { runHooks } from "../shared/hooks";
+import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";
+import { Seams } from "../shared/seams";
+import type { AuthOutcome } from "./access/client-auth";
+import type { IdempotencyBegin } from "./access/idempotency";
+import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp } from "./alertness/bench-ops";
+import type { EventIngest } from "./alertness/inbound-events";
+import type { TriggerAdmission, TriggerOutcome } from "./alertness/triggers";
+import type { SourceCreation, SourceIngest } from "./alertness/webhook-sources";
+import type { RunOutcome } from "./channels/metrics";
+import type { AttemptReport, OutboundDeliveries, PreparedAttempt } from "./channels/outbound-webhooks";
+import type { ForwardedAgentEvent } from "./channels/tenant-event-log";
+import type { EndpointCreation } from "./channels/webhook-endpoints";
+import type { BrakeDecisionOutcome } from "./decisions/brake-decisions";
+import type { DecisionHoldFilter, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome } from "./decisions/decisions";
+import type { DecisionListQuery } from "./decisions/desk";
+import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions/tool-approvals";
+import type { AgentRunActivity } from "./directory/agent-activity";
+import { delegationContextFor, recordSpawnDecision } from "./directory/lineage";
+import type { TenantErasure } from "./directory/erasure";
+import { findAudit, listAudit, type AuditEntry } from "./governance/audit-log";
+import type { Governance } from "./governance/governance";
+import type { InferenceGrantRequest } from "./governance/inference-grant";
+import { runGovernanceFor, type RunGovernance } from "./governance/run-policy";
+import type { JournalListQuery, JournalResult, JournalWriteMeta } from "./journal";
+import type { ToolRegistration } from "./tools/http-tools";
+import { TenantWiring } from "./wiring";
 
-export type { AuditEntry } from "./audit-log";
-export type { AuthOutcome } from "./client-auth";
+export type { AuditEntry } from "./governance/audit-log";
+export type { AuthOutcome } from "./access/client-auth";
+
+type PageQuery = { limit: number; cursor?: string | undefined };
 
 /**
- * One tenant: its keys, agent directory, journal, alertness, governance, decisions and channels.
- * The RPC surface is layered by area, each layer extending the one before it:
- * TenantCore (parts, audit, alarm) → TenantAccessRpc → TenantJournalRpc → TenantAlertnessRpc →
- * TenantGovernanceRpc → TenantDecisionsRpc → TenantChannelsRpc → TenantDO (src/objects/tenant/rpc/).
- * The parts themselves are wired in src/objects/tenant/parts.ts.
+ * One tenant: the only class of this Durable Object. Its RPC methods are one-line delegations to the
+ * parts (built in ./wiring.ts), grouped by area; the rules, audit and dispatch-after-commit live in
+ * the parts.
  */
-export class TenantDO extends TenantChannelsRpc {}
+export class TenantDO extends DurableObject<Env> {
+  /** Every part of this tenant (tests inspect them as `instance.parts.<name>`). */
+  readonly parts: TenantWiring;
+  private readonly seams: Seams;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    configureLogging(env.VIGIL_LOG_LEVEL);
+    this.parts = new TenantWiring(ctx, env);
+    this.seams = new Seams(env);
+  }
+
+  /** The one alarm: the onAlarm hooks in ./wiring.ts. */
+  override async alarm(): Promise<void> {
+    await runHooks(this.parts.onAlarm);
+  }
+
+  // ── Access: the tenant record, API keys, request budgets, idempotency ──────────────────────────
+  initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
+    return this.parts.access.initTenant(id, name, timeZone);
+  }
+
+  getTenant(): Tenant | null {
+    return this.parts.tenant();
+  }
+
+  /** Resolves an API key hash (the Worker caches the answer for config.auth.cacheTtlMs). */
+  authenticate(keyHash: string): AuthOutcome {
+    return this.parts.clientAuth.authenticate(keyHash);
+  }
+
+  createKey(actor: string, name: string | null, scopes: Scope[]): { id: string; key: string; scopes: Scope[] } {
+    return this.parts.access.createKey(actor, name, scopes);
+  }
+
+  listKeys(): ApiKeyInfo[] {
+    return this.parts.keys.list();
+  }
+
+  revokeKey(actor: string, id: string): Result<{ key: ApiKeyInfo }> {
+    return this.parts.access.revokeKey(actor, id);
+  }
+
+  idempotencyBegin(scope: string, key: string, requestHash: string): IdempotencyBegin {
+    return this.parts.idempotency.begin(scope, key, requestHash);
+  }
+
+  idempotencyComplete(scope: string, key: string, status: number, body: string): void {
+    this.parts.idempotency.complete(scope, key, status, body);
+  }
+
+  idempotencyAbort(scope: string, key: string): void {
+    this.parts.idempotency.abort(scope, key);
+  }
+
+  // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────
+  /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
+  async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
+    await this.parts.agentActivity.changed(agent, parentId);
+  }
+
+  /** After a run: agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
+  async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
+    await this.parts.agentActivity.ran(agent, activity);
+  }
+
+  listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
+    return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));
+  }
+
+  hasAgent(agentId: string): boolean {
+    return this.parts.directory.has(agentId);
+  }
+
+  /** An agent was erased (SPEC §7): the tenant forgets its directory entry and agent-keyed rows, and audits it. */
+  recordAgentErased(receipt: { agentId: string; reason: string; rows: Record<string, number> }): void {
+    this.parts.erasure.agentErased(receipt);
+  }
+
+  /** `DELETE /v1/tenants/:id`: erases every agent and then every row of this tenant; the record survives in the operator audit object. */
+  async eraseTenant(actor: string): Promise<Result<{ erasure: TenantErasure }>> {
+    return this.parts.erasure.eraseTenant(actor);
+  }
+
+  // ── Journal (SPEC §1): every write records one notification batch, then dispatches ─────────────
+  journalCreate(type: JournalType, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
+    return this.parts.journal.create(type, input, meta);
+  }
+
+  journalGet(type: JournalType, id: string): JournalResult {
+    return this.parts.journal.get(type, id);
+  }
+
+  journalList(type: JournalType, query: JournalListQuery): Result<Page<JournalRecord>> {
+    return this.parts.journal.list(type, query);
+  }
+
+  journalPatch(type: JournalType, id: string, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
+    return this.parts.journal.patch(type, id, input, meta);
+  }
+
+  journalDelete(type: JournalType, id: string, version: number, meta?: JournalWriteMeta): Promise<JournalResult> {
+    return this.parts.journal.delete(type, id, version, meta);
+  }
+
+  // ── Tools: saga phase 1 and the tenant's HTTP tools ────────────────────────────────────────────
+  /** One tool call for an agent: a journal tool (idempotent by operationId, or a read) or `http:<name>`. */
+  executeTool(invocation: ToolInvocation): Promise<ToolResultEnvelope> {
+    return this.parts.tools.execute(invocation);
+  }
+
+  /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools. */
+  listTools(): ToolListing[] {
+    return this.parts.toolCatalog.list();
+  }
+
+  async registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
+    return this.parts.toolCatalog.register(actor, body, requestKey);
+  }
+
+  deleteTenantTool(actor: string, id: string): Result<{ tool: TenantTool }> {
+    return this.parts.toolCatalog.delete(actor, id);
+  }
+
+  // ── Alertness: subscriptions, inbound events, triggers, webhook sources ────────────────────────
+  createSubscription(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
+    return this.parts.alertness.subscribe(agentId, spec);
+  }
+
+  listSubscriptions(agentId: string, query: PageQuery): Result<Page<Subscription>> {
+    return this.parts.alertness.listSubscriptions(agentId, query);
+  }
+
+  deleteSubscription(agentId: string, subscriptionId: string): Result<{ subscription: Subscription }> {
+    return this.parts.alertness.unsubscribe(agentId, subscriptionId);
+  }
+
+  /** `POST /v1/events`: record once per (source, deliveryId), then dispatch. */
+  async ingestEvent(body: IngestEventBody): Promise<EventIngest> {
+    return this.parts.alertness.ingestEvent(body);
+  }
+
+  /** `POST /v1/agents/:id/trigger`: provision (returns the active descriptor), rotate or revoke. */
+  async manageTrigger(actor: string, agentId: string, action: TriggerAction, requestKey?: string): Promise<TriggerOutcome> {
+    return this.parts.alertness.manageTrigger(actor, agentId, action, requestKey);
+  }
+
+  /** Trigger ingress: verifies the token hash; with a delivery id, also records the delivery. */
+  admitTriggerDelivery(triggerId: string, tokenHash: string, deliveryId: string | null): TriggerAdmission {
+    return this.parts.alertness.admitTriggerDelivery(triggerId, tokenHash, deliveryId);
+  }
+
+  async createWebhookSource(actor: string, body: CreateWebhookSourceBody, requestKey?: string): Promise<SourceCreation> {
+    return this.parts.alertness.createWebhookSource(actor, body, requestKey);
+  }
+
+  listWebhookSources(query: PageQuery): Result<Page<WebhookSourceRecord>> {
+    return this.parts.alertness.listWebhookSources(query);
+  }
+
+  getWebhookSource(id: string): Result<{ source: WebhookSourceRecord }> {
+    return this.parts.alertness.getWebhookSource(id);
+  }
+
+  deleteWebhookSource(actor: string, id: string): Result<{ source: WebhookSourceRecord }> {
+    return this.parts.alertness.deleteWebhookSource(actor, id);
+  }
+
+  /** Source ingress: verify, record once, then dispatch. */
+  async receiveWebhook(delivery: SourceDelivery): Promise<SourceIngest> {
+    return this.parts.alertness.receiveWebhook(delivery);
+  }
+
+  // ── Governance (SPEC §3, §5–§6): policy, providers, the inference grant, brakes, audit ─────────
+  /** The current governance policy (version 0 = the empty default). */
+  getPolicy(): Policy {
+    return this.parts.governance.policy();
+  }
+
+  /** `PUT /v1/policy`: validated, appended as the next version and audited (an identical body changes nothing). */
+  putPolicy(actor: string, body: PolicyBody, ifMatch?: number): ReturnType<Governance["putPolicy"]> {
+    return this.parts.governance.putPolicy(actor, body, ifMatch);
+  }
+
+  createProviderSecret(actor: string, body: CreateProviderSecretBody, requestKey?: string): ReturnType<Governance["createSecret"]> {
+    return this.parts.governance.createSecret(actor, body, requestKey);
+  }
+
+  listProviderSecrets(query: PageQuery): Result<Page<ProviderSecret>> {
+    return this.parts.governance.listSecrets(query);
+  }
+
+  revokeProviderSecret(actor: string, id: string): Result<{ secret: ProviderSecret }> {
+    return this.parts.governance.revokeSecret(actor, id);
+  }
+
+  recordProviderConsent(actor: string, body: CreateConsentBody): ReturnType<Governance["recordConsent"]> {
+    return this.parts.governance.recordConsent(actor, body);
+  }
+
+  listProviderConsents(query: PageQuery): Result<Page<ProviderConsent>> {
+    return this.parts.governance.listConsents(query);
+  }
+
+  /** The inference gate's tenant half (provider → model → privacy receipt → secret); every denial is audited. */
+  inferenceGrant(request: InferenceGrantRequest): Promise<Result<{ grant: InferenceGrant }>> {
+    return this.parts.governance.inferenceGrant(request);
+  }
+
+  /** Hosts the tenant's agents may reach: configured provider endpoints and registered HTTP tools. */
+  async egressHosts(): Promise<string[]> {
+    return this.parts.governance.egressHosts();
+  }
+
+  /** The tenant's identity provider for widget users (JWKS URL, issuer, audience), or null; the Worker caches it briefly. */
+  identityProvider(): IdentityProvider | null {
+    return this.parts.governance.identityProvider();
+  }
+
+  /** The retention bounds in force for this tenant (agents prune their own event logs with them). */
+  retentionPolicy(): RetentionPolicy {
+    return this.parts.retentionPolicy();
+  }
+
+  /** `POST /v1/brakes`: engaged at once (audited; covered pending decisions are suspended). */
+  engageBrake(actor: string, body: EngageBrakeBody): Result<{ brake: BrakeView }> {
+    return this.parts.brakes.engage(actor, body);
+  }
+
+  listBrakes(query: PageQuery & { status?: "active" | "released" | undefined }): Result<Page<BrakeView>> {
+    return cursorPage(query.cursor, numberKeyCursor, (before) => this.parts.brakes.list({ limit: query.limit, status: query.status, before }));
+  }
+
+  releaseBrake(actor: string, id: string): Result<{ brake: BrakeView }> {
+    return this.parts.brakes.release(actor, id);
+  }
+
+  /** What governs one agent's run right now, in one round trip: active brakes, the tenant's time zone, budgets, tool quotas and rate limits. */
+  governanceFor(agent: { agentId: string; kind: string }): RunGovernance {
+    return runGovernanceFor({ brakes: this.parts.brakes, governance: this.parts.governance, timeZone: this.parts.tenant()?.timeZone ?? "UTC" }, agent);
+  }
+
+  /** What spawn admission needs from the tenant, in one round trip: live children, brakes, time zone, budgets. */
+  delegationContext(parent: { agentId: string; kind: string }): DelegationContext {
+    return delegationContextFor(this.parts.db, parent.agentId, this.governanceFor(parent));
+  }
+
+  /** Every spawn decision is a policy decision: audited (`agent.spawned` / `agent.spawn_denied`) and counted. */
+  recordSpawnDecision(decision: SpawnDecisionRecord): void {
+    recordSpawnDecision({ audit: this.parts.audit, metrics: this.parts.metrics }, decision);
+  }
+
+  /** Also an RPC: the operator audit object records tenant erasures through it. */
+  audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
+    this.parts.audit(actor, action, target, detail);
+  }
+
+  listAudit(limit: number, beforeSeq?: number): AuditEntry[] {
+    return listAudit(this.parts.db, limit, beforeSeq);
+  }
+
+  /** Operator audit object only: the newest audit entry about `target` with `action`. */
+  findAudit(action: string, target: string): AuditEntry | null {
+    return findAudit(this.parts.db, action, target);
+  }
+
+  // ── Decisions: ask_user questions, tool approvals (seed 002), brakes' keep-or-release ──────────
+  /** Opens the decision for an agent's ask_user call (idempotent by operationId). */
+  openQuestion(request: QuestionRequest): string {
+    return this.parts.decisions.openQuestion(request);
+  }
+
+  /** `GET /v1/decisions`: tenant-wide, newest first; `agentIds` narrows to a widget token's agents. */
+  listDecisions(query: DecisionListQuery): Result<Page<DecisionRecord>> {
+    return this.parts.decisionDesk.list(query);
+  }
+
+  /** A person resolves a decision; the asking agent, the waiting saga or the brake hears of it. */
+  resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[], widgetNamespace?: string): Promise<ResolveOutcome | BrakeDecisionOutcome> {
+    return this.parts.decisionDesk.resolve(actor, id, body, visibleAgents, widgetNamespace);
+  }
+
+  /** Before a mutating call's saga starts: does it need a person? Opens the decision once (by operationId). Trust never leaves. */
+  requestToolApproval(request: ApprovalRequest): ApprovalAnswer {
+    return this.parts.approvals.request(request);
+  }
+
+  /** The waiting saga reads its decision (JSON text: workflow step results must serialise shallowly). */
+  toolApprovalState(decisionId: string): string {
+    return JSON.stringify(this.parts.approvals.state(decisionId) satisfies ApprovalState);
+  }
+
+  /** The saga's wait ran out: apply the decision's timeout policy if it is due (recorded in the audit log). */
+  toolApprovalTimedOut(decisionId: string): string {
+    return JSON.stringify(this.parts.approvals.timedOut(decisionId) satisfies ApprovalState);
+  }
+
+  /** A brake holds back the pending decisions it covers (status `suspended`); brake decisions themselves are never held. */
+  suspendPendingDecisions(filter: DecisionHoldFilter): number {
+    return this.parts.decisions.suspendPending(filter);
+  }
+
+  resumeSuspendedDecisions(filter: DecisionHoldFilter): number {
+    return this.parts.decisions.resumeSuspended(filter);
+  }
+
+  // ── Channels (SPEC §7–§9): the tenant event stream, outbound webhooks, metrics ─────────────────
+  /** An agent's forwarded events (one RPC per batch); a re-sent batch adds nothing. */
+  async recordAgentEvents(agentId: string, events: ForwardedAgentEvent[]): Promise<Result<{ recorded: number }>> {
+    return { ok: true, recorded: await this.parts.feed.recordAgentEvents(agentId, events) };
+  }
+
+  /** `GET /v1/events/stream` body: replay after `after`, then live; `agentIds` narrows it (widget tokens). */
+  openTenantEvents(after: number, agentIds: string[] | null): Result<{ stream: ReadableStream<Uint8Array> }> {
+    if (!this.parts.tenant()) return failure("not_found", "tenant not found");
+    // after = 0 asks for everything still kept; a later cursor below the pruned mark would skip events unseen.
+    const prunedThrough = this.parts.retention.prunedThrough();
+    if (after > 0 && cursorExpired(after, prunedThrough)) return expiredCursor(prunedThrough);
+    return { ok: true, stream: this.parts.tenantEvents.subscribe(after, agentIds) };
+  }
+
+  async createWebhook(actor: string, body: CreateWebhookBody, requestKey?: string): Promise<EndpointCreation> {
+    return this.parts.channels.createWebhook(actor, body, requestKey);
+  }
+
+  listWebhooks(query: PageQuery): Result<Page<WebhookEndpoint>> {
+    return this.parts.channels.listWebhooks(query);
+  }
+
+  getWebhook(id: string): Result<{ endpoint: WebhookEndpoint }> {
+    return this.parts.channels.getWebhook(id);
+  }
+
+  deleteWebhook(actor: string, id: string): Result<{ endpoint: WebhookEndpoint }> {
+    return this.parts.channels.deleteWebhook(actor, id);
+  }
+
+  listWebhookDeliveries(endpointId: string, query: PageQuery): Result<Page<WebhookDelivery>> {
+    return this.parts.channels.listDeliveries(endpointId, query);
+  }
+
+  /** Outbound consumer, step 1: what to send for this delivery (or skip it). */
+  prepareOutboundAttempt(deliveryId: string): Promise<PreparedAttempt> {
+    return this.parts.outbound.prepare(deliveryId);
+  }
+
+  /** Outbound consumer, step 2: record the attempt; the answer says ack (delivered/dead) or retry after a delay. */
+  recordOutboundAttempt(deliveryId: string, attempt: number, report: AttemptReport): ReturnType<OutboundDeliveries["record"]> {
+    return this.parts.outbound.record(deliveryId, attempt, report);
+  }
+
+  /** The outbound DLQ backstop. */
+  deadLetterOutbound(deliveryId: string): void {
+    this.parts.outbound.deadLetter(deliveryId);
+  }
+
+  /** A run reached a terminal status in one of the tenant's agents (metrics counters). */
+  recordRunOutcome(outcome: RunOutcome): void {
+    this.parts.metrics.recordRunOutcome(outcome);
+  }
+
+  /** GET /v1/metrics body (Prometheus text exposition). */
+  metricsText(): string {
+    return this.parts.metrics.render();
+  }
+
+  // ── Test and bench seams (refused unless VIGIL_FAULTS / VIGIL_BENCH=enabled) ───────────────────
+  /** This tenant's decision tick length in ms (null: config default). */
+  setDecisionTickMs(ms: number | null): boolean {
+    if (!this.seams.enabled) return false;
+    this.parts.approvals.setTickMs(ms);
+    return true;
+  }
+
+  /** Every row of every SQLite table. */
+  async debugDumpTables(): Promise<Result<{ tables: TableDump }>> {
+    return this.seams.refused() ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
+  }
+
+  /** API key lookups this object has served since it started. */
+  keyLookups(): number | null {
+    return this.seams.enabled ? this.parts.clientAuth.lookups : null;
+  }
+
+  /** One retention pass as if the clock read `nowMs`. */
+  pruneNow(nowMs: number): Result<TenantPruneOutcome> {
+    return this.seams.refused() ?? { ok: true, ...this.parts.pruneRetention(nowMs) };
+  }
+
+  /** Bulk subscriptions, dry-run matching, counts (bench/alertness.mjs). */
+  benchAlertness(op: AlertnessBenchOp): Result<{ answer: AlertnessBenchAnswer }> {
+    return this.seams.benchRefused() ?? runAlertnessBenchOp({ db: this.parts.db, dispatcher: this.parts.dispatcher, subscribe: (agentId, spec) => this.createSubscription(agentId, spec) }, op);
+  }
+}

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
 import { journalEntities as table } from "../../../db/tenant-schema";
 import type { JournalFilter, JournalFilters, JournalRecord, JournalType } from "../../../schema/journal";
 import type { TenantDb } from "../types";
-import { afterCreated } from "../../keyset";
+import { afterCreated } from "../../shared/keyset";
 
 export type JournalRow = typeof table.$inferSelect;
 /** Keyset position of a list page: the last row's (createdAt, id). */

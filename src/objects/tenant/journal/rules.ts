@@ -7,7 +7,7 @@
  * (themselves), tasks, entries and task-less time entries carry a category of their own. References
  * in a body that name no live record of the right kind are `invalid_reference` (422).
  */
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { JOURNAL_KINDS, type JournalType } from "../../../schema/journal";
 import type { JournalRow, JournalRows } from "./rows";
 

@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import { failure, type Result } from "../../../http/error-codes";
+import { failure, type Result } from "../../../core/result";
 import { JOURNAL_KINDS, JOURNAL_TYPES, JournalSchemas, type JournalRecord, type JournalType } from "../../../schema/journal";
 import type { TypedToken } from "../../../core/tokens";
-import { nowIso } from "../../sqlite";
+import { nowIso } from "../../shared/sqlite";
 import { toRecord, type JournalRow, type JournalRows } from "./rows";
 import { checkDeletable, mergePatch, place, type Fields, type Placement } from "./rules";
 import { journalTokens, type JournalWrite } from "./tokens";

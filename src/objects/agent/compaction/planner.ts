@@ -1,0 +1,89 @@
+import { and, asc, desc, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import { admitCompactionJob, compactionJobId, newCompactionJob } from "../../../core/compaction-job";
+import { planCompaction, planCondensation, type CompactionSpan, type MemoryLimits, type SummaryRef } from "../../../core/memory-policy";
+import * as schema from "../../../db/agent-schema";
+import { toJob, type CompactionJobs } from "./jobs";
+import { compactedThroughSeq } from "./summary-commit";
+import type { AgentDb } from "../types";
+
+/** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
+const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
+
+export interface CompactionPlannerDeps {
+  db: AgentDb;
+  jobs: CompactionJobs;
+  limits: MemoryLimits;
+  now(): number;
+  /** The agent's id, "" before the agent exists (nothing is planned then). */
+  agentId(): string;
+}
+
+/** Decides which spans need a compaction job (hot tier overflow, too many summaries at a depth) and admits them single-flight. */
+export class CompactionPlanner {
+  constructor(private readonly deps: CompactionPlannerDeps) {}
+
+  /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
+  plan(threadId: string): number {
+    const agentId = this.deps.agentId();
+    return agentId && this.planThread(agentId, threadId) ? 1 : 0;
+  }
+
+  /** Plans the condensations due (cold tier); only a committed summary can make one due. */
+  planCondensations(): number {
+    const agentId = this.deps.agentId();
+    if (!agentId) return 0;
+    let created = 0;
+    for (let depth = 0; depth < this.deps.limits.maxSummaryDepth; depth++) if (this.planDepth(agentId, depth)) created++;
+    return created;
+  }
+
+  private planThread(agentId: string, threadId: string): boolean {
+    const { db, limits } = this.deps;
+    const after = compactedThroughSeq(db, threadId);
+    const raw = and(eq(schema.messages.threadId, threadId), gt(schema.messages.seq, after), ne(schema.messages.kind, "summary"));
+    // Counted over at most `cap` rows: above that the plan is the same (take the longest span), so a
+    // backlog (a bulk import, a long outage) costs no more to plan than a steady-state thread.
+    const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
+    const newest = db.select({ tokens: TOKENS_SQL.as("tokens") }).from(schema.messages).where(raw).orderBy(desc(schema.messages.seq)).limit(cap).as("newest");
+    const totals = db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${newest.tokens}), 0)` }).from(newest).get();
+    const oldest = db
+      .select({ id: schema.messages.id, seq: schema.messages.seq, tokens: TOKENS_SQL })
+      .from(schema.messages)
+      .where(raw)
+      .orderBy(asc(schema.messages.seq))
+      .limit(limits.compactionMaxSpanMessages)
+      .all();
+    const plan = planCompaction(
+      { agentId, threadId, oldestUncompacted: oldest.map((row) => ({ ...row, tokens: Number(row.tokens) })), uncompactedCount: Number(totals?.n ?? 0), uncompactedTokens: Number(totals?.tokens ?? 0) },
+      limits,
+    );
+    return plan.action === "compact" && this.admit(plan.span);
+  }
+
+  private planDepth(agentId: string, depth: number): boolean {
+    const { db, limits } = this.deps;
+    const open = and(eq(schema.summaries.summaryDepth, depth), isNull(schema.summaries.condensedInto));
+    const n = Number(db.select({ n: sql<number>`count(*)` }).from(schema.summaries).where(open).get()?.n ?? 0);
+    if (n <= limits.maxSummariesPerDepth) return false;
+    const oldest = db.select().from(schema.summaries).where(open).orderBy(asc(schema.summaries.seq)).limit(limits.condenseBatchSize).all();
+    const refs: SummaryRef[] = oldest.map((row) => ({ ...row, messageId: row.messageId, text: "" }));
+    const plan = planCondensation({ agentId, summaryDepth: depth, oldestUncondensed: refs, uncondensedCount: n }, limits);
+    return plan.action === "compact" && this.admit(plan.span);
+  }
+
+  /** Inserts a job for the span unless the span already has one or its thread has an open job (single-flight). */
+  private admit(span: CompactionSpan): boolean {
+    const db = this.deps.db;
+    const id = compactionJobId(span);
+    const rows = db
+      .select()
+      .from(schema.compactionJobs)
+      .where(and(eq(schema.compactionJobs.agentId, span.agentId), eq(schema.compactionJobs.threadId, span.threadId), inArray(schema.compactionJobs.status, ["pending", "running"])))
+      .all();
+    const same = this.deps.jobs.get(id);
+    if (!admitCompactionJob([...rows, ...(same ? [same] : [])].map(toJob), span).admit) return false;
+    const job = newCompactionJob(span, this.deps.now());
+    db.insert(schema.compactionJobs).values({ id, ...job, startSeq: span.startSeq, endSeq: span.endSeq, coveredFromSeq: span.coveredFromSeq, coveredThroughSeq: span.coveredThroughSeq }).run();
+    return true;
+  }
+}

@@ -1,0 +1,119 @@
+import { and, eq, gte, isNull, lte } from "drizzle-orm";
+import type { CompactionSpan } from "../../../core/memory-policy";
+import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryCommitResolution, type SummaryPointer } from "../../../core/summary";
+import * as schema from "../../../db/agent-schema";
+import { nowIso } from "../../shared/sqlite";
+import type { CompactionJobs, JobRow } from "./jobs";
+import type { History } from "../memory/history";
+import type { AgentProfile } from "../lifecycle/profile";
+import type { SummaryText } from "./summarizer";
+import type { AgentDb } from "../types";
+
+/** The thread's compaction pointer (0: nothing summarized yet). */
+export function compactedThroughSeq(db: AgentDb, threadId: string): number {
+  return db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, threadId)).get()?.seq ?? 0;
+}
+
+export interface SummaryCommitDeps {
+  db: AgentDb;
+  history: History;
+  profile: AgentProfile;
+  jobs: CompactionJobs;
+  now(): number;
+}
+
+/** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
+export class SummaryCommitter {
+  constructor(private readonly deps: SummaryCommitDeps) {}
+
+  /**
+   * One transaction: the summary message (deterministic id), its span links, the job's `done`, then
+   * the pointers — which therefore move only once the summary is committed, and only forwards. A
+   * second commit under the same id with other content is kept out and recorded as a diagnostic.
+   */
+  commit(job: JobRow, summary: SummaryText): SummaryCommitResolution {
+    const db = this.deps.db;
+    const span: CompactionSpan = { ...job };
+    const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
+    return db.transaction(() => {
+      const existing = db.select().from(schema.summaries).where(eq(schema.summaries.messageId, commit.summaryId)).get();
+      const resolution = resolveSummaryCommit(existing ? { summaryId: existing.messageId, summaryContentHash: existing.summaryContentHash } : null, commit);
+      if (resolution.action === "divergent_duplicate") {
+        db.insert(schema.memoryDiagnostics).values({ code: resolution.diagnostic.code, summaryId: commit.summaryId, detail: { ...resolution.diagnostic, jobId: job.id, summarizer: summary.summarizer }, createdAt: nowIso() }).run();
+      }
+      if (resolution.action === "insert") {
+        const threadId = job.threadId;
+        const { message } = this.deps.history.append({
+          id: commit.summaryId,
+          threadId,
+          kind: "summary",
+          text: commit.text,
+          metadata: {
+            summaryDepth: job.summaryDepth,
+            summaryStartMessageId: job.startMessageId,
+            summaryEndMessageId: job.endMessageId,
+            coveredFromSeq: job.coveredFromSeq,
+            coveredThroughSeq: job.coveredThroughSeq,
+            summaryContentHash: commit.summaryContentHash,
+            summarizerContractVersion: commit.summarizerContractVersion,
+            summarizer: summary.summarizer,
+            summarizerReason: summary.reason,
+          },
+        });
+        const seq = db.select({ seq: schema.messages.seq }).from(schema.messages).where(eq(schema.messages.id, message.id)).get()!.seq;
+        db.insert(schema.summaries)
+          .values({
+            messageId: commit.summaryId,
+            seq,
+            threadId,
+            summaryDepth: job.summaryDepth,
+            startMessageId: job.startMessageId,
+            endMessageId: job.endMessageId,
+            startSeq: job.startSeq,
+            endSeq: job.endSeq,
+            coveredFromSeq: job.coveredFromSeq,
+            coveredThroughSeq: job.coveredThroughSeq,
+            summaryContentHash: commit.summaryContentHash,
+            summarizerContractVersion: commit.summarizerContractVersion,
+            condensedInto: null,
+            createdAt: nowIso(),
+          })
+          .run();
+        if (job.summaryDepth > 0) {
+          db.update(schema.summaries)
+            .set({ condensedInto: commit.summaryId })
+            .where(and(eq(schema.summaries.summaryDepth, job.summaryDepth - 1), gte(schema.summaries.seq, job.startSeq), lte(schema.summaries.seq, job.endSeq), isNull(schema.summaries.condensedInto)))
+            .run();
+        }
+      }
+      const keptId = commit.summaryId;
+      const stored = this.deps.jobs.get(job.id);
+      if (stored?.status === "running") this.deps.jobs.transition(stored, { type: "commit", now: this.deps.now() }, { summaryMessageId: keptId, summarizer: summary.summarizer });
+      if (resolution.action !== "divergent_duplicate") this.advancePointers(job, keptId);
+      return resolution;
+    });
+  }
+
+  private advancePointers(job: JobRow, summaryMessageId: string): void {
+    const db = this.deps.db;
+    if (job.summaryDepth === 0) {
+      const through = compactedThroughSeq(db, job.threadId);
+      if (job.coveredThroughSeq > through) {
+        db.insert(schema.threadMemory)
+          .values({ threadId: job.threadId, compactedThroughSeq: job.coveredThroughSeq, latestSummaryMessageId: summaryMessageId, updatedAt: nowIso() })
+          .onConflictDoUpdate({ target: schema.threadMemory.threadId, set: { compactedThroughSeq: job.coveredThroughSeq, latestSummaryMessageId: summaryMessageId, updatedAt: nowIso() } })
+          .run();
+      }
+    }
+    const state = this.deps.profile.state();
+    if (!state) return;
+    const currentRow = state.latestSummaryMessageId
+      ? db.select().from(schema.summaries).where(eq(schema.summaries.messageId, state.latestSummaryMessageId)).get()
+      : undefined;
+    const current: SummaryPointer | null = currentRow ? { messageId: currentRow.messageId, summaryDepth: currentRow.summaryDepth, coveredThroughSeq: currentRow.coveredThroughSeq } : null;
+    const advance = advancePointer(current, { messageId: summaryMessageId, summaryDepth: job.summaryDepth, coveredThroughSeq: job.coveredThroughSeq });
+    if (advance.moved) {
+      db.update(schema.agentState).set({ latestSummaryMessageId: advance.pointer.messageId, revision: state.revision + 1 }).run();
+    }
+  }
+}

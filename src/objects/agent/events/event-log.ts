@@ -1,0 +1,130 @@
+import { and, asc, desc, eq, gt } from "drizzle-orm";
+import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import { config } from "../../../config";
+import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
+import * as schema from "../../../db/agent-schema";
+import type { AgentEvent } from "../../../schema/runs";
+import { nowIso } from "../../shared/sqlite";
+import { toEvent } from "../records";
+
+type Db = DrizzleSqliteDODatabase<typeof schema>;
+
+interface Subscriber {
+  push(frame: string): void;
+  /** Called with every event (persisted or live); returns true when the stream should end. */
+  accepts(event: { type: string; runKey: string | null }): boolean;
+  endsOn(event: { type: string; runKey: string | null }): boolean;
+  close(): void;
+}
+
+export interface StreamFilter {
+  runKey?: string;
+  /** Close the stream after the first event of one of these types (for the given runKey). */
+  closeOn?: ReadonlyArray<string>;
+  /** Only events this accepts reach the stream, replayed and live alike (a widget token's own threads). */
+  visible?: (event: { type: string; runKey: string | null }) => boolean;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The agent's append-only event log and its live fan-out. Persisted events carry `seq` (the SSE id);
+ * live-only events (text.delta) reach current subscribers and are never replayed.
+ */
+export class EventLog {
+  private readonly subscribers = new Set<Subscriber>();
+
+  constructor(private readonly db: Db) {}
+
+  /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
+  private persisted: ((type: string) => void) | null = null;
+
+  onPersisted(listener: (type: string) => void): void {
+    this.persisted = listener;
+  }
+
+  /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
+  append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
+    const row = this.db.insert(schema.events).values({ type, runKey, data, createdAt: nowIso() }).returning().get();
+    const event = toEvent(row);
+    this.fanOut({ type, runKey }, sseFrame({ id: event.seq, event: type, data: event }));
+    this.persisted?.(type);
+    return event;
+  }
+
+  /** A live-only event: no seq, no replay. */
+  live(type: string, runKey: string | null, data: Record<string, unknown>): void {
+    this.fanOut({ type, runKey }, sseFrame({ event: type, data: { type, runKey, data } }));
+  }
+
+  /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
+  headSeq(): number {
+    return this.db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
+  }
+
+  /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */
+  listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
+    const e = schema.events;
+    const where = runKey === undefined ? gt(e.seq, after) : and(eq(e.runKey, runKey), gt(e.seq, after));
+    return this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all().map(toEvent);
+  }
+
+  /**
+   * Replays persisted events after `after`, then goes live. Replay and registration happen in one
+   * synchronous step, so no event can fall between them (the DO runs one JS turn at a time).
+   *
+   * A native byte pipe rather than a JS source: a stream handed over RPC is not cancelled at its
+   * source when the client goes away; a write to it fails instead, which ends the subscription here.
+   * (A JS source would keep a dead subscriber and leave an uncaught "Network connection lost".)
+   */
+  subscribe(after: number, filter: StreamFilter = {}): ReadableStream<Uint8Array> {
+    const { readable, writable } = new IdentityTransformStream();
+    const writer = writable.getWriter();
+    const subscribers = this.subscribers;
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let closed = false;
+    const end = (graceful: boolean) => {
+      if (closed) return;
+      closed = true;
+      if (heartbeat !== undefined) clearInterval(heartbeat);
+      subscribers.delete(subscriber);
+      (graceful ? writer.close() : writer.abort()).catch(() => undefined);
+    };
+    const matches = (event: { type: string; runKey: string | null }) =>
+      (filter.runKey === undefined || event.runKey === filter.runKey) && (filter.visible === undefined || filter.visible(event));
+    const subscriber: Subscriber = {
+      push: (frame) => {
+        if (!closed) writer.write(encoder.encode(frame)).catch(() => end(false));
+      },
+      accepts: matches,
+      endsOn: (event) => matches(event) && (filter.closeOn?.includes(event.type) ?? false),
+      close: () => end(true),
+    };
+    subscriber.push(": connected\n\n");
+    let cursor = after;
+    for (;;) {
+      const batch = this.listAfter(cursor, config.sse.replayBatch, filter.runKey);
+      for (const event of batch) {
+        if (!matches(event)) continue;
+        subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
+        if (subscriber.endsOn(event)) {
+          subscriber.close();
+          return readable;
+        }
+      }
+      if (batch.length < config.sse.replayBatch) break;
+      cursor = batch[batch.length - 1]!.seq;
+    }
+    subscribers.add(subscriber);
+    heartbeat = setInterval(() => subscriber.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
+    return readable;
+  }
+
+  private fanOut(event: { type: string; runKey: string | null }, frame: string): void {
+    for (const subscriber of [...this.subscribers]) {
+      if (!subscriber.accepts(event)) continue;
+      subscriber.push(frame);
+      if (subscriber.endsOn(event)) subscriber.close();
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { and, desc, eq, lt } from "drizzle-orm";
+import { config } from "../../../config";
+import { capFloorSeq, cutoffIso, type RetentionPolicy } from "../../../core/retention";
+import * as schema from "../../../db/agent-schema";
+import { pruneLogPrefix, pruneWhere, readMark } from "../../shared/pruning";
+import type { AgentScheduler } from "../lifecycle/schedule";
+import type { AgentDb } from "../types";
+
+/** Counters key: every agent event seq up to this one has been pruned (`cursor_expired` below it). */
+export const AGENT_EVENTS_MARK = "retention:events-through";
+const CALLBACK = "onRetentionDue";
+
+export interface AgentRetentionDeps {
+  db: AgentDb;
+  scheduler: AgentScheduler;
+  /** The tenant's bounds (its policy may override the defaults); one call per pass. */
+  policy(): Promise<RetentionPolicy>;
+  exists(): boolean;
+}
+
+export interface AgentPruneOutcome {
+  deleted: { events: number; compactionJobs: number };
+  more: boolean;
+}
+
+/**
+ * The agent's bounded tables (issue 12 §5): its event log by age and row cap, and finished compaction jobs.
+ * Messages, summaries, runs and traces, and reports are history and stay. Runs on an SDK schedule, one bounded
+ * batch per table per pass.
+ */
+export class AgentRetention {
+  constructor(private readonly deps: AgentRetentionDeps) {}
+
+  /** Arms the next pass unless one is already scheduled (on activation). */
+  async arm(atMs: number = Date.now() + config.retention.intervalSeconds * 1_000): Promise<void> {
+    const { scheduler } = this.deps;
+    if (!this.deps.exists() || (await scheduler.listSchedules()).some((row) => row.callback === CALLBACK)) return;
+    await scheduler.schedule(new Date(atMs), CALLBACK);
+  }
+
+  /** The `onRetentionDue` callback: one pass, then the next one (soon while a batch was full). */
+  async run(nowMs: number = Date.now()): Promise<AgentPruneOutcome> {
+    const outcome = this.prune(await this.currentPolicy(), nowMs);
+    await this.arm(Date.now() + (outcome.more ? 1_000 : config.retention.intervalSeconds * 1_000));
+    return outcome;
+  }
+
+  /** The tenant's bounds, or the defaults while the tenant cannot be reached. */
+  currentPolicy(): Promise<RetentionPolicy> {
+    return this.deps.policy().catch(() => config.retention);
+  }
+
+  prune(policy: RetentionPolicy, nowMs: number): AgentPruneOutcome {
+    const { db } = this.deps;
+    const batch = config.retention.batchRows;
+    const head = db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
+    const events = pruneLogPrefix(
+      db,
+      { table: "events", seq: "seq", createdAt: "created_at", mark: AGENT_EVENTS_MARK },
+      cutoffIso(nowMs, policy.agentEvents.maxAgeDays),
+      capFloorSeq(head, policy.agentEvents.maxRows),
+      batch,
+    );
+    // Only `done` jobs: a failed_terminal job stays until it is retried by hand (pruning it would re-admit its span on its own).
+    const doneBefore = nowMs - policy.compactionJobsDays * 86_400_000;
+    const jobs = pruneWhere(db, "compaction_jobs", and(eq(schema.compactionJobs.status, "done"), lt(schema.compactionJobs.updatedAt, doneBefore))!, batch);
+    return { deleted: { events: events.deleted, compactionJobs: jobs.deleted }, more: events.full || jobs.full };
+  }
+
+  /** Every event seq up to this one is gone. */
+  prunedThrough(): number {
+    return readMark(this.deps.db, AGENT_EVENTS_MARK);
+  }
+}

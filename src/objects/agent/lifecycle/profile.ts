@@ -1,0 +1,159 @@
+import { eq } from "drizzle-orm";
+import { admitIngress, transition, type LifecycleCommand } from "../../../core/lifecycle";
+import * as schema from "../../../db/agent-schema";
+import { failure, type Result } from "../../../core/result";
+import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
+import { nowIso } from "../../shared/sqlite";
+import type { EventLog } from "../events/event-log";
+import { toAgent, toState } from "../records";
+import type { AgentDb } from "../types";
+
+/** Identity, configuration and lifecycle of the one agent this DO holds. */
+export class AgentProfile {
+  constructor(
+    private readonly db: AgentDb,
+    private readonly events: EventLog,
+  ) {}
+
+  get(): Agent | null {
+    const row = this.db.select().from(schema.agentMeta).get();
+    return row ? toAgent(row) : null;
+  }
+
+  state(): AgentState | null {
+    const row = this.db.select().from(schema.agentState).get();
+    return row ? toState(row) : null;
+  }
+
+  /** `lineage`: set only for a spawned child (SPEC §3 delegation), never through the public API. */
+  create(tenantId: string, agentId: string, body: CreateAgentBody, lineage: AgentLineage | null = null): Result<{ agent: Agent }> {
+    if (this.get()) return failure("conflict", `agent ${agentId} already exists`);
+    const now = nowIso();
+    this.db.transaction((tx) => {
+      tx.insert(schema.agentMeta)
+        .values({
+          id: agentId,
+          tenantId,
+          kind: body.kind,
+          displayName: body.displayName,
+          lifecycle: body.start ? "active" : "created",
+          mode: body.mode,
+          allowedCategoryIds: body.allowedCategoryIds,
+          config: {
+            modelId: body.model,
+            instructions: body.instructions ?? null,
+            playbook: body.playbook ?? null,
+            modelOptions: body.modelOptions,
+            capabilities: body.capabilities ?? null,
+            fallbackModels: body.fallbackModels,
+            controlMode: body.controlMode,
+            budgets: body.budgets ?? null,
+            lineage,
+          },
+          version: 1,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run();
+      tx.insert(schema.agentState)
+        .values({ agentId, revision: 0, consecutiveFailureCount: 0, slots: {} })
+        .run();
+    });
+    const agent = this.get()!;
+    this.events.append("lifecycle.changed", null, { from: null, to: agent.lifecycle, agent });
+    return { ok: true, agent };
+  }
+
+  patch(body: PatchAgentBody): Result<{ agent: Agent }> {
+    const current = this.get();
+    if (!current) return failure("not_found", "agent not found");
+    if (current.lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed and cannot change");
+    if (body.version !== undefined && body.version !== current.version) {
+      return failure("version_conflict", `version is ${current.version}, the request expected ${body.version}`);
+    }
+    const config = { ...current.config };
+    if (body.model !== undefined) config.modelId = body.model;
+    if (body.instructions !== undefined) config.instructions = body.instructions;
+    if (body.playbook !== undefined) config.playbook = body.playbook;
+    if (body.modelOptions !== undefined) config.modelOptions = body.modelOptions;
+    if (body.capabilities !== undefined) config.capabilities = body.capabilities;
+    if (body.fallbackModels !== undefined) config.fallbackModels = body.fallbackModels;
+    if (body.controlMode !== undefined) config.controlMode = body.controlMode;
+    if (body.budgets !== undefined) config.budgets = body.budgets;
+    this.db
+      .update(schema.agentMeta)
+      .set({
+        displayName: body.displayName ?? current.displayName,
+        mode: body.mode ?? current.mode,
+        allowedCategoryIds: body.allowedCategoryIds ?? current.allowedCategoryIds,
+        config,
+        version: current.version + 1,
+        updatedAt: nowIso(),
+      })
+      .where(eq(schema.agentMeta.id, current.id))
+      .run();
+    const agent = this.get()!;
+    this.events.append("agent.changed", null, { agent });
+    return { ok: true, agent };
+  }
+
+  command(command: LifecycleCommand): Result<{ agent: Agent; changed: boolean }> {
+    const current = this.get();
+    if (!current) return failure("not_found", "agent not found");
+    const result = transition(current.lifecycle, command);
+    if (!result.ok) {
+      return failure(result.code, `cannot ${command} an agent that is ${current.lifecycle}`);
+    }
+    if (!result.changed) return { ok: true, agent: current, changed: false };
+    const now = nowIso();
+    this.db
+      .update(schema.agentMeta)
+      .set({ lifecycle: result.to, version: current.version + 1, updatedAt: now, destroyedAt: result.to === "destroyed" ? now : null })
+      .where(eq(schema.agentMeta.id, current.id))
+      .run();
+    const agent = this.get()!;
+    this.events.append("lifecycle.changed", null, { from: result.from, to: result.to, agent });
+    return { ok: true, agent, changed: true };
+  }
+
+  /** Whether new work may enter now; the failure explains what to do instead. */
+  admit(): Result<{ agent: Agent }> {
+    const agent = this.get();
+    if (!agent) return failure("not_found", "agent not found");
+    const verdict = admitIngress(agent.lifecycle);
+    if (verdict.admit) return { ok: true, agent };
+    const guidance = {
+      agent_dormant: "the agent is paused (dormant); resume it with POST /v1/agents/{id}/resume first",
+      agent_not_started: "the agent was created with start=false; resume it with POST /v1/agents/{id}/resume first",
+      agent_destroyed: "the agent is destroyed",
+    }[verdict.code];
+    return failure(verdict.code, guidance.replace("{id}", agent.id));
+  }
+
+  /** Replaces the slots document (already validated by the core) and bumps the state revision. */
+  writeSlots(slots: Record<string, unknown>): AgentState {
+    const state = this.state()!;
+    this.db.update(schema.agentState).set({ slots, revision: state.revision + 1 }).run();
+    return this.state()!;
+  }
+
+  sleepUntil(until: string): AgentState {
+    const state = this.state()!;
+    this.db.update(schema.agentState).set({ sleepUntil: until, revision: state.revision + 1 }).run();
+    return this.state()!;
+  }
+
+  recordWake(at: string, headMessageId: string | null, failed: boolean): AgentState {
+    const state = this.state()!;
+    this.db
+      .update(schema.agentState)
+      .set({
+        revision: state.revision + 1,
+        lastWakeAt: at,
+        recentHeadMessageId: headMessageId ?? state.recentHeadMessageId,
+        consecutiveFailureCount: failed ? state.consecutiveFailureCount + 1 : 0,
+      })
+      .run();
+    return this.state()!;
+  }
+}

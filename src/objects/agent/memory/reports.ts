@@ -1,0 +1,178 @@
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import type { InferSelectModel } from "drizzle-orm";
+import {
+  buildReport,
+  publishReport,
+  REPORT_SCOPES,
+  reportFreshness,
+  reportHeadId,
+  type AgentReport,
+  type AgentReportHead,
+  type ReportCursor,
+  type ReportFreshness,
+  type ReportScope,
+} from "../../../core/reports";
+import * as schema from "../../../db/agent-schema";
+import { failure, type Result } from "../../../core/result";
+import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
+import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/reports";
+import { z } from "zod";
+import type { AgentDb } from "../types";
+
+/** What a publish did: `created` is true only when a new immutable report row was written. */
+export type PublishOutcome =
+  | { ok: true; action: "create" | "update" | "confirm"; created: boolean; report: AgentReport; head: AgentReportHead }
+  | { ok: false; code: "invalid_report" | "scope_mismatch" | "report_older_than_head"; message: string };
+
+/** A publish request; without `sourceCursor` the report is stamped with the agent's processed cursor now. */
+export interface ReportDraftInput {
+  scope: string;
+  periodKey?: string;
+  content: Record<string, unknown>;
+  confidence?: number | null;
+  provenance?: Record<string, unknown>;
+  sourceCursor?: ReportCursor;
+}
+
+/** The source key of the processed cursor (see `processedCursor`). */
+export const WAKES_SOURCE = "wakes";
+
+export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SCOPES as readonly string[]).includes(scope);
+
+/**
+ * The agent's reports: immutable `reports` rows and one `report_heads` row per scope; the rules
+ * (ids, head moves, freshness) are src/core/reports.ts.
+ */
+export class Reports {
+  constructor(
+    private readonly db: AgentDb,
+    private readonly agentId: () => string,
+  ) {}
+
+  /**
+   * The agent's processed cursor, `{wakes: n}`: n is the event seq of the latest first-attempt
+   * `run.started`, i.e. it advances once per wake the agent takes in (a resumed or retried run does
+   * not move it). A report published in a run carries that run's cursor, so it stays fresh after its
+   * own run ends and goes stale by events when the next wake is processed. (The state revision would
+   * not do: every run bumps it at its end, after the publish, so a report would be stale at once.)
+   * Reads backwards from the newest event and stops at the first match.
+   */
+  processedCursor(): ReportCursor {
+    const row = this.db
+      .select({ seq: schema.events.seq })
+      .from(schema.events)
+      .where(and(eq(schema.events.type, "run.started"), sql`json_extract(${schema.events.data}, '$.attempt') = 1`))
+      .orderBy(desc(schema.events.seq))
+      .limit(1)
+      .get();
+    return { [WAKES_SOURCE]: row?.seq ?? 0 };
+  }
+
+  /** Builds the report, writes its row once (immutable; a replay finds it) and moves or re-confirms the head, atomically. */
+  publish(input: ReportDraftInput, nowMs = Date.now()): PublishOutcome {
+    const agentId = this.agentId();
+    const built = buildReport(agentId, { ...input, sourceCursor: input.sourceCursor ?? this.processedCursor() }, nowMs);
+    if (!built.ok) return { ok: false, code: "invalid_report", message: built.issues.map((issue) => `${issue.path || "report"}: ${issue.message}`).join("; ") };
+    const report = built.report;
+    return this.db.transaction((tx): PublishOutcome => {
+      const headRow = tx.select().from(schema.reportHeads).where(eq(schema.reportHeads.scope, report.scope)).get();
+      const head = headRow ? toHead(agentId, headRow) : null;
+      const headReportRow = headRow ? tx.select().from(schema.reports).where(eq(schema.reports.id, headRow.reportId)).get() : undefined;
+      const result = publishReport(head, headReportRow ? toReport(agentId, headReportRow) : null, report, nowMs);
+      if (result.action === "rejected") {
+        const message = result.code === "report_older_than_head" ? "the report was built from older sources than the current head's report" : "the head belongs to another scope";
+        return { ok: false, code: result.code, message };
+      }
+      const inserted = tx
+        .insert(schema.reports)
+        .values({
+          id: report.id,
+          scope: report.scope,
+          periodKey: report.periodKey,
+          content: report.content,
+          confidence: report.confidence,
+          provenance: report.provenance,
+          sourceCursor: { ...report.sourceCursor },
+          createdAt: report.createdAt,
+        })
+        .onConflictDoNothing()
+        .returning({ id: schema.reports.id })
+        .all();
+      tx.insert(schema.reportHeads)
+        .values({ scope: report.scope, reportId: result.head.reportId, updatedAt: result.head.updatedAt })
+        .onConflictDoUpdate({ target: schema.reportHeads.scope, set: { reportId: result.head.reportId, updatedAt: result.head.updatedAt } })
+        .run();
+      // An existing row (same id) is the same report; return it as first written.
+      const stored = tx.select().from(schema.reports).where(eq(schema.reports.id, report.id)).get()!;
+      return { ok: true, action: result.action, created: inserted.length > 0, report: toReport(agentId, stored), head: result.head };
+    });
+  }
+
+  /** The scope's head, its report and the freshness verdict at `nowMs` against the processed cursor; null without a head. */
+  head(scope: ReportScope, nowMs = Date.now()): { head: AgentReportHead; report: AgentReport | null; freshness: ReportFreshness } | null {
+    const agentId = this.agentId();
+    const headRow = this.db.select().from(schema.reportHeads).where(eq(schema.reportHeads.scope, scope)).get();
+    if (!headRow) return null;
+    const head = toHead(agentId, headRow);
+    const row = this.db.select().from(schema.reports).where(eq(schema.reports.id, headRow.reportId)).get();
+    const report = row ? toReport(agentId, row) : null;
+    return { head, report, freshness: reportFreshness(head, report, nowMs, this.processedCursor()) };
+  }
+
+  /** `GET …/reports/:scope`: validates the scope, then the head view. */
+  headOf(scope: string, nowMs: number): Result<{ report: ReportHeadView }> {
+    return isReportScope(scope) ? this.headView(scope, nowMs) : failure("validation_failed", `scope must be one of current, daily, weekly, monthly`);
+  }
+
+  /** The API view of a scope's head; not_found when the scope has never been published. */
+  headView(scope: ReportScope, nowMs = Date.now()): Result<{ report: ReportHeadView }> {
+    const current = this.head(scope, nowMs);
+    if (!current?.report) return failure("not_found", `no ${scope} report`);
+    return { ok: true, report: { ...toView(current.report), headUpdatedAt: new Date(current.head.updatedAt).toISOString(), freshness: current.freshness } };
+  }
+
+  /** Every report ever published (optionally one scope), newest first, keyset-paginated on (createdAt, id). */
+  list(query: ListReportsQuery): Result<Page<Report>> {
+    const before = decodeCursor(query.cursor, z.object({ c: z.number().int(), i: z.string() }));
+    if (query.cursor && !before) return failure("validation_failed", "cursor is not valid");
+    const agentId = this.agentId();
+    const rows = this.db
+      .select()
+      .from(schema.reports)
+      .where(
+        and(
+          query.scope ? eq(schema.reports.scope, query.scope) : undefined,
+          before ? or(lt(schema.reports.createdAt, before.c), and(eq(schema.reports.createdAt, before.c), lt(schema.reports.id, before.i))) : undefined,
+        ),
+      )
+      .orderBy(desc(schema.reports.createdAt), desc(schema.reports.id))
+      .limit(query.limit + 1)
+      .all();
+    const data = rows.slice(0, query.limit);
+    const last = data[data.length - 1];
+    return { ok: true, data: data.map((row) => toView(toReport(agentId, row))), nextCursor: rows.length > query.limit && last ? encodeCursor({ c: last.createdAt, i: last.id }) : null };
+  }
+}
+
+function toReport(agentId: string, row: InferSelectModel<typeof schema.reports>): AgentReport {
+  return {
+    id: row.id,
+    agentId,
+    scope: row.scope as ReportScope,
+    periodKey: row.periodKey,
+    createdAt: row.createdAt,
+    content: row.content,
+    confidence: row.confidence,
+    provenance: row.provenance,
+    sourceCursor: row.sourceCursor,
+  };
+}
+
+function toHead(agentId: string, row: InferSelectModel<typeof schema.reportHeads>): AgentReportHead {
+  const scope = row.scope as ReportScope;
+  return { id: reportHeadId(agentId, scope), agentId, scope, reportId: row.reportId, updatedAt: row.updatedAt };
+}
+
+function toView(report: AgentReport): Report {
+  return { ...report, sourceCursor: { ...report.sourceCursor }, createdAt: new Date(report.createdAt).toISOString() };
+}

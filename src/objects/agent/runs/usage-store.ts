@@ -1,0 +1,44 @@
+import { eq, sql } from "drizzle-orm";
+import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, type BudgetWindow } from "../../../core/budget";
+import * as schema from "../../../db/agent-schema";
+import type { AgentDb } from "../types";
+
+const TOTAL = "";
+
+/**
+ * One agent's daily usage counters (SPEC §5 budgets) in its own SQLite: a row per (tenant-local day,
+ * dimension, subject), incremented in place, so a day's window is one indexed read however many runs it saw.
+ */
+export class UsageStore {
+  constructor(private readonly db: AgentDb) {}
+
+  /** Adds consumed resources to `day`; a tool call also counts against the tool's own day counter. */
+  add(day: string, delta: Partial<BudgetUsage>, toolName?: string): void {
+    for (const dimension of BUDGET_DIMENSIONS) {
+      const amount = Math.max(0, Math.round(delta[dimension] ?? 0));
+      if (amount > 0) this.increment(day, dimension, TOTAL, amount);
+    }
+    if (toolName !== undefined) this.increment(day, "toolCalls", toolName, Math.max(1, Math.round(delta.toolCalls ?? 1)));
+  }
+
+  window(day: string): BudgetWindow {
+    const usage = emptyUsage();
+    const toolCallsByTool: Record<string, number> = {};
+    for (const row of this.db.select().from(schema.usageDaily).where(eq(schema.usageDaily.day, day)).all()) {
+      if (row.subject === TOTAL) {
+        if ((BUDGET_DIMENSIONS as readonly string[]).includes(row.dimension)) usage[row.dimension as BudgetDimension] = row.value;
+      } else if (row.dimension === "toolCalls") {
+        toolCallsByTool[row.subject] = row.value;
+      }
+    }
+    return { dayKey: day, usage, toolCallsByTool };
+  }
+
+  private increment(day: string, dimension: string, subject: string, amount: number): void {
+    this.db
+      .insert(schema.usageDaily)
+      .values({ day, dimension, subject, value: amount })
+      .onConflictDoUpdate({ target: [schema.usageDaily.day, schema.usageDaily.dimension, schema.usageDaily.subject], set: { value: sql`${schema.usageDaily.value} + ${amount}` } })
+      .run();
+  }
+}

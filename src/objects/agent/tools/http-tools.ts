@@ -1,0 +1,40 @@
+import type { WakeReason } from "../../../core/run-keys";
+import type { RiskLevel } from "../../../core/tool-envelopes";
+import type { ToolListing } from "../../../schema/tools";
+import type { Capability, SideEffects } from "../../../tools/registry/types";
+
+/** Model-facing name of a tenant HTTP tool, and back: `http:weather` ⇄ `http_weather`. */
+export const httpModelName = (listingName: string) => `http_${listingName.replace(/^http:/, "")}`;
+export const httpInvocationName = (modelName: string) => `http:${modelName.replace(/^http_/, "")}`;
+export const isHttpModelName = (name: string) => name.startsWith("http_");
+
+/** The gate's view of a tenant tool: same checks as a builtin one (capability, risk, wake reason). */
+export interface HttpToolGate {
+  name: string;
+  version: number;
+  description: string;
+  riskLevel: RiskLevel;
+  capabilitiesRequired: readonly Capability[];
+  allowedWakeReasons: readonly WakeReason[];
+  sideEffects: SideEffects;
+  inputSchema: Record<string, unknown>;
+}
+
+export function httpToolGate(listing: ToolListing): HttpToolGate {
+  return {
+    name: httpModelName(listing.name),
+    version: listing.version,
+    description: listing.description,
+    riskLevel: listing.riskLevel,
+    capabilitiesRequired: listing.capabilitiesRequired as Capability[],
+    allowedWakeReasons: listing.allowedWakeReasons as WakeReason[],
+    sideEffects: listing.sideEffects as SideEffects,
+    inputSchema: listing.inputSchema as Record<string, unknown>,
+  };
+}
+
+/** The tenant's registered HTTP tools, as the gate and the model see them. */
+export async function tenantHttpTools(tenant: { listTools(): Promise<ToolListing[]> }): Promise<HttpToolGate[]> {
+  const listings = await tenant.listTools();
+  return listings.filter((listing) => listing.kind === "http").map(httpToolGate);
+}

@@ -1,0 +1,77 @@
+import { rateLimitKeys } from "../../../core/rate-limit";
+import { runKeys, threadIds } from "../../../core/run-keys";
+import { failure, type Result } from "../../../core/result";
+import type { Authority } from "../../../schema/messages";
+import type { WakeJob } from "../../../schema/wake";
+import { consumeCounter } from "../../shared/counters";
+import type { RunGovernor } from "../runs/governor";
+import type { Drainer } from "./drain";
+import type { EventLog } from "../events/event-log";
+import type { AgentProfile } from "../lifecycle/profile";
+import type { AgentDb } from "../types";
+import type { EnqueueOutcome, WakeInbox } from "./inbox";
+
+export interface TurnInput {
+  text: string;
+  sessionId: string;
+  turnId: string;
+  authority: Authority;
+  stream: boolean;
+}
+
+export interface WakeAdmissionDeps {
+  db: AgentDb;
+  events: EventLog;
+  profile: AgentProfile;
+  inbox: WakeInbox;
+  governor: RunGovernor;
+  drain: Drainer;
+  /** The per-agent turn limit in force (VIGIL_RATE_LIMITS may override it). */
+  turnsPerMinute(): number;
+}
+
+/** How wakes enter the inbox: user turns (admission, brakes, turn limit, deterministic runKey) and every other wake. */
+export class WakeAdmission {
+  constructor(private readonly deps: WakeAdmissionDeps) {}
+
+  async submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
+    const { db, events, profile, inbox, governor } = this.deps;
+    const admitted = profile.admit();
+    if (!admitted.ok) return admitted;
+    const agentId = admitted.agent.id;
+    const runKey = runKeys.userInitiated(agentId, turn.sessionId, turn.turnId);
+    const known = inbox.getRun(runKey) !== null;
+    if (!known) {
+      // Brakes (helper "brakes"): a new turn is refused while an agent-wide brake covers the agent; a retry of an accepted one is not.
+      const brake = await governor.brakeOnWake(admitted.agent);
+      if (brake) return failure("brake_engaged", `brake ${brake.brakeId} (${brake.behaviour}) stops new wakes of this agent; release it with POST /v1/brakes/${brake.brakeId}/release`);
+      const perMinute = this.deps.turnsPerMinute();
+      const limit = consumeCounter(db, rateLimitKeys.agentTurns(agentId), perMinute, 60_000);
+      if (!limit.allowed) {
+        return { ok: false, code: "rate_limited", message: `this agent accepts ${perMinute} turns per minute; retry in ${limit.retryAfterSeconds}s`, retryAfterSeconds: limit.retryAfterSeconds };
+      }
+    }
+    // Subscribe before enqueueing so the stream cannot miss the run's first events. A new run has none yet: it
+    // follows from the log's head, so the turn reads no old rows however old the agent is; a retry of a known run
+    // replays that run's own events (through the runKey index) and then follows live.
+    const after = known ? 0 : events.headSeq();
+    const stream = turn.stream ? events.subscribe(after, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    const outcome = inbox.enqueue({
+      runKey,
+      reason: "userInitiated",
+      threadId: threadIds.interactive(agentId, turn.sessionId),
+      authority: turn.authority,
+      input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId },
+    });
+    this.deps.drain.start();
+    return { ok: true, runKey, outcome: outcome.status, stream };
+  }
+
+  /** Duplicates of a known runKey are acknowledged and dropped; a wake for a dormant or destroyed agent is recorded and settles as skipped. */
+  async enqueue(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    if (!this.deps.profile.get()) return failure("not_found", "agent not found");
+    const outcome = this.deps.inbox.enqueue(job);
+    this.deps.drain.start();
+    return { ok: true, ...outcome };
+  }
+}

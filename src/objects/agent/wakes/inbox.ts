@@ -1,0 +1,154 @@
+import { and, asc, desc, eq, lt, ne, or } from "drizzle-orm";
+import * as schema from "../../../db/agent-schema";
+import type { Run, RunStatus } from "../../../schema/runs";
+import { TERMINAL_RUN_STATUSES } from "../../../schema/runs";
+import type { WakeJob } from "../../../schema/wake";
+import { nowIso } from "../../shared/sqlite";
+import type { EventLog } from "../events/event-log";
+import { toRun } from "../records";
+import type { AgentDb } from "../types";
+
+export type EnqueueOutcome = { status: "accepted" | "duplicate"; runKey: string; runStatus: RunStatus };
+
+export interface InboxItem {
+  seq: number;
+  runKey: string;
+  reason: WakeJob["reason"];
+  threadId: string;
+  authority: WakeJob["authority"];
+  input: Record<string, unknown>;
+}
+
+/**
+ * The persisted wake inbox and the wake-run log. A runKey enters at most once: a second enqueue of
+ * the same key — whatever state its run is in — is acknowledged as a duplicate and dropped.
+ */
+export class WakeInbox {
+  constructor(
+    private readonly db: AgentDb,
+    private readonly events: EventLog,
+  ) {}
+
+  enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
+    const existing = this.getRun(job.runKey);
+    if (existing) return { status: "duplicate", runKey: job.runKey, runStatus: existing.status };
+    const now = nowIso();
+    this.db.transaction((tx) => {
+      tx.insert(schema.wakeInbox)
+        .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, enqueuedAt: now })
+        .run();
+      tx.insert(schema.runs)
+        .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "queued", attempt: 0, enqueuedAt: now, trace: {} })
+        .run();
+    });
+    this.events.append("wake.enqueued", job.runKey, { runKey: job.runKey, reason: job.reason, threadId: job.threadId });
+    return { status: "accepted", runKey: job.runKey, runStatus: "queued" };
+  }
+
+  /** The oldest waiting wake (FIFO per agent). */
+  next(): InboxItem | null {
+    return this.pending(1)[0] ?? null;
+  }
+
+  /** Wakes ready to run, oldest first (bounded); runs parked on a saga are not ready. */
+  pending(limit: number): InboxItem[] {
+    return this.db
+      .select({ inbox: schema.wakeInbox })
+      .from(schema.wakeInbox)
+      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
+      .where(ne(schema.runs.status, "waiting"))
+      .orderBy(asc(schema.wakeInbox.seq))
+      .limit(limit)
+      .all()
+      .map(({ inbox: row }) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
+  }
+
+  /** Parks a run until its tool sagas report back (`unpark`). */
+  park(runKey: string): void {
+    this.db.update(schema.runs).set({ status: "waiting" }).where(eq(schema.runs.runKey, runKey)).run();
+  }
+
+  /** Runs parked on a saga. */
+  parkedRunKeys(): string[] {
+    return this.db.select({ runKey: schema.runs.runKey }).from(schema.runs).where(eq(schema.runs.status, "waiting")).all().map((row) => row.runKey);
+  }
+
+  /** A parked run becomes ready to resume; a no-op for a run in any other state. */
+  unpark(runKey: string): boolean {
+    const run = this.getRun(runKey);
+    if (run?.status !== "waiting") return false;
+    this.db.update(schema.runs).set({ status: "ready" }).where(eq(schema.runs.runKey, runKey)).run();
+    return true;
+  }
+
+  /** Wakes not yet terminal, parked ones included. */
+  pendingCount(): number {
+    return this.db.select({ seq: schema.wakeInbox.seq }).from(schema.wakeInbox).all().length;
+  }
+
+  readyCount(): number {
+    return this.pending(1).length;
+  }
+
+  /** A resumption after a saga is not a new attempt; a restart after a crash is. */
+  markRunning(runKey: string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
+    const run = this.getRun(runKey)!;
+    this.db
+      .update(schema.runs)
+      .set({ status: "running", attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: run.startedAt ?? nowIso() })
+      .where(eq(schema.runs.runKey, runKey))
+      .run();
+    return this.getRun(runKey)!;
+  }
+
+  /** Ends a run in exactly one terminal status and removes its wake, atomically. */
+  finish(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): Run {
+    if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
+    this.db.transaction((tx) => {
+      tx.update(schema.runs)
+        .set({ status, endedAt: nowIso(), errorCode: fields.errorCode ?? null, ...(fields.trace ? { trace: fields.trace } : {}) })
+        .where(eq(schema.runs.runKey, runKey))
+        .run();
+      tx.delete(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).run();
+    });
+    return this.getRun(runKey)!;
+  }
+
+  /**
+   * A wake the queue gave up delivering (its dead-letter queue): the run is recorded as
+   * `failed_terminal` with `errorCode`, so it is visible instead of silently missing. A runKey the
+   * agent already knows was delivered after all (the failure came after the inbox write): untouched.
+   */
+  settleUndelivered(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority">, errorCode: string): { settled: boolean; run: Run } {
+    const existing = this.getRun(job.runKey);
+    if (existing) return { settled: false, run: existing };
+    const now = nowIso();
+    this.db
+      .insert(schema.runs)
+      .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "failed_terminal", attempt: 0, enqueuedAt: now, endedAt: now, errorCode, trace: { reason: job.reason, deadLettered: true } })
+      .run();
+    const run = this.getRun(job.runKey)!;
+    this.events.append("run.failed", job.runKey, { runKey: job.runKey, status: run.status, errorCode, run });
+    return { settled: true, run };
+  }
+
+  getRun(runKey: string): Run | null {
+    const row = this.db.select().from(schema.runs).where(eq(schema.runs.runKey, runKey)).get();
+    return row ? toRun(row) : null;
+  }
+
+  isTerminal(run: Run): boolean {
+    return TERMINAL_RUN_STATUSES.includes(run.status);
+  }
+
+  /** Newest first, keyset-paginated on (enqueuedAt, runKey). */
+  listRuns(limit: number, before?: { enqueuedAt: string; runKey: string }): { data: Run[]; last: { enqueuedAt: string; runKey: string } | null } {
+    const where = before
+      ? or(lt(schema.runs.enqueuedAt, before.enqueuedAt), and(eq(schema.runs.enqueuedAt, before.enqueuedAt), lt(schema.runs.runKey, before.runKey)))
+      : undefined;
+    const rows = this.db.select().from(schema.runs).where(where).orderBy(desc(schema.runs.enqueuedAt), desc(schema.runs.runKey)).limit(limit + 1).all();
+    const data = rows.slice(0, limit).map(toRun);
+    const lastRow = data[data.length - 1];
+    return { data, last: rows.length > limit && lastRow ? { enqueuedAt: lastRow.enqueuedAt, runKey: lastRow.runKey } : null };
+  }
+}

@@ -1,0 +1,356 @@
+import { rateLimitsFrom } from "../../config";
+import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../core/compaction-job";
+import * as schema from "../../db/agent-schema";
+import type { Env } from "../../env";
+import { completeText } from "../../gateway/complete-text";
+import { agentModelGateway } from "../../gateway/model-gateway";
+import type { Agent } from "../../schema/agents";
+import migrations from "../../../migrations/agent";
+import { FaultSeam } from "../shared/faults";
+import { runHooks, type Hook } from "../shared/hooks";
+import { openDatabase, RowMeter } from "../shared/sqlite";
+import { AgentRetention } from "./events/retention";
+import type { ApprovalState } from "../../schema/contracts";
+import { agentStub, tenantStub } from "../shared/stubs";
+import { ActionStore } from "./tools/actions";
+import { AgentLifecycle } from "./lifecycle/lifecycle";
+import { armSagaWatch, armWatchdog, disarmSagaWatch, type AgentScheduler } from "./lifecycle/schedule";
+import { ApprovalGate } from "./tools/approval-gate";
+import { logFailure } from "../shared/background";
+import { MeteredRunTrace, RunGovernor } from "./runs/governor";
+import { ChildReports } from "./delegation/child-report";
+import { ChildrenStore } from "./delegation/children";
+import { Compaction } from "./compaction/compaction";
+import { CompactionDriver } from "./compaction/driver";
+import { MemoryContext } from "./memory/memory-context";
+import { Delegation } from "./delegation/delegation";
+import { Drainer } from "./wakes/drain";
+import { AgentErasure } from "./lifecycle/erasure";
+import { EventForwarder } from "./events/forwarder";
+import { EventLog } from "./events/event-log";
+import { History } from "./memory/history";
+import { tenantHttpTools } from "./tools/http-tools";
+import { AgentProfile } from "./lifecycle/profile";
+import { searchMessages } from "./memory/recall";
+import { Reports } from "./memory/reports";
+import { InjectedCrash, RunLoop, type RunLoopDeps } from "./runs/run-loop";
+import { RunView } from "./runs/run-view";
+import { Sagas } from "./tools/sagas";
+import { Spawner } from "./delegation/spawn";
+import { Summarizer } from "./compaction/summarizer";
+import { TimerAlarm } from "./timers/alarm";
+import { Timers } from "./timers/timers";
+import { ToolRunner } from "./tools/runner";
+import type { AgentDb } from "./types";
+import { UsageStore } from "./runs/usage-store";
+import { WakeAdmission } from "./wakes/admission";
+import { WakeInbox } from "./wakes/inbox";
+import { H } from "../../core/hash";
+
+/**
+ * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
+ * part is a named field built with explicit arguments, in dependency order; the few calls that must
+ * reach a part built later (cycles in the runtime: trace ↔ governor, runner ↔ sagas ↔ drain ↔ loop,
+ * compaction ↔ its driver, child reports ↔ lifecycle) go through `this.<part>` and are listed as
+ * "back-edge" where they occur. Activation and watchdog work are the named hooks at the end.
+ */
+export class AgentWiring {
+  /** Rows read by SQLite while started (a test and bench seam: metered only with VIGIL_FAULTS=enabled). */
+  readonly rowMeter = new RowMeter();
+  readonly db: AgentDb;
+  readonly events: EventLog;
+  /** Retention of the event log and finished compaction jobs (issue 12 §5). */
+  readonly retention: AgentRetention;
+  readonly forwarder: EventForwarder;
+  readonly profile: AgentProfile;
+  readonly history: History;
+  readonly inbox: WakeInbox;
+  readonly faults: FaultSeam;
+  readonly actions: ActionStore;
+  readonly runTrace: MeteredRunTrace;
+  readonly governor: RunGovernor;
+  readonly reports: Reports;
+  readonly children: ChildrenStore;
+  readonly runView: RunView;
+  readonly spawner: Spawner;
+  readonly childReports: ChildReports;
+  readonly summarizer: Summarizer;
+  readonly compaction: Compaction;
+  readonly compactor: CompactionDriver;
+  readonly memoryContext: MemoryContext;
+  readonly erasure: AgentErasure;
+  readonly approvalGate: ApprovalGate;
+  readonly tools: ToolRunner;
+  readonly sagas: Sagas;
+  readonly loop: RunLoop;
+  readonly drain: Drainer;
+  readonly timers: Timers;
+  readonly lifecycle: AgentLifecycle;
+  readonly wakes: WakeAdmission;
+  readonly delegation: Delegation;
+  readonly onStart: Hook[];
+  readonly onWatchdog: Hook[];
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly scheduler: AgentScheduler,
+  ) {
+    // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
+    this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), this.env.VIGIL_FAULTS === "enabled" ? this.rowMeter : undefined);
+    this.events = new EventLog(this.db);
+    this.retention = new AgentRetention({
+      db: this.db,
+      scheduler: this.scheduler,
+      policy: () => this.tenant().retentionPolicy(),
+      exists: () => this.profile.get() !== null,
+    });
+    this.forwarder = new EventForwarder({
+      db: this.db,
+      agentId: () => this.agentId(),
+      send: (id, events) => this.tenant().recordAgentEvents(id, events),
+      waitUntil: (work) => this.ctx.waitUntil(work),
+    });
+    this.profile = new AgentProfile(this.db, this.events);
+    this.history = new History(this.db, this.events, () => this.agentId());
+    this.inbox = new WakeInbox(this.db, this.events);
+    this.faults = new FaultSeam(this.env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
+    this.actions = new ActionStore(this.db);
+    // back-edge: metered usage reaches the governor built next.
+    this.runTrace = new MeteredRunTrace(this.db, (entry) => this.governor.recordModelUsage(entry));
+    /** Brakes, daily budgets, tool quotas and tool rate limits. */
+    this.governor = new RunGovernor({
+      db: this.db,
+      usage: new UsageStore(this.db),
+      trace: this.runTrace,
+      governanceFor: (agent) => this.tenant().governanceFor(agent),
+      defaultToolRatePerMinute: rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).callsPerMinutePerAgentTool,
+    });
+    this.reports = new Reports(this.db, () => this.agentId());
+    this.children = new ChildrenStore(this.db);
+    /** The run record completed for GET …/runs (tool calls, trace rows, lineage). */
+    this.runView = new RunView(this.db, this.runTrace, this.children);
+    this.spawner = new Spawner({
+      db: this.db,
+      trace: this.runTrace,
+      children: this.children,
+      context: (parent) => this.tenant().delegationContext({ agentId: parent.id, kind: parent.kind }),
+      recordDecision: (decision) => this.ctx.waitUntil(this.tenant().recordSpawnDecision(decision).catch(() => undefined)),
+      createChild: (childId, body, lineage, wake) => agentStub(this.env, this.tenantId(), childId).createChildAgent(this.tenantId(), childId, body, lineage, wake),
+      now: () => Date.now(),
+    });
+    /** As a child: the outbox of delegated-run reports to the parent. */
+    this.childReports = new ChildReports({
+      db: this.db,
+      profile: this.profile,
+      history: this.history,
+      deliver: (parentId, report) => agentStub(this.env, this.tenantId(), parentId).receiveChildReport(report),
+      // back-edge: a skipped child destroys itself through the lifecycle.
+      applyLifecycle: (command) => this.lifecycle.apply(command),
+      retryLater: () => armWatchdog(this.scheduler),
+    });
+    this.summarizer = new Summarizer(DEFAULT_COMPACTION_RETRY_POLICY, (request) => this.summarize(request));
+    this.compaction = new Compaction({
+      db: this.db,
+      history: this.history,
+      profile: this.profile,
+      events: this.events,
+      summarize: (request) => this.summarizer.summarize(request),
+      // back-edge: retries are scheduled by the driver built next.
+      scheduleRetry: (atMs) => this.compactor.retryAt(atMs),
+      fault: (point) => this.faults.hit(point),
+    });
+    /** When compaction runs (after runs, on its alarm, on manual retry, or now as a test seam). */
+    this.compactor = new CompactionDriver({ compaction: this.compaction, scheduler: this.scheduler, waitUntil: (work) => this.ctx.waitUntil(work) });
+    this.memoryContext = new MemoryContext(this.db, this.profile, this.reports, this.compaction);
+    this.erasure = new AgentErasure({
+      ctx: this.ctx,
+      db: this.db,
+      migrations,
+      profile: this.profile,
+      tenantId: () => this.tenantId(),
+      reportErased: (receipt) => tenantStub(this.env, receipt.tenantId).recordAgentErased(receipt),
+      schedule: (when, callback) => this.scheduler.schedule(when, callback, { idempotent: true }),
+    });
+    this.approvalGate = new ApprovalGate({ events: this.events, trace: this.runTrace, request: (request) => this.tenant().requestToolApproval(request) });
+    this.tools = new ToolRunner({
+      actions: this.actions,
+      history: this.history,
+      events: this.events,
+      agentTools: {
+        profile: this.profile,
+        events: this.events,
+        reports: this.reports,
+        recall: (query, options) => searchMessages(this.db, query, options),
+        threadOfRun: (runKey) => this.threadOfRun(runKey),
+        openQuestion: (request) => this.tenant().openQuestion({ ...request, agentId: this.profile.get()!.id, threadId: this.inbox.getRun(request.runKey)?.threadId }),
+      },
+      executeTenantTool: (invocation) => this.tenant().executeTool(invocation),
+      // back-edge: a saga-run tool starts the saga built next.
+      startSaga: (invocation, approval) => this.sagas.start(invocation, approval),
+      approvalFor: (context, action, tool, confidence) => this.approvalGate.check(context, action, tool, confidence),
+      threadOfRun: (runKey) => this.threadOfRun(runKey),
+      tenantTools: () => this.httpTools(),
+      spawn: (context, action) => this.spawner.execute(context.agent, action, context.reason),
+      gateTool: (context, action, mutating) => this.governor.gateTool(context.agent, action, mutating),
+    });
+    this.sagas = new Sagas({
+      env: this.env,
+      db: this.db,
+      events: this.events,
+      trace: this.runTrace,
+      actions: this.actions,
+      tools: this.tools,
+      inbox: this.inbox,
+      tenantId: () => this.tenantId(),
+      agentId: () => this.agentId(),
+      takeFaults: () => this.faults.take("saga."),
+      dropInstance: () => this.faults.consume("agent.sagaInstanceLost"),
+      executeTool: (invocation) => this.tenant().executeTool(invocation),
+      approvalState: async (decisionId) => JSON.parse(await this.tenant().toolApprovalState(decisionId)) as ApprovalState,
+      watch: () => armSagaWatch(this.scheduler),
+      unwatch: () => disarmSagaWatch(this.scheduler),
+      // back-edge: a recorded saga result resumes the drain.
+      resume: () => this.drain.start(),
+    });
+    this.loop = new RunLoop({
+      events: this.events,
+      trace: this.runTrace,
+      governor: this.governor,
+      profile: this.profile,
+      history: this.history,
+      inbox: this.inbox,
+      actions: this.actions,
+      tools: this.tools,
+      model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
+      fault: (point) => this.faults.hit(point),
+      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey),
+      afterRun: (threadId) => this.compactor.maybeCompact(threadId),
+      httpTools: () => this.httpTools(),
+      announce: (activity) => this.announceActivity(activity),
+      runEnded: (run) => {
+        if (this.childReports.onRunEnded(run)) this.ctx.waitUntil(this.childReports.flush());
+      },
+      recordOutcome: (outcome) => this.recordRunOutcome(outcome),
+    });
+    this.drain = new Drainer({ kick: () => this.loop.kick(), waitUntil: (work) => this.ctx.waitUntil(work), armWatchdog: () => armWatchdog(this.scheduler) });
+    this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this.scheduler), kick: () => this.drain.start() });
+    this.lifecycle = new AgentLifecycle({
+      profile: this.profile,
+      timers: this.timers,
+      erasure: this.erasure,
+      inbox: this.inbox,
+      drain: this.drain,
+      tenantId: () => this.tenantId(),
+      upsertDirectory: (owner, agent) => this.upsertDirectory(owner, agent),
+      cancelSagas: () => this.sagas.cancelAll("agent_destroyed", "the agent was destroyed and the call was cancelled"),
+    });
+    this.wakes = new WakeAdmission({
+      db: this.db,
+      events: this.events,
+      profile: this.profile,
+      inbox: this.inbox,
+      governor: this.governor,
+      drain: this.drain,
+      turnsPerMinute: () => rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent,
+    });
+    this.delegation = new Delegation({
+      profile: this.profile,
+      inbox: this.inbox,
+      spawner: this.spawner,
+      childReports: this.childReports,
+      lifecycle: this.lifecycle,
+      wakes: this.wakes,
+      scheduler: this.scheduler,
+      tenantId: () => this.tenantId(),
+    });
+
+    /** Activation, after migrations and before the first request: work a restart or eviction interrupted resumes. */
+    this.onStart = [
+      { name: "resume pending runs", run: () => this.resumePendingRuns() },
+      // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
+      { name: "recover sagas", run: () => this.recoverSagasInBackground() },
+      // Timer slots missed while the object slept are caught up on activation.
+      { name: "catch up timers", run: () => this.timers.catchUp() },
+      // Events a flush did not get to before the object stopped reach the tenant stream now.
+      { name: "forward unsent events", run: () => this.forwarder.schedule() },
+      // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
+      { name: "recover compaction", run: () => this.recoverCompaction() },
+      // The event log's retention pass (on an SDK schedule, armed once it is missing), off the activation path.
+      { name: "arm retention", run: () => this.ctx.waitUntil(new Promise((resolve) => setTimeout(resolve, 0)).then(() => this.retention.arm()).catch(() => undefined)) },
+    ];
+
+    /** The watchdog schedule (armed by the drain and child reports): resumes work even if no request arrives. */
+    this.onWatchdog = [
+      { name: "re-drive sagas", run: () => this.sagas.recover() },
+      { name: "resume pending runs", run: () => this.resumePendingRuns() },
+      { name: "flush child reports", run: () => this.childReports.flush() },
+    ];
+    this.events.onPersisted((type) => this.forwarder.noteAppended(type));
+  }
+
+  /** The owning tenant, as stored with the profile ("" before the agent exists). */
+  tenantId(): string {
+    return this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
+  }
+
+  private agentId(): string {
+    return this.profile.get()?.id ?? "";
+  }
+
+  private tenant() {
+    return tenantStub(this.env, this.tenantId());
+  }
+
+  private threadOfRun(runKey: string): string {
+    return this.inbox.getRun(runKey)?.threadId ?? runKey;
+  }
+
+  private httpTools() {
+    return tenantHttpTools(this.tenant());
+  }
+
+  private async upsertDirectory(owner: string, agent: Agent): Promise<void> {
+    await tenantStub(this.env, owner).upsertAgentDirectory(agent, agent.config.lineage?.parentId ?? null);
+  }
+
+  private resumePendingRuns(): void {
+    if (this.inbox.pendingCount() > 0) this.drain.start();
+  }
+
+  private recoverSagasInBackground(): void {
+    if (this.actions.inFlight().length === 0 && this.inbox.parkedRunKeys().length === 0) return;
+    this.ctx.waitUntil(this.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
+  }
+
+  private recoverCompaction(): void {
+    this.compaction.recover();
+    this.compactor.maybeCompact(null);
+  }
+
+  /** A compaction summary call: metered like a run step (its usage counts toward the day's budget) under a key of its own. */
+  private async summarize({ system, prompt }: { system: string; prompt: string }): Promise<string> {
+    const agent = this.profile.get()!;
+    const traceKey = `compaction:${H(system, prompt)}`;
+    // A spent budget or a brake is the seed's "budget gate": the summary takes the extractive path.
+    const halt = await this.governor.check(agent, traceKey, "step");
+    if (halt) throw Object.assign(new Error(halt.code), { code: halt.code });
+    const output = await completeText({ env: this.env, grants: this.tenant(), agent, purpose: "compaction", system, messages: [{ role: "user", content: prompt }], trace: { runKey: traceKey, sink: this.runTrace } });
+    return output.text;
+  }
+
+  private announceActivity(activity: Parameters<RunLoopDeps["announce"]>[0]): void {
+    const agent = this.profile.get();
+    if (!agent) return;
+    const sent = this.tenant()
+      .recordAgentActivity({ id: agent.id, kind: agent.kind, lifecycle: agent.lifecycle }, activity)
+      .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "agent activity notification failed", agentId: agent.id, error: String(error) })));
+    this.ctx.waitUntil(sent);
+  }
+
+  private recordRunOutcome(outcome: Parameters<NonNullable<RunLoopDeps["recordOutcome"]>>[0]): void {
+    const owner = this.tenantId();
+    if (!owner) return;
+    this.ctx.waitUntil(tenantStub(this.env, owner).recordRunOutcome(outcome).catch((error: unknown) => logFailure("run outcome metrics failed", error)));
+  }
+}

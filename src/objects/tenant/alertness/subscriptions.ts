@@ -1,0 +1,177 @@
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import type { Lifecycle } from "../../../core/lifecycle";
+import type { Predicate } from "../../../core/predicate";
+import { indexRows, subscriptionSpecSchema, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../../core/subscription-index";
+import { normalizeTokens, type TypedToken } from "../../../core/tokens";
+import * as schema from "../../../db/tenant-schema";
+import { failure, type Result } from "../../../core/result";
+import { randomId } from "../../../ids";
+import type { Agent } from "../../../schema/agents";
+import type { Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
+import { nowIso } from "../../shared/sqlite";
+import type { TenantDb } from "../types";
+import { afterCreated } from "../../shared/keyset";
+
+/** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
+export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;
+
+/** A candidate reached through the index, joined with its agent's directory snapshot. */
+export interface IndexedCandidate extends CandidateSubscription {
+  agent: Agent;
+}
+
+/**
+ * An agent's subscriptions and the materialized token index `(class, namespace, value) → subscription`
+ * (`subscription_tokens`). Every write changes both tables in one transaction, so the index never
+ * names a subscription that does not exist, nor misses one that does. Deletes tombstone the
+ * subscription row (`deleted_at`) and remove its index rows.
+ */
+export class SubscriptionStore {
+  constructor(private readonly db: TenantDb) {}
+
+  /** The agent's lifecycle from the tenant directory, or null when the agent is not in this tenant. */
+  agentLifecycle(agentId: string): Lifecycle | null {
+    const row = this.db.select({ lifecycle: schema.agentDirectory.lifecycle }).from(schema.agentDirectory).where(eq(schema.agentDirectory.id, agentId)).get();
+    return row ? (row.lifecycle as Lifecycle) : null;
+  }
+
+  countActive(agentId: string): number {
+    const row = this.db
+      .select({ n: sql<number>`count(*)` })
+      .from(schema.subscriptions)
+      .where(and(eq(schema.subscriptions.agentId, agentId), isNull(schema.subscriptions.deletedAt)))
+      .get();
+    return row?.n ?? 0;
+  }
+
+  /** `POST /v1/agents/:id/subscriptions`: the spec validated, the agent live and under its cap, then created. */
+  subscribe(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
+    const parsed = subscriptionSpecSchema.safeParse(spec);
+    if (!parsed.success) return failure("validation_failed", parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
+    const lifecycle = this.agentLifecycle(agentId);
+    if (!lifecycle) return failure("not_found", "agent not found");
+    if (lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed and cannot subscribe");
+    if (this.countActive(agentId) >= MAX_SUBSCRIPTIONS_PER_AGENT) {
+      return failure("conflict", `an agent may hold at most ${MAX_SUBSCRIPTIONS_PER_AGENT} subscriptions`);
+    }
+    return { ok: true, subscription: this.create(agentId, parsed.data) };
+  }
+
+  create(agentId: string, spec: SubscriptionSpec): Subscription {
+    const subscription: Subscription = {
+      id: randomId("sub_"),
+      agentId,
+      tokens: normalizeTokens(spec.tokens),
+      createdAt: nowIso(),
+      ...(spec.predicate ? { predicate: spec.predicate } : {}),
+      ...(spec.eligibility ? { eligibility: spec.eligibility } : {}),
+      ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
+    };
+    this.db.transaction((tx) => {
+      tx.insert(schema.subscriptions)
+        .values({
+          id: subscription.id,
+          agentId,
+          tokens: subscription.tokens,
+          predicate: subscription.predicate ?? null,
+          eligibility: subscription.eligibility ?? null,
+          sessionId: subscription.sessionId ?? null,
+          createdAt: subscription.createdAt,
+        })
+        .run();
+      for (const row of indexRows(subscription)) {
+        tx.insert(schema.subscriptionTokens)
+          .values({ tokenClass: row.tokenClass, tokenNamespace: row.tokenNamespace, tokenValue: row.tokenValue, subscriptionId: row.subscriptionId, agentId: row.agentId })
+          .run();
+      }
+    });
+    return subscription;
+  }
+
+  /** Active subscriptions of one agent, oldest first, keyset-paginated on (createdAt, id). */
+  list(agentId: string, limit: number, after?: { c: string; i: string }): { data: Subscription[]; last: { c: string; i: string } | null } {
+    const s = schema.subscriptions;
+    const conditions = [eq(s.agentId, agentId), isNull(s.deletedAt)];
+    if (after) conditions.push(afterCreated(s, after)!);
+    const rows = this.db.select().from(s).where(and(...conditions)).orderBy(asc(s.createdAt), asc(s.id)).limit(limit + 1).all();
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map(toSubscription), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+  }
+
+  /** Tombstones one active subscription of this agent and drops its index rows; null when there is none. */
+  remove(agentId: string, subscriptionId: string): Subscription | null {
+    const s = schema.subscriptions;
+    const row = this.db.select().from(s).where(and(eq(s.id, subscriptionId), eq(s.agentId, agentId), isNull(s.deletedAt))).get();
+    if (!row) return null;
+    this.db.transaction((tx) => this.tombstone(tx as unknown as TenantDb, [row.id]));
+    return toSubscription(row);
+  }
+
+  /** Destroy: tombstones every active subscription of the agent and drops their index rows. */
+  removeAllForAgent(agentId: string): number {
+    const s = schema.subscriptions;
+    const ids = this.db.select({ id: s.id }).from(s).where(and(eq(s.agentId, agentId), isNull(s.deletedAt))).all().map((row) => row.id);
+    if (ids.length > 0) this.db.transaction((tx) => this.tombstone(tx as unknown as TenantDb, ids));
+    return ids.length;
+  }
+
+  /** Index rows of one subscription (diagnostics and tests). */
+  indexRowsOf(subscriptionId: string): Array<{ tokenClass: string; tokenNamespace: string; tokenValue: string }> {
+    return this.db
+      .select({ tokenClass: schema.subscriptionTokens.tokenClass, tokenNamespace: schema.subscriptionTokens.tokenNamespace, tokenValue: schema.subscriptionTokens.tokenValue })
+      .from(schema.subscriptionTokens)
+      .where(eq(schema.subscriptionTokens.subscriptionId, subscriptionId))
+      .all();
+  }
+
+  /**
+   * One indexed lookup (primary-key prefix of `subscription_tokens`) for one batch token, joined with
+   * the subscription and the agent's directory entry. Cost is the number of postings of that token.
+   * Subscriptions whose agent is missing from the directory cannot be woken and are not returned.
+   */
+  candidatesFor(probe: IndexProbe): IndexedCandidate[] {
+    const t = schema.subscriptionTokens;
+    const s = schema.subscriptions;
+    const a = schema.agentDirectory;
+    return this.db
+      .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, sessionId: s.sessionId, lifecycle: a.lifecycle, record: a.record })
+      .from(t)
+      .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
+      .innerJoin(a, eq(a.id, s.agentId))
+      .where(and(eq(t.tokenClass, probe.tokenClass), eq(t.tokenNamespace, probe.tokenNamespace), eq(t.tokenValue, probe.tokenValue)))
+      .all()
+      .map((row) => ({
+        id: row.id,
+        agentId: row.agentId,
+        tokens: row.tokens as TypedToken[],
+        ...(row.predicate ? { predicate: row.predicate as Predicate } : {}),
+        ...(row.eligibility ? { eligibility: row.eligibility as Eligibility } : {}),
+        ...(row.sessionId ? { sessionId: row.sessionId } : {}),
+        agentLifecycle: row.lifecycle as Lifecycle,
+        agent: row.record as unknown as Agent,
+      }));
+  }
+
+  private tombstone(tx: TenantDb, ids: string[]): void {
+    const at = nowIso();
+    // Bound parameters per statement are limited in DO SQLite, so large sets go in slices.
+    for (let i = 0; i < ids.length; i += 90) {
+      const slice = ids.slice(i, i + 90);
+      tx.update(schema.subscriptions).set({ deletedAt: at }).where(inArray(schema.subscriptions.id, slice)).run();
+      tx.delete(schema.subscriptionTokens).where(inArray(schema.subscriptionTokens.subscriptionId, slice)).run();
+    }
+  }
+}
+
+function toSubscription(row: typeof schema.subscriptions.$inferSelect): Subscription {
+  return {
+    id: row.id,
+    agentId: row.agentId,
+    tokens: row.tokens as TypedToken[],
+    createdAt: row.createdAt,
+    ...(row.predicate ? { predicate: row.predicate as Predicate } : {}),
+    ...(row.eligibility ? { eligibility: row.eligibility as Eligibility } : {}),
+    ...(row.sessionId ? { sessionId: row.sessionId } : {}),
+  };
+}

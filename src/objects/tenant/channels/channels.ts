@@ -1,0 +1,38 @@
+import { failure, type Result } from "../../../core/result";
+import type { Page } from "../../../schema/common";
+import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../../schema/outbound-webhooks";
+import { cursorPage, textKeyCursor } from "../../shared/paging";
+import type { Audit } from "../types";
+import type { OutboundDeliveries } from "./outbound-webhooks";
+import type { EndpointCreation, WebhookEndpoints } from "./webhook-endpoints";
+
+/** The tenant's outbound webhook endpoints and their deliveries, as the API manages them (changes audited). */
+export class OutboundChannels {
+  constructor(private readonly deps: { endpoints: WebhookEndpoints; outbound: OutboundDeliveries; audit: Audit }) {}
+
+  async createWebhook(actor: string, body: CreateWebhookBody, requestKey?: string): Promise<EndpointCreation> {
+    const result = await this.deps.endpoints.create(body, requestKey);
+    if (result.ok && result.created) this.deps.audit(actor, "webhook.created", result.endpoint.id, { host: new URL(result.endpoint.url).host, eventTypes: result.endpoint.eventTypes });
+    return result;
+  }
+
+  listWebhooks(query: { limit: number; cursor?: string | undefined }): Result<Page<WebhookEndpoint>> {
+    return cursorPage(query.cursor, textKeyCursor, (after) => this.deps.endpoints.list(query.limit, after));
+  }
+
+  getWebhook(id: string): Result<{ endpoint: WebhookEndpoint }> {
+    const endpoint = this.deps.endpoints.get(id);
+    return endpoint ? { ok: true, endpoint } : failure("not_found", "webhook not found");
+  }
+
+  deleteWebhook(actor: string, id: string): Result<{ endpoint: WebhookEndpoint }> {
+    const endpoint = this.deps.endpoints.delete(id);
+    if (!endpoint) return failure("not_found", "webhook not found");
+    this.deps.audit(actor, "webhook.deleted", id, {});
+    return { ok: true, endpoint };
+  }
+
+  listDeliveries(endpointId: string, query: { limit: number; cursor?: string | undefined }): Result<Page<WebhookDelivery>> {
+    return cursorPage(query.cursor, textKeyCursor, (before) => this.deps.outbound.list(endpointId, query.limit, before));
+  }
+}

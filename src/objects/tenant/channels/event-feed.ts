@@ -1,0 +1,45 @@
+import type { TenantEvent } from "../../../schema/outbound-webhooks";
+import type { OutboundDeliveries } from "./outbound-webhooks";
+import type { ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
+import type { TenantDb } from "../types";
+
+/**
+ * The one place that decides "this happened in the tenant": an event enters the tenant log and,
+ * in the same transaction, becomes the outbound deliveries it matches. After the commit it goes to
+ * live stream subscribers and the deliveries to the outbound queue.
+ */
+export class EventFeed {
+  constructor(
+    private readonly db: TenantDb,
+    private readonly log: TenantEventLog,
+    private readonly outbound: OutboundDeliveries,
+  ) {}
+
+  /** A batch forwarded by an agent; events already recorded (a re-sent batch) are skipped. */
+  async recordAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): Promise<number> {
+    const appended = this.db.transaction((tx) => {
+      const added = this.log.appendAgentEvents(tx as unknown as TenantDb, agentId, events);
+      this.outbound.match(tx as unknown as TenantDb, added);
+      return added;
+    });
+    await this.afterCommit(appended);
+    return appended.length;
+  }
+
+  /** A tenant-level event (decision resolved, brake engaged/released). */
+  async recordTenantEvent(type: string, agentId: string | null, runKey: string | null, data: Record<string, unknown>): Promise<TenantEvent> {
+    const event = this.db.transaction((tx) => {
+      const added = this.log.appendTenantEvent(tx as unknown as TenantDb, type, agentId, runKey, data);
+      this.outbound.match(tx as unknown as TenantDb, [added]);
+      return added;
+    });
+    await this.afterCommit([event]);
+    return event;
+  }
+
+  private async afterCommit(events: readonly TenantEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    this.log.publish(events);
+    await this.outbound.sendUnqueued();
+  }
+}

@@ -1,0 +1,99 @@
+import { sql } from "drizzle-orm";
+import * as schema from "../../../db/tenant-schema";
+import type { TenantDb } from "../types";
+
+/** What the AgentDO reports when a wake's run reaches a terminal status. */
+export interface RunOutcome {
+  status: string;
+  reason: string;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Provider cost of the run in micro-USD (RunTrace usage rows); 0 for the builtin models. */
+  costMicros?: number;
+}
+
+type Labels = Record<string, string>;
+
+/** Counter families exposed by GET /v1/metrics (HELP text, metric type). */
+export const METRIC_FAMILIES: Record<string, { help: string; type: "counter" | "gauge" }> = {
+  vigil_runs_total: { help: "Runs that reached a terminal status, by outcome.", type: "counter" },
+  vigil_wakes_total: { help: "Wakes processed, by reason.", type: "counter" },
+  vigil_tool_calls_total: { help: "Tool calls planned by runs.", type: "counter" },
+  vigil_tokens_total: { help: "Model tokens used by runs, by direction.", type: "counter" },
+  vigil_decisions: { help: "Decisions (approvals, questions) currently recorded, by status.", type: "gauge" },
+  vigil_cost_micro_usd_total: { help: "Provider cost of runs in micro-USD.", type: "counter" },
+  vigil_decisions_requested_total: { help: "Decisions opened, by type (derived from the decision records).", type: "counter" },
+  vigil_decisions_resolved_total: { help: "Decisions resolved, by type (derived from the decision records).", type: "counter" },
+  vigil_spawns_total: { help: "spawn_agent admission decisions, by outcome.", type: "counter" },
+};
+
+/** Prometheus label value escaping: backslash, double quote and newline. */
+export function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+export function formatLabels(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map((key) => `${key}="${escapeLabelValue(labels[key]!)}"`)
+    .join(",");
+}
+
+/** Renders samples in the Prometheus text exposition format 0.0.4 (every family gets HELP/TYPE). */
+export function renderPrometheus(samples: Array<{ name: string; labels: string; value: number }>): string {
+  const lines: string[] = [];
+  for (const [name, family] of Object.entries(METRIC_FAMILIES)) {
+    lines.push(`# HELP ${name} ${family.help}`, `# TYPE ${name} ${family.type}`);
+    for (const sample of samples.filter((s) => s.name === name).sort((a, b) => a.labels.localeCompare(b.labels))) {
+      lines.push(`${name}${sample.labels ? `{${sample.labels}}` : ""} ${sample.value}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
+export class TenantMetrics {
+  constructor(private readonly db: TenantDb) {}
+
+  increment(name: string, labels: Labels, by = 1): void {
+    if (!Number.isFinite(by) || by <= 0) return;
+    this.db
+      .insert(schema.metrics)
+      .values({ name, labels: formatLabels(labels), value: Math.round(by) })
+      .onConflictDoUpdate({ target: [schema.metrics.name, schema.metrics.labels], set: { value: sql`${schema.metrics.value} + excluded.value` } })
+      .run();
+  }
+
+  recordRunOutcome(outcome: RunOutcome): void {
+    this.db.transaction(() => {
+      this.increment("vigil_runs_total", { outcome: outcome.status });
+      this.increment("vigil_wakes_total", { reason: outcome.reason });
+      this.increment("vigil_tool_calls_total", {}, outcome.toolCalls);
+      this.increment("vigil_tokens_total", { direction: "input" }, outcome.inputTokens);
+      this.increment("vigil_tokens_total", { direction: "output" }, outcome.outputTokens);
+      this.increment("vigil_cost_micro_usd_total", {}, outcome.costMicros ?? 0);
+    });
+  }
+
+  render(): string {
+    const counters = this.db.select().from(schema.metrics).all();
+    const decisions = this.db
+      .select({ status: schema.decisions.status, n: sql<number>`count(*)` })
+      .from(schema.decisions)
+      .groupBy(schema.decisions.status)
+      .all()
+      .map((row) => ({ name: "vigil_decisions", labels: formatLabels({ status: row.status }), value: Number(row.n) }));
+    // Requested/resolved are read from the decision rows themselves, so every writer of decisions is counted alike.
+    const byType = this.db
+      .select({ type: schema.decisions.type, requested: sql<number>`count(*)`, resolved: sql<number>`count(${schema.decisions.resolvedAt})` })
+      .from(schema.decisions)
+      .groupBy(schema.decisions.type)
+      .all();
+    const lifecycle = byType.flatMap((row) => [
+      { name: "vigil_decisions_requested_total", labels: formatLabels({ type: row.type }), value: Number(row.requested) },
+      { name: "vigil_decisions_resolved_total", labels: formatLabels({ type: row.type }), value: Number(row.resolved) },
+    ]);
+    return renderPrometheus([...counters, ...decisions, ...lifecycle]);
+  }
+}

@@ -1,0 +1,89 @@
+import { SemanticKeys, tokens, type TypedToken } from "../../../core/tokens";
+import type { Agent } from "../../../schema/agents";
+import type { AgentDirectory } from "./directory";
+import type { NotificationLog } from "../alertness/notification-log";
+import type { SubscriptionStore } from "../alertness/subscriptions";
+import type { TenantDb } from "../types";
+
+/** Tokens of an agent notification: its semantic keys, its id, and kind/lifecycle subtypes to filter on. */
+export function agentTokens(agent: Pick<Agent, "id" | "kind" | "lifecycle">, semanticKeys: string[]): TypedToken[] {
+  return [
+    ...semanticKeys.map((key) => tokens.semanticKey(key)),
+    tokens.entityId(agent.id),
+    tokens.subtype("agent.kind", agent.kind),
+    tokens.subtype("agent.lifecycle", agent.lifecycle),
+  ];
+}
+
+/** What a completed run tells its tenant. */
+export interface AgentRunActivity {
+  stateRevision: number;
+  messageIds: string[];
+  cascadeDepth?: number;
+}
+
+const LIFECYCLE_AUDIT: Record<string, string> = { destroyed: "agent.destroyed", dormant: "agent.paused", active: "agent.resumed" };
+
+export interface AgentActivityDeps {
+  db: TenantDb;
+  directory: AgentDirectory;
+  notifications: NotificationLog;
+  subscriptions: SubscriptionStore;
+  audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void;
+  /** Queues the wakes the recorded batches match (called after their transaction committed). */
+  dispatch(): Promise<void>;
+  /** Destroy means stop: the agent's open decisions are cancelled, and the sagas waiting on them read that and end. */
+  cancelOpenWork(agentId: string): Promise<void>;
+}
+
+/**
+ * What agents report to their tenant: record changes (directory snapshot + agentChangedNotification)
+ * and completed runs (agentStateChanged + agentMessageAppended), so agents can follow each other.
+ * `changed` and `ran` dispatch the recorded batches after they commit.
+ */
+export class AgentActivity {
+  constructor(private readonly deps: AgentActivityDeps) {}
+
+  /** The AgentDO reports every change of its record. */
+  async changed(agent: Agent, parentId: string | null): Promise<void> {
+    this.recordChange(agent, parentId);
+    if (agent.lifecycle === "destroyed") await this.deps.cancelOpenWork(agent.id);
+    await this.deps.dispatch();
+  }
+
+  /** After a run, so agents can follow each other. */
+  async ran(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
+    this.recordRun(agent, activity);
+    await this.deps.dispatch();
+  }
+
+  recordChange(agent: Agent, parentId: string | null): void {
+    const { db, directory, notifications, subscriptions } = this.deps;
+    const previousLifecycle = subscriptions.agentLifecycle(agent.id);
+    db.transaction((tx) => {
+      directory.upsert(agent, parentId);
+      notifications.recordLocal(tx as unknown as TenantDb, [{ payloadType: "agent", payloadId: `${agent.id}@v${agent.version}` }], agentTokens(agent, [SemanticKeys.agentChangedNotification]), {
+        source: `agent:${agent.id}`,
+        authority: "runtime_instruction",
+      });
+    });
+    // Destroy tombstones the agent's subscriptions at once: no new subscription wake can match it.
+    if (agent.lifecycle === "destroyed") subscriptions.removeAllForAgent(agent.id);
+    // Lifecycle changes after creation (pause, resume, destroy) are audited.
+    if (previousLifecycle && previousLifecycle !== agent.lifecycle) {
+      this.deps.audit(`agent:${agent.id}`, LIFECYCLE_AUDIT[agent.lifecycle] ?? "agent.lifecycle_changed", agent.id, { from: previousLifecycle, to: agent.lifecycle });
+    }
+  }
+
+  /** `cascadeDepth`: one more agent hop than the wake that caused the run (see config.run.maxCascadeDepth). */
+  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
+    const writes = [
+      { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },
+      ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
+    ];
+    const keys = [SemanticKeys.agentStateChangedNotification, ...(activity.messageIds.length > 0 ? [SemanticKeys.agentMessageAppendedNotification] : [])];
+    this.deps.db.transaction((tx) => {
+      this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, agentTokens(agent, keys), { source: `agent:${agent.id}`, authority: "runtime_instruction", cascadeDepth: activity.cascadeDepth ?? 1 });
+    });
+  }
+}

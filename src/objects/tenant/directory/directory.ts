@@ -1,0 +1,60 @@
+import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import * as schema from "../../../db/tenant-schema";
+import type { Agent } from "../../../schema/agents";
+import { nowIso } from "../../shared/sqlite";
+import type { TenantDb } from "../types";
+
+/** The tenant's list of agents; the AgentDO pushes a fresh snapshot on every change. */
+export class AgentDirectory {
+  constructor(private readonly db: TenantDb) {}
+
+  upsert(agent: Agent, parentId: string | null = null): void {
+    const values = {
+      id: agent.id,
+      kind: agent.kind,
+      displayName: agent.displayName,
+      lifecycle: agent.lifecycle,
+      parentId,
+      record: agent as unknown as Record<string, unknown>,
+      createdAt: agent.createdAt,
+      updatedAt: nowIso(),
+    };
+    this.db
+      .insert(schema.agentDirectory)
+      .values(values)
+      .onConflictDoUpdate({
+        target: schema.agentDirectory.id,
+        // A child's parentId is kept once known (lineage never changes; a caller without it passes null).
+        set: { displayName: values.displayName, lifecycle: values.lifecycle, record: values.record, updatedAt: values.updatedAt, parentId: sql`coalesce(${schema.agentDirectory.parentId}, excluded.parent_id)` },
+      })
+      .run();
+  }
+
+  lifecycle(agentId: string): string | null {
+    const d = schema.agentDirectory;
+    return this.db.select({ lifecycle: d.lifecycle }).from(d).where(eq(d.id, agentId)).get()?.lifecycle ?? null;
+  }
+
+  /** Oldest first, keyset-paginated on (createdAt, id); children only when asked. */
+  list(limit: number, after: { c: string; i: string } | undefined, includeChildren: boolean): { data: Agent[]; last: { c: string; i: string } | null } {
+    const conditions = [];
+    if (!includeChildren) conditions.push(isNull(schema.agentDirectory.parentId));
+    if (after) {
+      conditions.push(or(gt(schema.agentDirectory.createdAt, after.c), and(eq(schema.agentDirectory.createdAt, after.c), gt(schema.agentDirectory.id, after.i))));
+    }
+    const rows = this.db
+      .select()
+      .from(schema.agentDirectory)
+      .where(conditions.length ? and(...conditions) : undefined)
+      .orderBy(asc(schema.agentDirectory.createdAt), asc(schema.agentDirectory.id))
+      .limit(limit + 1)
+      .all();
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map((row) => row.record as unknown as Agent), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+  }
+
+  has(agentId: string): boolean {
+    return !!this.db.select({ id: schema.agentDirectory.id }).from(schema.agentDirectory).where(eq(schema.agentDirectory.id, agentId)).get();
+  }
+}

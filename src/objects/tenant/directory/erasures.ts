@@ -1,0 +1,46 @@
+import type { Env } from "../../../env";
+import { failure, type Result } from "../../../core/result";
+import type { Tenant } from "../../../schema/auth";
+import type { Migrations } from "../../shared/sqlite";
+import { agentStub, tenantStub } from "../../shared/stubs";
+import type { Audit, TenantDb } from "../types";
+import { eraseTenant, forgetAgent, OPERATOR_AUDIT_OBJECT, type TenantErasure } from "./erasure";
+
+export interface TenantErasuresDeps {
+  db: TenantDb;
+  storage: DurableObjectStorage;
+  migrations: Migrations;
+  env: Env;
+  tenant(): Tenant | null;
+  audit: Audit;
+}
+
+/** SPEC §7: forgetting one erased agent, and erasing the whole tenant (the record survives in the operator audit object). */
+export class TenantErasures {
+  constructor(private readonly deps: TenantErasuresDeps) {}
+
+  /** An agent was erased: the tenant forgets its directory entry and agent-keyed rows, and audits it. */
+  agentErased(receipt: { agentId: string; reason: string; rows: Record<string, number> }): void {
+    const tenantRows = forgetAgent(this.deps.db, this.deps.storage, receipt.agentId);
+    this.deps.audit("system", "agent.erased", receipt.agentId, { reason: receipt.reason, agentRows: receipt.rows, tenantRows });
+  }
+
+  /** Erases every agent and then every row of this tenant. */
+  async eraseTenant(actor: string): Promise<Result<{ erasure: TenantErasure }>> {
+    const tenant = this.deps.tenant();
+    if (!tenant) return failure("not_found", "tenant not found");
+    const { db, storage, migrations, env } = this.deps;
+    const erasure = await eraseTenant(
+      {
+        db,
+        storage,
+        tenantId: tenant.id,
+        migrations,
+        eraseAgent: (agentId) => agentStub(env, tenant.id, agentId).eraseForTenant(),
+        recordErasure: ({ actor: by, ...detail }) => tenantStub(env, OPERATOR_AUDIT_OBJECT).audit(by, "tenant.erased", tenant.id, detail),
+      },
+      actor,
+    );
+    return { ok: true, erasure };
+  }
+}

@@ -1,0 +1,39 @@
+import { and, desc, eq, lt } from "drizzle-orm";
+import * as schema from "../../../db/tenant-schema";
+import { nowIso } from "../../shared/sqlite";
+import type { TenantDb } from "../types";
+
+/**
+ * The tenant's audit log, its one writer and its readers. Every audited action in the tenant goes
+ * through `writeAudit` (inside the caller's transaction when given one); the TenantDO's `audit` RPC
+ * (the operator audit object records tenant erasures through it) is the same writer.
+ */
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  actor: string;
+  action: string;
+  target: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** `GET /v1/audit`: newest first, before `beforeSeq` when paging. */
+export function listAudit(db: TenantDb, limit: number, beforeSeq?: number): AuditEntry[] {
+  return db
+    .select()
+    .from(schema.audit)
+    .where(beforeSeq === undefined ? undefined : lt(schema.audit.seq, beforeSeq))
+    .orderBy(desc(schema.audit.seq))
+    .limit(limit)
+    .all();
+}
+
+/** Appends one entry (inside the caller's transaction when `db` is one). */
+export function writeAudit(db: Pick<TenantDb, "insert">, actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
+  db.insert(schema.audit).values({ at: nowIso(), actor, action, target, detail }).run();
+}
+
+/** Operator audit object only: the newest entry about `target` with `action`. */
+export function findAudit(db: TenantDb, action: string, target: string): AuditEntry | null {
+  return db.select().from(schema.audit).where(and(eq(schema.audit.action, action), eq(schema.audit.target, target))).orderBy(desc(schema.audit.seq)).limit(1).get() ?? null;
+}

@@ -1,0 +1,233 @@
+import { config } from "../../config";
+import { deploymentMode } from "../../core/deployment-mode";
+import { retryScheduleFrom } from "../../core/outbound-delivery";
+import * as schema from "../../db/tenant-schema";
+import type { Env } from "../../env";
+import type { Tenant } from "../../schema/auth";
+import migrations from "../../../migrations/tenant";
+import type { Hook } from "../shared/hooks";
+import { testSeamsEnabled } from "../shared/seams";
+import { openDatabase } from "../shared/sqlite";
+import { TenantRetention, type TenantPruneOutcome } from "./retention";
+import type { RetentionPolicy } from "../../core/retention";
+import { TenantAccess } from "./access/access";
+import { ClientAuth } from "./access/client-auth";
+import { IdempotencyStore } from "./access/idempotency";
+import { ApiKeys } from "./access/keys";
+import { readTenant } from "./access/tenant-record";
+import { Alertness } from "./alertness/alertness";
+import { Dispatcher } from "./alertness/dispatcher";
+import { InboundEvents } from "./alertness/inbound-events";
+import { NotificationLog } from "./alertness/notification-log";
+import { SubscriptionStore } from "./alertness/subscriptions";
+import { ExternalTriggers } from "./alertness/triggers";
+import { WebhookSources } from "./alertness/webhook-sources";
+import { OutboundChannels } from "./channels/channels";
+import { EventFeed } from "./channels/event-feed";
+import { TenantMetrics } from "./channels/metrics";
+import { OutboundDeliveries } from "./channels/outbound-webhooks";
+import { TenantEventLog } from "./channels/tenant-event-log";
+import { WebhookEndpoints } from "./channels/webhook-endpoints";
+import { Approvals } from "./decisions/approvals";
+import { BrakeDecisions } from "./decisions/brake-decisions";
+import { Decisions } from "./decisions/decisions";
+import { DecisionDesk } from "./decisions/desk";
+import { DecisionResolution } from "./decisions/resolution";
+import { AgentActivity } from "./directory/agent-activity";
+import { AgentDirectory } from "./directory/directory";
+import { TenantErasures } from "./directory/erasures";
+import { writeAudit } from "./governance/audit-log";
+import { TenantBrakes } from "./governance/brakes";
+import { Governance } from "./governance/governance";
+import { Journal } from "./journal";
+import { ToolCatalog } from "./tools/catalog";
+import { ToolExecutor } from "./tools/executor";
+import { TenantTools } from "./tools/http-tools";
+import type { Audit, TenantDb } from "./types";
+
+/**
+ * One tenant's parts, wired to its SQLite, its queues and its one alarm. Every part is a named field
+ * built with explicit arguments, in dependency order; the calls that must reach a part built later
+ * (approvals read the policy and HTTP tools lazily; the journal, brakes and activity dispatch or
+ * publish through parts built after them) go through `this.<part>` and are marked "back-edge".
+ */
+export class TenantWiring {
+  readonly db: TenantDb;
+  readonly keys: ApiKeys;
+  readonly directory: AgentDirectory;
+  readonly idempotency: IdempotencyStore;
+  readonly clientAuth: ClientAuth;
+  readonly access: TenantAccess;
+  readonly approvals: Approvals;
+  readonly decisions: Decisions;
+  readonly notifications: NotificationLog;
+  readonly journal: Journal;
+  readonly tenantTools: TenantTools;
+  readonly tools: ToolExecutor;
+  readonly toolCatalog: ToolCatalog;
+  readonly subscriptions: SubscriptionStore;
+  readonly metrics: TenantMetrics;
+  readonly governance: Governance;
+  readonly inboundEvents: InboundEvents;
+  readonly triggers: ExternalTriggers;
+  readonly webhookSources: WebhookSources;
+  readonly dispatcher: Dispatcher;
+  readonly alertness: Alertness;
+  readonly brakeDecisions: BrakeDecisions;
+  readonly brakes: TenantBrakes;
+  readonly tenantEvents: TenantEventLog;
+  readonly webhookEndpoints: WebhookEndpoints;
+  readonly outbound: OutboundDeliveries;
+  readonly channels: OutboundChannels;
+  readonly feed: EventFeed;
+  readonly agentActivity: AgentActivity;
+  readonly decisionResolution: DecisionResolution;
+  readonly decisionDesk: DecisionDesk;
+  readonly erasure: TenantErasures;
+  /** Retention of the tables that grow with use (pruned on the alarm). */
+  readonly retention: TenantRetention;
+  /** The one audit writer every part is given. */
+  readonly audit: Audit;
+  /** The object's one alarm: dispatch retries, timer brakes, outbound deliveries not yet queued. */
+  readonly onAlarm: Hook[];
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    env: Env,
+  ) {
+    const mode = deploymentMode(env.VIGIL_MODE);
+    const faults = testSeamsEnabled(env);
+    const retryLater = (delayMs: number) => this.armAlarmAt(Date.now() + delayMs);
+    const dispatch = () => this.dispatcher.dispatchPending();
+    this.db = openDatabase(ctx, schema, migrations);
+    this.audit = (actor, action, target, detail) => writeAudit(this.db, actor, action, target, detail);
+    // Access: API keys, request budgets, idempotency records, the agent directory.
+    this.keys = new ApiKeys(this.db);
+    this.directory = new AgentDirectory(this.db);
+    this.idempotency = new IdempotencyStore(this.db);
+    this.clientAuth = new ClientAuth(this.keys, () => this.tenant() !== null);
+    this.access = new TenantAccess({ db: this.db, keys: this.keys, audit: this.audit });
+    // Approvals: trust, tool approvals, decision ticks. back-edge: reads the policy and HTTP tools lazily.
+    this.approvals = new Approvals({
+      db: this.db,
+      env,
+      policy: () => this.governance.policy(),
+      httpInputSchema: (name) => (this.tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? null,
+    });
+    this.decisions = new Decisions(this.approvals.decisionsDeps());
+    /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
+    this.notifications = new NotificationLog(this.db, () => this.tenant()?.id ?? "tenant");
+    /** The journal domain: the tenant's source-of-truth records; every write dispatches after it commits (back-edge: the dispatcher). */
+    this.journal = new Journal(this.db, this.notifications, dispatch);
+    /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
+    this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, mode, this.audit);
+    this.tools = new ToolExecutor({
+      db: this.db,
+      journal: this.journal,
+      timeZone: () => this.tenant()?.timeZone ?? "UTC",
+      callHttpTool: (inv) => this.tenantTools.call(inv),
+      agentLifecycle: (agentId) => this.directory.lifecycle(agentId),
+    });
+    this.toolCatalog = new ToolCatalog({ tenantTools: this.tenantTools, audit: this.audit });
+    /** Agents' subscriptions and the materialized token index. */
+    this.subscriptions = new SubscriptionStore(this.db);
+    /** Counters for GET /v1/metrics. */
+    this.metrics = new TenantMetrics(this.db);
+    /** Policy versions, provider secrets, privacy receipts, inference grants. */
+    this.governance = new Governance(this.db, {
+      masterKey: env.VIGIL_MASTER_KEY,
+      mode,
+      audit: this.audit,
+      toolHosts: () => this.tenantTools.list().map((tool) => new URL(tool.url).host),
+    });
+    this.inboundEvents = new InboundEvents(this.db, this.notifications);
+    /** Agents' external triggers (holon) and the tenant's signed webhook sources. */
+    this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
+    this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
+    /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
+    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater });
+    this.alertness = new Alertness({ subscriptions: this.subscriptions, inboundEvents: this.inboundEvents, triggers: this.triggers, webhookSources: this.webhookSources, audit: this.audit, dispatch });
+    /** Brakes / kill switches and the keep-or-release decisions they may open. */
+    this.brakeDecisions = new BrakeDecisions(this.db);
+    this.brakes = new TenantBrakes({
+      db: this.db,
+      audit: this.audit,
+      openDecision: (request) => this.brakeDecisions.open(request),
+      suspendDecisions: (filter) => this.decisions.suspendPending(filter),
+      resumeDecisions: (filter) => this.decisions.resumeSuspended(filter),
+      armAlarmAt: (atMs) => this.armAlarmAt(atMs),
+      // back-edge: brake changes reach the tenant event feed built below.
+      publish: (type, data) => ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined)),
+    });
+    /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
+    this.tenantEvents = new TenantEventLog(this.db);
+    this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, mode);
+    this.outbound = new OutboundDeliveries({
+      db: this.db,
+      endpoints: this.webhookEndpoints,
+      queue: env.OUTBOUND_QUEUE,
+      tenantId: () => this.tenant()?.id ?? "",
+      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, faults),
+      retryLater,
+      audit: this.audit,
+    });
+    this.channels = new OutboundChannels({ endpoints: this.webhookEndpoints, outbound: this.outbound, audit: this.audit });
+    this.feed = new EventFeed(this.db, this.tenantEvents, this.outbound);
+    this.agentActivity = new AgentActivity({ db: this.db, directory: this.directory, notifications: this.notifications, subscriptions: this.subscriptions,
+      audit: this.audit,
+      dispatch,
+      cancelOpenWork: async (agentId) => {
+        await Promise.all(this.decisions.cancelForAgent(agentId).map((operationId) => this.approvals.wakeSaga(operationId)));
+      },
+    });
+    this.decisionResolution = new DecisionResolution({
+      env,
+      tenantId: () => this.tenant()!.id,
+      decisions: this.decisions,
+      brakeDecisions: this.brakeDecisions,
+      brakes: this.brakes,
+      approvals: this.approvals,
+      feed: this.feed,
+    });
+    this.decisionDesk = new DecisionDesk({ decisions: this.decisions, resolution: this.decisionResolution });
+    this.retention = new TenantRetention(this.db);
+    this.erasure = new TenantErasures({ db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit });
+    this.onAlarm = [
+      // Subscription dispatch after a failed queue send (armed by the dispatcher).
+      { name: "retry dispatch", run: () => this.dispatcher.dispatchPending() },
+      // Timer brakes whose time has come are recorded as released (and re-arm the alarm for the next one).
+      { name: "sweep timer brakes", run: () => this.brakes.sweep() },
+      // Outbound deliveries whose queue message could not be sent yet.
+      { name: "queue unsent deliveries", run: () => this.outbound.sendUnqueued() },
+      // Tables that grow with use, one bounded batch per table per pass.
+      { name: "prune retention", run: () => void this.pruneRetention() },
+    ];
+    // Retention runs on the alarm; an active tenant always has one within the interval (arming never delays an earlier one).
+    this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
+  }
+
+  /** The tenant record, or null before initTenant. */
+  tenant(): Tenant | null {
+    return readTenant(this.db);
+  }
+
+  /** One bounded pruning pass; re-arms soon while a table had more than a batch due, later while anything is left. */
+  pruneRetention(nowMs: number = Date.now()): TenantPruneOutcome {
+    const outcome = this.retention.prune(this.retentionPolicy(), nowMs);
+    if (outcome.more) this.armAlarmAt(Date.now() + 1_000);
+    else if (outcome.pending) this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
+    return outcome;
+  }
+
+  /** The retention bounds in force for this tenant (agents prune their own event logs with them). */
+  retentionPolicy(): RetentionPolicy {
+    return TenantRetention.policy(this.governance.policy().retention);
+  }
+
+  /** One alarm serves dispatch retries, timer brakes and outbound retries: arming never pushes an earlier alarm later. */
+  private armAlarmAt(atMs: number): void {
+    const storage = this.ctx.storage;
+    const armed = storage.getAlarm().then((current) => (current === null || current > atMs ? storage.setAlarm(atMs) : undefined));
+    this.ctx.waitUntil(armed.catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "arming the tenant alarm failed", error: String(error) }))));
+  }
+}
