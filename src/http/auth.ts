@@ -52,6 +52,13 @@ export function forgetRevokedKey(tenantId: string, keyId: string): void {
   for (const end of streamsByKey.get(`${tenantId}:${keyId}`) ?? []) end("key_revoked");
 }
 
+/** An erased tenant's keys and widget tokens stop at once in the isolate that erased it (elsewhere within the cache TTL). */
+export function forgetErasedTenant(tenantId: string): void {
+  keyGrants.evict((grant) => grant.tenantId === tenantId);
+  liveTenants.evict(() => true);
+  for (const [streamKey, ends] of streamsByKey) if (streamKey.startsWith(`${tenantId}:`)) for (const end of ends) end("key_revoked");
+}
+
 /**
  * How an SSE stream ends with its credential (issue 13 §6): a widget token at its `exp`; an API key when it is
  * revoked — at once through this isolate, else at the next re-check, one cache TTL apart (a cached grant counts).

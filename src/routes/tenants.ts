@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../http/api-error";
-import { isOperator, tenantStub } from "../http/auth";
+import { forgetErasedTenant, isOperator, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { fail } from "../http/api-error";
 import { idempotent } from "../http/idempotency";
@@ -64,6 +64,7 @@ tenantRoutes.openapi(
     if (!TENANT_ID.test(id)) throw new ApiError("not_found", "tenant not found");
     const result = await tenantStub(c.env, id).eraseTenant("operator");
     if (!result.ok) fail(result);
+    forgetErasedTenant(id);
     return c.json(result.erasure, 200);
   },
 );

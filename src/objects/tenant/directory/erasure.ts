@@ -15,10 +15,12 @@ export const OPERATOR_AUDIT_OBJECT = "operator:audit";
  */
 export function forgetAgent(db: TenantDb, storage: DurableObjectStorage, agentId: string): Record<string, number> {
   const removed: Record<string, number> = {};
+  // The runtime's own tables (_cf_KV, …) refuse pragma reads, so they are skipped before any is inspected.
   const tables = storage.sql
-    .exec<{ name: string }>("SELECT m.name AS name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table' AND p.name = 'agent_id' ORDER BY m.name")
+    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
     .toArray()
-    .map((row) => row.name);
+    .map((row) => row.name)
+    .filter((table) => storage.sql.exec<{ name: string }>(`SELECT name FROM pragma_table_info('${table.replace(/'/g, "''")}') WHERE name = 'agent_id'`).toArray().length > 0);
   for (const table of tables) {
     if (table === "audit") continue;
     const quoted = `"${table.replace(/"/g, '""')}"`;
