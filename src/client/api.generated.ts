@@ -409,6 +409,18 @@ export type CompactionRetry = {
   requeued: number;
 };
 
+export type Session = {
+  sessionId: string;
+  threadId: string;
+  status: "open" | "closed";
+  openedAt: string;
+  lastActivityAt: string;
+  /** the inactivity deadline while open */
+  expiresAt: string | null;
+  closedAt: string | null;
+  closeReason: "explicit" | "idle_timeout" | null;
+};
+
 export type Decision = {
   id: string;
   agentId: string;
@@ -987,6 +999,19 @@ export type ProviderEndpoint = {
   timeoutMs?: number;
 };
 
+export type ExtensionSlotRegistration = {
+  /** JSON Schema (2020-12) the key's value must satisfy; local $refs only */
+  schema: Record<string, unknown>;
+  /** largest canonical JSON of the value, in characters */
+  maxChars?: number;
+  description?: string;
+};
+
+export type SessionPolicy = {
+  /** overrides the deployment default (src/config.ts sessions.idleTtlSeconds) */
+  idleTtlSeconds?: number;
+};
+
 export type PolicyBody = {
   providers?: Array<ProviderEndpoint>;
   categoryModels?: Record<string, Array<string>>;
@@ -1045,6 +1070,8 @@ export type PolicyBody = {
       calibrationMode?: boolean;
     };
   };
+  extensionSlots?: Record<string, ExtensionSlotRegistration>;
+  sessions?: SessionPolicy;
 };
 
 export type ProviderSecret = {
@@ -1485,6 +1512,17 @@ export abstract class VigilOperations {
    */
   retryCompaction(agentId: string, options?: RequestOptions): Promise<CompactionRetry> {
     return this.request<CompactionRetry>("POST", `/v1/agents/${encodeURIComponent(agentId)}/memory/compaction/retry`, undefined, options);
+  }
+
+  /**
+   * Close an interactive session now; idempotent (a closed session answers as it is)
+   *
+   * Appends `session.closed` (reason `explicit`) to the agent's event log the first time. A later message to the session reopens it (`session.reopened`). A widget token closes only its own visitor's sessions (`default` names its base session); any other sessionId answers 404, as does a session that never had a message.
+   *
+   * `POST /v1/agents/{id}/sessions/{sid}/close`
+   */
+  closeSession(agentId: string, sid: string, options?: RequestOptions): Promise<Session> {
+    return this.request<Session>("POST", `/v1/agents/${encodeURIComponent(agentId)}/sessions/${encodeURIComponent(sid)}/close`, undefined, options);
   }
 
   /**
@@ -2455,6 +2493,7 @@ export const OPERATIONS = {
   searchMemory: { method: "GET", path: "/v1/agents/{id}/memory/search" },
   exportAgent: { method: "GET", path: "/v1/agents/{id}/export" },
   retryCompaction: { method: "POST", path: "/v1/agents/{id}/memory/compaction/retry" },
+  closeSession: { method: "POST", path: "/v1/agents/{id}/sessions/{sid}/close" },
   listDecisions: { method: "GET", path: "/v1/decisions" },
   resolveDecision: { method: "POST", path: "/v1/decisions/{id}/resolve" },
   listJournalCategories: { method: "GET", path: "/v1/journal/categories" },

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { budgetLimitsSchema } from "../core/budget";
+import { EXTENSION_REGISTRY_LIMITS } from "../core/extension-slots";
+import { EXTENSION_KEY_PATTERN, SLOT_LIMITS } from "../core/slots";
 import { decisionTimeoutPolicySchema } from "../core/decision";
 import { trustCalibrationConfigSchema } from "../core/trust";
 import { IsoTimestamp } from "./common";
@@ -39,6 +41,22 @@ export const TrustPolicy = z
   .strict()
   .refine((trust) => (trust.overrides.floorScore ?? 10) <= (trust.overrides.ceilingScore ?? 100), { message: "floorScore must be <= ceilingScore", path: ["overrides", "floorScore"] });
 
+/** One registered extension slot key (SPEC §7): the value's JSON Schema (2020-12, checked on PUT) and its size cap. */
+export const ExtensionSlotRegistration = z
+  .object({
+    schema: z.record(z.string(), z.unknown()).openapi({ description: "JSON Schema (2020-12) the key's value must satisfy; local $refs only" }),
+    maxChars: z.number().int().min(1).max(SLOT_LIMITS.extensionMaxChars).default(1_024).openapi({ description: "largest canonical JSON of the value, in characters" }),
+    description: z.string().max(500).optional(),
+  })
+  .strict()
+  .openapi("ExtensionSlotRegistration");
+
+/** Interactive sessions (SPEC §3): the inactivity TTL after which an open session closes (`session.closed`). */
+export const SessionPolicy = z
+  .object({ idleTtlSeconds: z.number().int().min(60).max(30 * 86_400).optional().openapi({ description: "overrides the deployment default (src/config.ts sessions.idleTtlSeconds)" }) })
+  .strict()
+  .openapi("SessionPolicy");
+
 /** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
 export const PolicyBody = z
   .object({
@@ -55,6 +73,13 @@ export const PolicyBody = z
     decisionTimeouts: z.partialRecord(z.enum(["orchestrator", "adaptive", "ecosystem"]), decisionTimeoutPolicySchema).default({}),
     /** Seed 002 trust calibration: a profile preset plus overrides; `overrides.calibrationMode` freezes live scores. */
     trust: TrustPolicy.default({ profile: "balanced", overrides: {} }),
+    /** Registered `extension` slot keys (`<namespace>.<name>`); the slots API and `memory_update_slot` validate against them. */
+    extensionSlots: z
+      .record(z.string().regex(EXTENSION_KEY_PATTERN, "extension keys are namespaced: <namespace>.<name>"), ExtensionSlotRegistration)
+      .refine((slots) => Object.keys(slots).length <= EXTENSION_REGISTRY_LIMITS.maxKeys, `at most ${EXTENSION_REGISTRY_LIMITS.maxKeys} extension keys`)
+      .default({}),
+    /** Interactive session settings (inactivity TTL). */
+    sessions: SessionPolicy.default({}),
   })
   .strict()
   .openapi("PolicyBody");
@@ -63,7 +88,7 @@ export type PolicyBody = z.infer<typeof PolicyBody>;
 export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
 export type Policy = z.infer<typeof Policy>;
 
-export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} } };
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, extensionSlots: {}, sessions: {} };
 
 /** What the tenant hands an agent for one inference call once every gate passed (never leaves the runtime). */
 export interface InferenceGrant {

@@ -50,6 +50,7 @@ export abstract class AgentCore extends AgentBase<Env> {
   abstract onCompactionAlarm(): Promise<void>;
   abstract onErasureDue(): Promise<void>;
   abstract expireLineage(): Promise<void>;
+  abstract onSessionExpiry(): Promise<void>;
 
   /** not_found while this object holds no agent (never created, or erased). */
   protected missingAgent(): Failure | null {

@@ -28,8 +28,11 @@ export abstract class AgentMemoryRpc extends AgentCore {
     return readMemory(this.parts.db, this.parts.profile);
   }
 
-  updateSlot(key: string, value: unknown, expectedVersion?: number): SlotWrite {
-    return writeSlot(this.parts.profile, this.parts.events, key, value, expectedVersion);
+  /** `extension` writes read the tenant's registered keys first (one TenantDO call); other slots need nothing. */
+  async updateSlot(key: string, value: unknown, expectedVersion?: number): Promise<SlotWrite> {
+    const agent = this.parts.profile.get();
+    const registry = agent && key === "extension" ? await this.parts.governor.extensionSlots(agent) : {};
+    return writeSlot(this.parts.profile, this.parts.events, key, value, expectedVersion, { registry });
   }
 
   /** FTS5 recall over the agent's own messages, best first. */

@@ -3,6 +3,7 @@ import { failure, type Result } from "../../http/error-codes";
 import type { AgentUsage } from "../../schema/brakes";
 import type { Page } from "../../schema/common";
 import type { Message } from "../../schema/messages";
+import type { SessionView } from "../../schema/sessions";
 import type { AgentEvent, Run } from "../../schema/runs";
 import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timers";
 import type { WakeJob } from "../../schema/wake";
@@ -66,6 +67,21 @@ export abstract class AgentRunsRpc extends AgentMemoryRpc {
       return verdict;
     };
     return { ok: true, stream: this.parts.events.subscribe(after, { visible }) };
+  }
+
+  /** `POST …/sessions/:sid/close`: idempotent; an unknown session is not_found. */
+  async closeSession(sessionId: string): Promise<Result<{ session: SessionView; changed: boolean }>> {
+    return this.missingAgent() ?? this.parts.sessions.close(sessionId);
+  }
+
+  /** Agents SDK schedule callback: the earliest open session's inactivity deadline came due (one bounded batch). */
+  async onSessionExpiry(): Promise<void> {
+    await this.parts.sessions.expireDue();
+  }
+
+  /** Test seam (VIGIL_FAULTS=enabled only): one expiry sweep as if the clock read `nowMs`. */
+  async expireSessions(nowMs: number): Promise<Result<{ closed: number; more: boolean }>> {
+    return this.seamDisabled() ?? { ok: true, ...(await this.parts.sessions.expireDue(nowMs)) };
   }
 
   /** Brakes: the brake that would refuse a new API wake of this agent now, or null. */

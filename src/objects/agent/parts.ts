@@ -33,6 +33,7 @@ import { Reports } from "./reports";
 import { InjectedCrash, RunLoop } from "./run-loop";
 import { RunView } from "./run-view";
 import { Sagas } from "./sagas";
+import { Sessions } from "./sessions";
 import { Spawner } from "./spawn";
 import { Summarizer } from "./summarizer";
 import { TimerAlarm } from "./timer-alarm";
@@ -70,6 +71,8 @@ export interface AgentParts {
   lifecycle: AgentLifecycle;
   wakes: WakeAdmission;
   delegation: Delegation;
+  /** Interactive sessions: inactivity TTL and explicit close. */
+  sessions: Sessions;
   /** The owning tenant, as stored with the profile ("" before the agent exists). */
   tenantId(): string;
 }
@@ -172,6 +175,7 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
       events: log,
       reports,
       recall: (query, options) => searchMessages(db, query, options),
+      extensionSlots: () => governor.extensionSlots(profile.get()!),
       threadOfRun,
       openQuestion: (request) => tenant().openQuestion({ ...request, agentId: profile.get()!.id, threadId: inbox.getRun(request.runKey)?.threadId }),
     },
@@ -231,7 +235,8 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
   const drain = new Drainer({ kick: () => loop.kick(), waitUntil, armWatchdog: () => armWatchdog(scheduler) });
   const timers = new Timers({ db, profile, inbox, alarm: new TimerAlarm(scheduler), kick: () => drain.start() });
   const lifecycle = new AgentLifecycle({ profile, timers, erasure, inbox, drain, tenantId, upsertDirectory });
-  const wakes = new WakeAdmission({ db, events: log, profile, inbox, governor, drain, turnsPerMinute: () => rateLimitsFrom(env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent });
+  const sessions = new Sessions({ db, events: log, scheduler });
+  const wakes = new WakeAdmission({ db, events: log, profile, inbox, governor, drain, sessions, turnsPerMinute: () => rateLimitsFrom(env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent });
   const delegation = new Delegation({ profile, inbox, spawner, childReports, lifecycle, wakes, scheduler, tenantId });
   return {
     db,
@@ -254,6 +259,7 @@ export function buildAgentParts(ctx: DurableObjectState, env: Env, scheduler: Ag
     lifecycle,
     wakes,
     delegation,
+    sessions,
     tenantId,
   };
 }

@@ -1,3 +1,4 @@
+import { config } from "../../config";
 import { rateLimitKeys } from "../../core/rate-limit";
 import { runKeys, threadIds } from "../../core/run-keys";
 import { failure, type Result } from "../../http/error-codes";
@@ -8,6 +9,7 @@ import type { RunGovernor } from "./budgets";
 import type { Drainer } from "./drain";
 import type { EventLog } from "./event-log";
 import type { AgentProfile } from "./profile";
+import type { Sessions } from "./sessions";
 import type { AgentDb } from "./types";
 import type { EnqueueOutcome, WakeInbox } from "./wake-inbox";
 
@@ -26,6 +28,7 @@ export interface WakeAdmissionDeps {
   inbox: WakeInbox;
   governor: RunGovernor;
   drain: Drainer;
+  sessions: Sessions;
   /** The per-agent turn limit in force (VIGIL_RATE_LIMITS may override it). */
   turnsPerMinute(): number;
 }
@@ -52,10 +55,14 @@ export class WakeAdmission {
     }
     // Subscribe before enqueueing so the stream cannot miss the run's first events.
     const stream = turn.stream ? events.subscribe(0, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    const threadId = threadIds.interactive(agentId, turn.sessionId);
+    // Every accepted turn keeps its session open (a closed one reopens: docs/decisions.md "Sessions and extension slots").
+    // The TTL is the tenant's override as read by the brake check above (a retried turn keeps the last one read).
+    this.deps.sessions.touch(turn.sessionId, threadId, governor.sessionIdleTtlSeconds(config.sessions.idleTtlSeconds));
     const outcome = inbox.enqueue({
       runKey,
       reason: "userInitiated",
-      threadId: threadIds.interactive(agentId, turn.sessionId),
+      threadId,
       authority: turn.authority,
       input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId },
     });
