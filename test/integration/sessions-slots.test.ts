@@ -2,6 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { widgetSessionId } from "../../src/core/widget-session";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
+import type { AgentEvent } from "../../src/schema/runs";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
 /** Issue 13.9: interactive sessions (inactivity TTL, explicit close) and registered extension slot keys. */
@@ -20,8 +21,8 @@ async function say(key: string, agentId: string, text: string, sessionId?: strin
   return waitForRun(readKey, agentId, sent.body.runKey);
 }
 
-async function sessionEvents(stub: ReturnType<typeof agentDo>) {
-  return (await stub.listEvents(0, 1_000)).filter((event) => event.type.startsWith("session."));
+async function sessionEvents(stub: ReturnType<typeof agentDo>): Promise<AgentEvent[]> {
+  return ((await stub.listEvents(0, 1_000)) as AgentEvent[]).filter((event) => event.type.startsWith("session."));
 }
 
 async function expirySchedules(stub: ReturnType<typeof agentDo>): Promise<number[]> {
