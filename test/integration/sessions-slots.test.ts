@@ -1,9 +1,9 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { widgetSessionId } from "../../src/core/widget-session";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import type { AgentEvent } from "../../src/schema/runs";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, readSseUntil, waitForRun } from "./helpers";
 
 /** Issue 13.9: interactive sessions (inactivity TTL, explicit close) and registered extension slot keys. */
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
@@ -120,6 +120,10 @@ describe("explicit session close", () => {
     const events = await sessionEvents(stub);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: "session.closed", data: { sessionId: "chat-1", reason: "explicit" } });
+    // The tenant-wide stream carries it too (session id and reason only).
+    const stream = await SELF.fetch("https://vigil.test/v1/events/stream", { headers: { authorization: `Bearer ${key}` } });
+    const frames = await readSseUntil(stream, (all) => all.some((f) => f.event === "session.closed"));
+    expect(frames.find((f) => f.event === "session.closed")!.data).toMatchObject({ agentId: agent.id, data: { sessionId: "chat-1", reason: "explicit" } });
     // The TTL does not close it a second time.
     expect(await stub.expireSessions(Date.now() + 86_400_000)).toMatchObject({ closed: 0 });
 
