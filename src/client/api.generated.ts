@@ -833,7 +833,7 @@ export type WebhookEndpoint = {
 export type CreateWebhook = {
   /** https URL the deliveries are POSTed to (no redirects are followed) */
   url: string;
-  /** Filters: `*`, an event type (run.started, run.waiting, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, brake.engaged, brake.released) or a prefix such as `run.*` */
+  /** Filters: `*`, an event type (run.started, run.waiting, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, session.closed, session.reopened, brake.engaged, brake.released) or a prefix such as `run.*` */
   eventTypes: Array<string>;
   description?: string;
 };
