@@ -4,6 +4,7 @@ import * as schema from "../../db/agent-schema";
 import { failure, type Result } from "../../http/error-codes";
 import type { SessionView } from "../../schema/sessions";
 import type { AgentScheduler } from "./agent-schedule";
+import { logFailure } from "./background";
 import type { EventLog } from "./event-log";
 import type { AgentDb } from "./types";
 
@@ -42,7 +43,7 @@ export class Sessions {
       db.update(schema.sessions).set({ status: "open", lastActivityAt: now, expiresAtMs, closedAt: null, closeReason: null }).where(eq(schema.sessions.sessionId, sessionId)).run();
       if (existing.status === "closed") events.append("session.reopened", null, { sessionId, threadId, closedAt: existing.closedAt, closeReason: existing.closeReason });
     }
-    this.arm();
+    this.armInBackground();
     return { reopened: existing?.status === "closed" };
   }
 
@@ -57,7 +58,7 @@ export class Sessions {
     if (!row) return failure("not_found", "session not found");
     if (row.status === "closed") return { ok: true, session: view(row), changed: false };
     const closed = this.closeRow(row, "explicit", Date.now());
-    this.arm();
+    this.armInBackground();
     return { ok: true, session: closed, changed: true };
   }
 
@@ -87,6 +88,11 @@ export class Sessions {
     const run = this.arming.then(() => this.applyArm());
     this.arming = run.catch(() => undefined);
     return run;
+  }
+
+  /** Re-arming off the request path: a scheduler failure is logged, and the next touch, close or firing re-arms. */
+  private armInBackground(): void {
+    this.arm().catch((error: unknown) => logFailure("session expiry re-arm failed", error));
   }
 
   private async applyArm(): Promise<void> {
