@@ -80,6 +80,12 @@ export const config = {
   erasure: { softDeleteSeconds: 7 * 86_400 },
   defaultModel: "builtin:echo",
   defaultSessionId: "default",
+  /**
+   * Interactive sessions (SPEC §3): an open session with no user turn for `idleTtlSeconds` closes
+   * (`session.closed`, reason idle_timeout); the tenant policy's `sessions.idleTtlSeconds` overrides it.
+   * The expiry alarm closes at most `expiryBatch` sessions per firing.
+   */
+  sessions: { idleTtlSeconds: 1_800, expiryBatch: 100 },
 } as const;
 
 export type Scope = (typeof config.defaultScopes)[number];

@@ -71,6 +71,13 @@ export default {
         "when": 1795652076591,
         "tag": "0009_approvals",
         "breakpoints": true
+      },
+      {
+        "idx": 10,
+        "version": "6",
+        "when": 1795675842081,
+        "tag": "0010_sessions",
+        "breakpoints": true
       }
     ]
   },
@@ -84,6 +91,7 @@ export default {
     "m0006": "CREATE TABLE `usage_daily` (\n\t`day` text NOT NULL,\n\t`dimension` text NOT NULL,\n\t`subject` text NOT NULL,\n\t`value` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `usage_daily_key` ON `usage_daily` (`day`,`dimension`,`subject`);",
     "m0007": "CREATE TABLE `compaction_jobs` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`agent_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`start_message_id` text NOT NULL,\n\t`end_message_id` text NOT NULL,\n\t`summary_depth` integer NOT NULL,\n\t`start_seq` integer NOT NULL,\n\t`end_seq` integer NOT NULL,\n\t`covered_from_seq` integer NOT NULL,\n\t`covered_through_seq` integer NOT NULL,\n\t`status` text NOT NULL,\n\t`attempt_count` integer NOT NULL,\n\t`next_attempt_at` integer,\n\t`last_error` text,\n\t`summary_message_id` text,\n\t`summarizer` text,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `compaction_jobs_ready` ON `compaction_jobs` (`status`,`next_attempt_at`);--> statement-breakpoint\nCREATE INDEX `compaction_jobs_thread_status` ON `compaction_jobs` (`agent_id`,`thread_id`,`status`);--> statement-breakpoint\nCREATE TABLE `memory_diagnostics` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`code` text NOT NULL,\n\t`summary_id` text,\n\t`detail` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `summaries` (\n\t`message_id` text PRIMARY KEY NOT NULL,\n\t`seq` integer NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`summary_depth` integer NOT NULL,\n\t`start_message_id` text NOT NULL,\n\t`end_message_id` text NOT NULL,\n\t`start_seq` integer NOT NULL,\n\t`end_seq` integer NOT NULL,\n\t`covered_from_seq` integer NOT NULL,\n\t`covered_through_seq` integer NOT NULL,\n\t`summary_content_hash` text NOT NULL,\n\t`summarizer_contract_version` text NOT NULL,\n\t`condensed_into` text,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `summaries_depth_open` ON `summaries` (`summary_depth`,`condensed_into`,`seq`);--> statement-breakpoint\nCREATE INDEX `summaries_thread` ON `summaries` (`thread_id`,`summary_depth`,`seq`);--> statement-breakpoint\nCREATE TABLE `thread_memory` (\n\t`thread_id` text PRIMARY KEY NOT NULL,\n\t`compacted_through_seq` integer NOT NULL,\n\t`latest_summary_message_id` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n",
     "m0008": "CREATE TABLE `agent_children` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`child_id` text NOT NULL,\n\t`run_key` text NOT NULL,\n\t`child_run_key` text NOT NULL,\n\t`status` text NOT NULL,\n\t`on_complete` text NOT NULL,\n\t`token_budget` integer NOT NULL,\n\t`spawn_day` text NOT NULL,\n\t`request` text NOT NULL,\n\t`result` text,\n\t`created_at` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `agent_children_child` ON `agent_children` (`child_id`);--> statement-breakpoint\nCREATE INDEX `agent_children_run` ON `agent_children` (`run_key`);--> statement-breakpoint\nCREATE TABLE `parent_reports` (\n\t`child_run_key` text PRIMARY KEY NOT NULL,\n\t`report` text NOT NULL,\n\t`delivered_at` text,\n\t`settled_at` text,\n\t`created_at` text NOT NULL\n);\n",
-    "m0009": "CREATE TABLE `action_approvals` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`resolution_type` text NOT NULL,\n\t`modified_args` text,\n\t`resolved_by` text NOT NULL,\n\t`recorded_at` text NOT NULL\n);\n"
+    "m0009": "CREATE TABLE `action_approvals` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`resolution_type` text NOT NULL,\n\t`modified_args` text,\n\t`resolved_by` text NOT NULL,\n\t`recorded_at` text NOT NULL\n);\n",
+    "m0010": "CREATE TABLE `sessions` (\n\t`session_id` text PRIMARY KEY NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`status` text NOT NULL,\n\t`opened_at` text NOT NULL,\n\t`last_activity_at` text NOT NULL,\n\t`expires_at_ms` integer,\n\t`closed_at` text,\n\t`close_reason` text\n);\n--> statement-breakpoint\nCREATE INDEX `sessions_open_expiry` ON `sessions` (`status`,`expires_at_ms`);"
   }
 };

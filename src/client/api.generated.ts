@@ -410,6 +410,18 @@ export type CompactionRetry = {
   requeued: number;
 };
 
+export type Session = {
+  sessionId: string;
+  threadId: string;
+  status: "open" | "closed";
+  openedAt: string;
+  lastActivityAt: string;
+  /** the inactivity deadline while open */
+  expiresAt: string | null;
+  closedAt: string | null;
+  closeReason: "explicit" | "idle_timeout" | null;
+};
+
 export type Decision = {
   id: string;
   agentId: string;
@@ -822,7 +834,7 @@ export type WebhookEndpoint = {
 export type CreateWebhook = {
   /** https URL the deliveries are POSTed to (no redirects are followed) */
   url: string;
-  /** Filters: `*`, an event type (run.started, run.waiting, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, brake.engaged, brake.released) or a prefix such as `run.*` */
+  /** Filters: `*`, an event type (run.started, run.waiting, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, session.closed, session.reopened, brake.engaged, brake.released) or a prefix such as `run.*` */
   eventTypes: Array<string>;
   description?: string;
 };
@@ -997,6 +1009,19 @@ export type IdentityProvider = {
   scopes?: Array<"agents:read" | "agents:write">;
 };
 
+export type ExtensionSlotRegistration = {
+  /** JSON Schema (2020-12) the key's value must satisfy; local $refs only */
+  schema: Record<string, unknown>;
+  /** largest canonical JSON of the value, in characters */
+  maxChars?: number;
+  description?: string;
+};
+
+export type SessionPolicy = {
+  /** overrides the deployment default (src/config.ts sessions.idleTtlSeconds) */
+  idleTtlSeconds?: number;
+};
+
 export type PolicyBody = {
   providers?: Array<ProviderEndpoint>;
   categoryModels?: Record<string, Array<string>>;
@@ -1070,6 +1095,8 @@ export type PolicyBody = {
     compactionJobsDays?: number;
   };
   identityProvider?: IdentityProvider;
+  extensionSlots?: Record<string, ExtensionSlotRegistration>;
+  sessions?: SessionPolicy;
 };
 
 export type ProviderSecret = {
@@ -1510,6 +1537,17 @@ export abstract class VigilOperations {
    */
   retryCompaction(agentId: string, options?: RequestOptions): Promise<CompactionRetry> {
     return this.request<CompactionRetry>("POST", `/v1/agents/${encodeURIComponent(agentId)}/memory/compaction/retry`, undefined, options);
+  }
+
+  /**
+   * Close an interactive session now; idempotent (a closed session answers as it is)
+   *
+   * Appends `session.closed` (reason `explicit`) to the agent's event log the first time. A later message to the session reopens it (`session.reopened`). A widget token closes only its own visitor's sessions (`default` names its base session); any other sessionId answers 404, as does a session that never had a message.
+   *
+   * `POST /v1/agents/{id}/sessions/{sid}/close`
+   */
+  closeSession(agentId: string, sid: string, options?: RequestOptions): Promise<Session> {
+    return this.request<Session>("POST", `/v1/agents/${encodeURIComponent(agentId)}/sessions/${encodeURIComponent(sid)}/close`, undefined, options);
   }
 
   /**
@@ -2480,6 +2518,7 @@ export const OPERATIONS = {
   searchMemory: { method: "GET", path: "/v1/agents/{id}/memory/search" },
   exportAgent: { method: "GET", path: "/v1/agents/{id}/export" },
   retryCompaction: { method: "POST", path: "/v1/agents/{id}/memory/compaction/retry" },
+  closeSession: { method: "POST", path: "/v1/agents/{id}/sessions/{sid}/close" },
   listDecisions: { method: "GET", path: "/v1/decisions" },
   resolveDecision: { method: "POST", path: "/v1/decisions/{id}/resolve" },
   listJournalCategories: { method: "GET", path: "/v1/journal/categories" },

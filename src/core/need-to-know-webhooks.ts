@@ -34,6 +34,9 @@ const DATA_ALLOWLIST: Record<string, readonly string[]> = {
   "lifecycle.changed": ["data.from", "data.to"],
   "state.changed": ["data.state.revision"],
   "report.published": ["data.scope", "data.reportId", "data.action"],
+  // Interactive sessions (issue 13.9): which session, and why it closed.
+  "session.closed": ["data.sessionId", "data.threadId", "data.reason"],
+  "session.reopened": ["data.sessionId", "data.threadId"],
   // Brakes: what is held and how it ends; the operator's free-text reason stays in the audit log.
   "brake.engaged": ["data.brakeId", "data.scope", "data.target", "data.behaviour", "data.release", "data.decisionId"],
   "brake.released": ["data.brakeId", "data.how", "data.scope", "data.target", "data.behaviour"],

@@ -74,7 +74,7 @@ export function retryScheduleFrom(defaults: RetrySchedule, raw: string | undefin
  * Agent events forwarded to the tenant-wide stream (SPEC §8): everything persisted except the
  * agent's own bookkeeping (`wake.enqueued`, `agent.changed`); `text.delta` is live-only and never persisted.
  */
-const FORWARDED_PREFIXES = ["run.", "tool.", "decision."];
+const FORWARDED_PREFIXES = ["run.", "tool.", "decision.", "session."];
 const FORWARDED_TYPES = new Set(["message.appended", "lifecycle.changed", "state.changed", "report.published"]);
 
 export function isTenantStreamEvent(type: string): boolean {

@@ -39,8 +39,11 @@ export const SLOT_LIMITS = {
 export const EXTENSION_KEY_PATTERN = /^[a-z][a-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)+$/;
 const PREFERENCE_KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-/** Registered extension keys and their value schemas; an unregistered key is rejected. */
-export type ExtensionSchemas = Readonly<Record<string, z.ZodType>>;
+/**
+ * Registered extension keys and their value checks (issues, empty when valid); an unregistered key is
+ * rejected. Built from the tenant policy by `extensionValidators` (src/core/extension-slots.ts).
+ */
+export type ExtensionSchemas = Readonly<Record<string, (value: unknown) => SlotIssue[]>>;
 
 const id = z.string().min(1).max(SLOT_LIMITS.idMaxChars);
 const version = z.number().int().min(0);
@@ -154,13 +157,12 @@ export function applySlotUpdate(
 function checkExtension(extension: Record<string, unknown>, schemas: ExtensionSchemas): SlotIssue[] {
   const issues: SlotIssue[] = [];
   for (const [name, member] of Object.entries(extension).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const schema = schemas[name];
-    if (!schema) {
-      issues.push({ path: name, message: `extension key is not registered: ${name}` });
+    const check = Object.hasOwn(schemas, name) ? schemas[name] : undefined;
+    if (!check) {
+      issues.push({ path: name, message: `extension key is not registered: ${name} (register it in the tenant policy's extensionSlots)` });
       continue;
     }
-    const parsed = schema.safeParse(member);
-    if (!parsed.success) issues.push(...issuesOf(parsed.error).map((issue) => ({ path: issue.path ? `${name}.${issue.path}` : name, message: issue.message })));
+    issues.push(...check(member).map((issue) => ({ path: issue.path ? `${name}.${issue.path}` : name, message: issue.message })));
   }
   return issues;
 }

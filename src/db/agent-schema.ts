@@ -330,3 +330,22 @@ export const actionApprovals = sqliteTable("action_approvals", {
   resolvedBy: text("resolved_by").notNull(),
   recordedAt: text("recorded_at").notNull(),
 });
+
+/**
+ * Interactive sessions (SPEC §3): one row per sessionId that has had a user turn. `expiresAt` is the
+ * inactivity deadline (last activity + TTL) while open; the session expiry alarm closes due rows in batches.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    sessionId: text("session_id").primaryKey(),
+    threadId: text("thread_id").notNull(),
+    status: text("status").notNull(),
+    openedAt: text("opened_at").notNull(),
+    lastActivityAt: text("last_activity_at").notNull(),
+    expiresAtMs: integer("expires_at_ms"),
+    closedAt: text("closed_at"),
+    closeReason: text("close_reason"),
+  },
+  (table) => [index("sessions_open_expiry").on(table.status, table.expiresAtMs)],
+);

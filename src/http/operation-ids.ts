@@ -31,6 +31,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   "GET /v1/agents/{id}/state": "getAgentState",
   "POST /v1/agents/{id}/messages": "sendMessage",
   "GET /v1/agents/{id}/messages": "listMessages",
+  "POST /v1/agents/{id}/sessions/{sid}/close": "closeSession",
   "GET /v1/agents/{id}/events": "openAgentEventStream",
   "GET /v1/agents/{id}/runs": "listRuns",
   "GET /v1/agents/{id}/runs/{runKey}": "getRun",

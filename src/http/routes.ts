@@ -13,6 +13,7 @@ import { runRoutes } from "../routes/runs";
 import { decisionRoutes } from "../routes/decisions";
 import { reportRoutes } from "../routes/reports";
 import { memoryRoutes } from "../routes/memory";
+import { sessionRoutes } from "../routes/sessions";
 import { tenantRoutes } from "../routes/tenants";
 import { hookRoutes } from "../routes/hooks";
 import { journalRoutes } from "../routes/journal";
@@ -58,6 +59,7 @@ export function buildApp() {
   authed.route("/", runRoutes);
   authed.route("/", reportRoutes);
   authed.route("/", memoryRoutes);
+  authed.route("/", sessionRoutes);
   authed.route("/", decisionRoutes);
   authed.route("/", journalRoutes);
   authed.route("/", subscriptionRoutes);

@@ -120,7 +120,7 @@ memoryRoutes.openapi(
     path: "/v1/agents/{id}/export",
     summary: "Everything the agent holds as one JSON document, streamed page by page; API keys only, audited",
     request: { params: AgentIdParam },
-    responses: { 200: { content: { "application/json": { schema: z.object({}).passthrough() } }, description: "agent, state, messages, runs, wakeInbox, events, actions, timers, schedulerDecisions, reports, reportHeads, summaries, compactionJobs, threadMemory, memoryDiagnostics" }, 404: problems[404] },
+    responses: { 200: { content: { "application/json": { schema: z.object({}).passthrough() } }, description: "agent, state, messages, runs, wakeInbox, events, actions, timers, schedulerDecisions, reports, reportHeads, summaries, compactionJobs, threadMemory, memoryDiagnostics, sessions" }, 404: problems[404] },
     security,
   }),
   async (c) => {

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { budgetLimitsSchema } from "../core/budget";
+import { EXTENSION_REGISTRY_LIMITS } from "../core/extension-slots";
+import { EXTENSION_KEY_PATTERN, SLOT_LIMITS } from "../core/slots";
 import { decisionTimeoutPolicySchema } from "../core/decision";
 import { retentionOverridesSchema } from "../core/retention";
 import { trustCalibrationConfigSchema } from "../core/trust";
@@ -59,6 +61,21 @@ export const IdentityProvider = z
   .strict()
   .openapi("IdentityProvider");
 export type IdentityProvider = z.infer<typeof IdentityProvider>;
+/** One registered extension slot key (SPEC §7): the value's JSON Schema (2020-12, checked on PUT) and its size cap. */
+export const ExtensionSlotRegistration = z
+  .object({
+    schema: z.record(z.string(), z.unknown()).openapi({ description: "JSON Schema (2020-12) the key's value must satisfy; local $refs only" }),
+    maxChars: z.number().int().min(1).max(SLOT_LIMITS.extensionMaxChars).default(1_024).openapi({ description: "largest canonical JSON of the value, in characters" }),
+    description: z.string().max(500).optional(),
+  })
+  .strict()
+  .openapi("ExtensionSlotRegistration");
+
+/** Interactive sessions (SPEC §3): the inactivity TTL after which an open session closes (`session.closed`). */
+export const SessionPolicy = z
+  .object({ idleTtlSeconds: z.number().int().min(60).max(30 * 86_400).optional().openapi({ description: "overrides the deployment default (src/config.ts sessions.idleTtlSeconds)" }) })
+  .strict()
+  .openapi("SessionPolicy");
 
 /** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
 export const PolicyBody = z
@@ -80,6 +97,13 @@ export const PolicyBody = z
     retention: retentionOverridesSchema.default({}),
     /** Widget users signed in with the tenant's own IdP (JWKS); absent: only Vigil-minted widget tokens. */
     identityProvider: IdentityProvider.optional(),
+    /** Registered `extension` slot keys (`<namespace>.<name>`); the slots API and `memory_update_slot` validate against them. */
+    extensionSlots: z
+      .record(z.string().regex(EXTENSION_KEY_PATTERN, "extension keys are namespaced: <namespace>.<name>"), ExtensionSlotRegistration)
+      .refine((slots) => Object.keys(slots).length <= EXTENSION_REGISTRY_LIMITS.maxKeys, `at most ${EXTENSION_REGISTRY_LIMITS.maxKeys} extension keys`)
+      .default({}),
+    /** Interactive session settings (inactivity TTL). */
+    sessions: SessionPolicy.default({}),
   })
   .strict()
   .openapi("PolicyBody");
@@ -88,7 +112,7 @@ export type PolicyBody = z.infer<typeof PolicyBody>;
 export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
 export type Policy = z.infer<typeof Policy>;
 
-export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {} };
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {} };
 
 /** What the tenant hands an agent for one inference call once every gate passed (never leaves the runtime). */
 export interface InferenceGrant {

@@ -73,24 +73,33 @@ const MAX_DEPTH = 32;
 export type SchemaCheck = { ok: true } | { ok: false; message: string };
 
 export function checkToolInputSchema(schema: unknown): SchemaCheck {
-  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return bad("inputSchema must be a JSON Schema object");
-  if (JSON.stringify(schema).length > config.tenantTools.maxInputSchemaBytes) return bad(`inputSchema must be at most ${config.tenantTools.maxInputSchemaBytes} bytes of JSON`);
-  const walked = walk(schema);
+  return checkSchemaDocument(schema, { label: "inputSchema", maxBytes: config.tenantTools.maxInputSchemaBytes, objectRoot: true });
+}
+
+/**
+ * The same checks for any stored JSON Schema a tenant registers (e.g. an extension slot's value schema,
+ * src/core/extension-slots.ts): `label` names it in messages; `objectRoot` demands `"type": "object"`.
+ */
+export function checkSchemaDocument(schema: unknown, options: { label: string; maxBytes: number; objectRoot: boolean }): SchemaCheck {
+  const { label, maxBytes } = options;
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return bad(`${label} must be a JSON Schema object`);
+  if (JSON.stringify(schema).length > maxBytes) return bad(`${label} must be at most ${maxBytes} bytes of JSON`);
+  const walked = walk(schema, label);
   if (!walked.ok) return walked;
   const root = schema as Schema;
-  if (root.type !== "object") return bad('inputSchema must describe the arguments object: its root needs "type": "object"');
+  if (options.objectRoot && root.type !== "object") return bad(`${label} must describe the arguments object: its root needs "type": "object"`);
   const meta = new Validator(META, "2020-12", false).validate(schema);
-  if (!meta.valid) return bad(`inputSchema is not a valid JSON Schema: ${meta.errors.filter((e) => e.keyword !== "$ref" && e.keyword !== "anyOf").slice(0, 3).map((e) => `${e.instanceLocation} ${e.error}`).join("; ") || "malformed keyword"}`);
+  if (!meta.valid) return bad(`${label} is not a valid JSON Schema: ${meta.errors.filter((e) => e.keyword !== "$ref" && e.keyword !== "anyOf").slice(0, 3).map((e) => `${e.instanceLocation} ${e.error}`).join("; ") || "malformed keyword"}`);
   try {
     // Every $ref must resolve now: the validator would only notice when a call reaches it.
     const lookup = dereference(structuredClone(root));
     for (const sub of Object.values(lookup)) {
       const target = typeof sub === "object" ? sub.__absolute_ref__ : undefined;
-      if (target !== undefined && lookup[target] === undefined) return bad(`inputSchema $ref ${JSON.stringify(sub !== true && sub !== false ? sub.$ref : "")} does not resolve`);
+      if (target !== undefined && lookup[target] === undefined) return bad(`${label} $ref ${JSON.stringify(sub !== true && sub !== false ? sub.$ref : "")} does not resolve`);
     }
     new Validator(structuredClone(root), "2020-12").validate({});
   } catch (error) {
-    return bad(`inputSchema does not compile: ${String((error as Error)?.message ?? error).split("\n")[0]!.slice(0, 200)}`);
+    return bad(`${label} does not compile: ${String((error as Error)?.message ?? error).split("\n")[0]!.slice(0, 200)}`);
   }
   return { ok: true };
 }
@@ -104,20 +113,20 @@ export function validateToolArgs(schema: Record<string, unknown>, args: unknown)
 }
 
 /** Depth, local `$ref`s only, and `pattern`s that compile — without recursion (deep input cannot overflow the stack). */
-function walk(schema: object): SchemaCheck {
+function walk(schema: object, label: string): SchemaCheck {
   const stack: Array<{ value: unknown; depth: number }> = [{ value: schema, depth: 0 }];
   while (stack.length > 0) {
     const { value, depth } = stack.pop()!;
     if (!value || typeof value !== "object") continue;
-    if (depth > MAX_DEPTH) return bad(`inputSchema nests deeper than ${MAX_DEPTH} levels`);
+    if (depth > MAX_DEPTH) return bad(`${label} nests deeper than ${MAX_DEPTH} levels`);
     const entries = Array.isArray(value) ? value.map((item) => ["", item] as const) : Object.entries(value);
     for (const [key, member] of entries) {
-      if (key === "$ref" && (typeof member !== "string" || !member.startsWith("#"))) return bad("inputSchema may only use local $ref values (starting with #)");
+      if (key === "$ref" && (typeof member !== "string" || !member.startsWith("#"))) return bad(`${label} may only use local $ref values (starting with #)`);
       if (key === "pattern" && typeof member === "string") {
         try {
           new RegExp(member, "u");
         } catch {
-          return bad(`inputSchema pattern ${JSON.stringify(member).slice(0, 100)} is not a valid regular expression`);
+          return bad(`${label} pattern ${JSON.stringify(member).slice(0, 100)} is not a valid regular expression`);
         }
       }
       stack.push({ value: member, depth: depth + 1 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { extensionValidators } from "../../src/core/extension-slots";
 import { applySlotUpdate, emptySlots, parseSlots, renderSlots, SLOT_KEYS, slotVersion, type AgentSlots } from "../../src/core/slots";
 
 function apply(slots: AgentSlots, key: string, value: unknown, expectedVersion?: number): AgentSlots {
@@ -60,17 +60,26 @@ describe("applySlotUpdate", () => {
   });
 
   it("accepts only namespaced, registered extension keys, validated by their schema", () => {
-    const extensionSchemas = { "gym.weeklyTarget": z.number().int().min(1).max(14) };
+    const extensionSchemas = extensionValidators({ "gym.weeklyTarget": { schema: { type: "integer", minimum: 1, maximum: 14 }, maxChars: 8 } });
     expect(applySlotUpdate(emptySlots(), "extension", { weeklyTarget: 3 }, undefined, { extensionSchemas })).toMatchObject({ ok: false, code: "invalid_slot" });
     expect(applySlotUpdate(emptySlots(), "extension", { "gym.other": 3 }, undefined, { extensionSchemas })).toMatchObject({
       ok: false,
-      issues: [{ path: "gym.other", message: "extension key is not registered: gym.other" }],
+      issues: [{ path: "gym.other", message: expect.stringContaining("extension key is not registered: gym.other") }],
     });
     expect(applySlotUpdate(emptySlots(), "extension", { "gym.weeklyTarget": 99 }, undefined, { extensionSchemas })).toMatchObject({ ok: false, code: "invalid_slot" });
     expect(applySlotUpdate(emptySlots(), "extension", { "gym.weeklyTarget": 3 }, undefined, { extensionSchemas })).toMatchObject({
       ok: true,
       version: 1,
       slots: { extension: { "gym.weeklyTarget": 3 } },
+    });
+  });
+
+  it("holds each registered extension key to its own size cap", () => {
+    const extensionSchemas = extensionValidators({ "crm.note": { schema: { type: "string" }, maxChars: 12 } });
+    expect(applySlotUpdate(emptySlots(), "extension", { "crm.note": "0123456789" }, undefined, { extensionSchemas })).toMatchObject({ ok: true });
+    expect(applySlotUpdate(emptySlots(), "extension", { "crm.note": "0123456789A" }, undefined, { extensionSchemas })).toMatchObject({
+      ok: false,
+      issues: [{ path: "crm.note", message: expect.stringContaining("at most 12") }],
     });
   });
 

@@ -8,6 +8,7 @@ import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody }
 import type { AgentUsage } from "../../schema/brakes";
 import type { Page } from "../../schema/common";
 import type { Message } from "../../schema/messages";
+import type { SessionView } from "../../schema/sessions";
 import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/reports";
 import type { AgentEvent, Run } from "../../schema/runs";
 import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timers";
@@ -145,6 +146,12 @@ export class AgentDO extends AgentBase<Env> {
     return { ok: true, stream: openEventStream(this.parts.events, this.parts.profile, this.parts.inbox, after, widgetNamespace) };
   }
 
+  // ── Sessions ───────────────────────────────────────────────────────────────────────────────────
+  /** `POST …/sessions/:sid/close`: idempotent; an unknown session is not_found. */
+  async closeSession(sessionId: string): Promise<Result<{ session: SessionView; changed: boolean }>> {
+    return this.missingAgent() ?? this.parts.sessions.close(sessionId);
+  }
+
   // ── Brakes, budgets and usage ──────────────────────────────────────────────────────────────────
   /** The brake that would refuse a new API wake of this agent now, or null. */
   async wakeBrake(): Promise<{ brakeId: string; behaviour: string } | null> {
@@ -221,8 +228,11 @@ export class AgentDO extends AgentBase<Env> {
     return this.hiddenAgent() ?? readMemory(this.parts.db, this.parts.profile);
   }
 
-  updateSlot(key: string, value: unknown, expectedVersion?: number): SlotWrite {
-    return writeSlot(this.parts.profile, this.parts.events, key, value, expectedVersion);
+  /** `extension` writes read the tenant's registered keys first (one TenantDO call); other slots need nothing. */
+  async updateSlot(key: string, value: unknown, expectedVersion?: number): Promise<SlotWrite> {
+    const agent = this.parts.profile.get();
+    const registry = agent && key === "extension" ? await this.parts.governor.extensionSlots(agent) : {};
+    return writeSlot(this.parts.profile, this.parts.events, key, value, expectedVersion, { registry });
   }
 
   /** FTS5 recall over the agent's own messages, best first. */
@@ -267,6 +277,11 @@ export class AgentDO extends AgentBase<Env> {
     this.parts.erasure.eraseWhenDueInBackground();
   }
 
+  /** The earliest open session's inactivity deadline came due (one bounded batch). */
+  async onSessionExpiry(): Promise<void> {
+    await this.parts.sessions.expireDue();
+  }
+
   /** One retention pass over the event log and finished compaction jobs. */
   async onRetentionDue(): Promise<void> {
     await this.parts.retention.run();
@@ -307,6 +322,11 @@ export class AgentDO extends AgentBase<Env> {
   /** Erases a destroyed agent now instead of after the soft-delete window. */
   async forceErasure(): Promise<Result<{ receipt: ErasureReceipt | null }>> {
     return this.seams.refused() ?? this.parts.erasure.eraseIfDue(true);
+  }
+
+  /** One session expiry sweep as if the clock read `nowMs`. */
+  async expireSessions(nowMs: number): Promise<Result<{ closed: number; more: boolean }>> {
+    return this.seams.refused() ?? { ok: true, ...(await this.parts.sessions.expireDue(nowMs)) };
   }
 
   /** One retention pass with the tenant's bounds, as if the clock read `nowMs`. */

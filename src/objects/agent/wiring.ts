@@ -36,6 +36,7 @@ import { Reports } from "./memory/reports";
 import { InjectedCrash, RunLoop, type RunLoopDeps } from "./runs/run-loop";
 import { RunView } from "./runs/run-view";
 import { Sagas } from "./tools/sagas";
+import { Sessions } from "./wakes/sessions";
 import { Spawner } from "./delegation/spawn";
 import { Summarizer } from "./compaction/summarizer";
 import { TimerAlarm } from "./timers/alarm";
@@ -86,6 +87,8 @@ export class AgentWiring {
   readonly drain: Drainer;
   readonly timers: Timers;
   readonly lifecycle: AgentLifecycle;
+  /** Interactive sessions: inactivity TTL and explicit close. */
+  readonly sessions: Sessions;
   readonly wakes: WakeAdmission;
   readonly delegation: Delegation;
   readonly onStart: Hook[];
@@ -182,6 +185,7 @@ export class AgentWiring {
         events: this.events,
         reports: this.reports,
         recall: (query, options) => searchMessages(this.db, query, options),
+        extensionSlots: () => this.governor.extensionSlots(this.profile.get()!),
         threadOfRun: (runKey) => this.threadOfRun(runKey),
         openQuestion: (request) => this.tenant().openQuestion({ ...request, agentId: this.profile.get()!.id, threadId: this.inbox.getRun(request.runKey)?.threadId }),
       },
@@ -245,6 +249,7 @@ export class AgentWiring {
       upsertDirectory: (owner, agent) => this.upsertDirectory(owner, agent),
       cancelSagas: () => this.sagas.cancelAll("agent_destroyed", "the agent was destroyed and the call was cancelled"),
     });
+    this.sessions = new Sessions({ db: this.db, events: this.events, scheduler: this.scheduler });
     this.wakes = new WakeAdmission({
       db: this.db,
       events: this.events,
@@ -252,6 +257,7 @@ export class AgentWiring {
       inbox: this.inbox,
       governor: this.governor,
       drain: this.drain,
+      sessions: this.sessions,
       turnsPerMinute: () => rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent,
     });
     this.delegation = new Delegation({

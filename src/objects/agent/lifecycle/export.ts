@@ -31,6 +31,8 @@ const SECTIONS: Section[] = [
   { name: "compactionJobs", table: schema.compactionJobs, key: schema.compactionJobs.id },
   { name: "threadMemory", table: schema.threadMemory, key: schema.threadMemory.threadId },
   { name: "memoryDiagnostics", table: schema.memoryDiagnostics, key: schema.memoryDiagnostics.seq },
+  // Interactive sessions (SPEC §3): open/closed, last activity, inactivity deadline.
+  { name: "sessions", table: schema.sessions, key: schema.sessions.sessionId },
 ];
 
 /**

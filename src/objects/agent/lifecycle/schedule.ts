@@ -4,7 +4,7 @@ import { config } from "../../../config";
  * The Agents SDK schedule callbacks of AgentDO: the SDK persists the name and later calls the
  * method of that name, so every one must stay a method of the final class.
  */
-export type AgentCallback = "watchdog" | "sagaWatch" | "onTimerAlarm" | "onCompactionAlarm" | "onErasureDue" | "expireLineage" | "onRetentionDue";
+export type AgentCallback = "watchdog" | "sagaWatch" | "onTimerAlarm" | "onCompactionAlarm" | "onErasureDue" | "expireLineage" | "onRetentionDue" | "onSessionExpiry";
 
 /** The slice of the Agents SDK scheduler the agent's parts use (the SDK multiplexes its rows onto the DO alarm). */
 export interface AgentScheduler {

@@ -1,4 +1,5 @@
 import { count, eq, sql } from "drizzle-orm";
+import { extensionValidators, type ExtensionSlotRegistry } from "../../../core/extension-slots";
 import { applySlotUpdate, emptySlots, parseSlots, type AgentSlots, type SlotIssue, type SlotKey } from "../../../core/slots";
 import * as schema from "../../../db/agent-schema";
 import { failure, type Failure, type Result } from "../../../core/result";
@@ -39,12 +40,22 @@ export function readMemory(db: AgentDb, profile: AgentProfile): Result<{ memory:
   return { ok: true, memory: { slots: currentSlots(profile), counts: { messages, summaries }, compaction } };
 }
 
-/** API slot write: same core rule as `memory_update_slot` (versions, idempotent no-op, validation). */
-export function writeSlot(profile: AgentProfile, events: EventLog, key: string, value: unknown, expectedVersion?: number): SlotWrite {
+/**
+ * The one slot write of both writers, the API (`PUT …/memory/slots/:key`) and `memory_update_slot`: versions,
+ * idempotent no-op, validation, with `extension` keys checked against the tenant's registry (`extensionSlots`).
+ */
+export function writeSlot(
+  profile: AgentProfile,
+  events: EventLog,
+  key: string,
+  value: unknown,
+  expectedVersion: number | undefined,
+  options: { registry: ExtensionSlotRegistry; runKey?: string | null },
+): SlotWrite {
   const agent = profile.get();
   if (!agent) return failure("not_found", "agent not found");
   if (agent.lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed and cannot change");
-  const update = applySlotUpdate(currentSlots(profile), key, value, expectedVersion);
+  const update = applySlotUpdate(currentSlots(profile), key, value, expectedVersion, { extensionSchemas: extensionValidators(options.registry) });
   if (!update.ok) {
     if (update.code === "version_conflict") {
       return failure("version_conflict", `slot ${update.key} is at version ${update.actualVersion}, the request expected ${update.expectedVersion}`);
@@ -52,6 +63,6 @@ export function writeSlot(profile: AgentProfile, events: EventLog, key: string, 
     const message = update.issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ");
     return { ok: false, code: "invalid_slot", message: `invalid ${update.key}: ${message}`, issues: update.issues };
   }
-  if (update.changed) events.append("state.changed", null, { state: profile.writeSlots(update.slots as unknown as Record<string, unknown>) });
+  if (update.changed) events.append("state.changed", options.runKey ?? null, { state: profile.writeSlots(update.slots as unknown as Record<string, unknown>) });
   return { ok: true, slot: update.key, version: update.version, changed: update.changed };
 }

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { admitUnderBrakes, type Brake } from "../../../core/brakes";
+import type { ExtensionSlotRegistry } from "../../../core/extension-slots";
 import { BUDGET_DIMENSIONS, dayKey, nextDayStartMs, type BudgetUsage } from "../../../core/budget";
 import { rateLimitKeys, type RateLimitState } from "../../../core/rate-limit";
 import { effectiveBudgetLimits, gateToolCall, haltAtBoundary, type Halt, type RunPolicy } from "../../../core/run-governance";
@@ -18,6 +19,10 @@ export interface Governance {
   brakes: Brake[];
   timeZone: string;
   policy: RunPolicy;
+  /** Registered extension slot keys (absent from older snapshots: none registered). */
+  extensionSlots?: ExtensionSlotRegistry;
+  /** The tenant's session inactivity TTL override (null/absent: the deployment default). */
+  sessionIdleTtlSeconds?: number | null;
 }
 
 export interface RunGovernorDeps {
@@ -39,6 +44,8 @@ export interface RunGovernorDeps {
 export class RunGovernor {
   /** The tenant's time zone as last reported; model usage is booked synchronously, so it cannot ask. */
   private timeZone = "UTC";
+  /** The tenant's session TTL override as last reported (null: none, or not asked yet). */
+  private lastSessionTtl: number | null = null;
 
   constructor(private readonly deps: RunGovernorDeps) {}
 
@@ -49,6 +56,7 @@ export class RunGovernor {
   private async governance(agent: Agent): Promise<Governance> {
     const governance = await this.deps.governanceFor({ agentId: agent.id, kind: agent.kind });
     this.timeZone = governance.timeZone;
+    this.lastSessionTtl = governance.sessionIdleTtlSeconds ?? null;
     return governance;
   }
 
@@ -72,6 +80,16 @@ export class RunGovernor {
     });
     if (halt) this.deps.trace.policy(runKey, { gate: halt.gate, outcome: "denied", code: halt.code, subject: phase, detail: halt.detail });
     return halt;
+  }
+
+  /** The tenant's registered extension slot keys, read now (one TenantDO call). */
+  async extensionSlots(agent: Agent): Promise<ExtensionSlotRegistry> {
+    return (await this.governance(agent)).extensionSlots ?? {};
+  }
+
+  /** The session inactivity TTL in force as of the last governance read (a turn's brake check reads it just before). */
+  sessionIdleTtlSeconds(fallback: number): number {
+    return this.lastSessionTtl ?? fallback;
   }
 
   /** A new wake through the API (message, manual wake) is refused while an agent-wide brake covers the agent. */

@@ -1,4 +1,4 @@
-import { applySlotUpdate, emptySlots, parseSlots } from "../../../core/slots";
+import type { ExtensionSlotRegistry } from "../../../core/extension-slots";
 import type { ToolResultEnvelope } from "../../../core/tool-envelopes";
 import { toolFailure, toolSuccess } from "../../../core/tool-envelopes";
 import type { PlannedAction } from "./actions";
@@ -6,6 +6,7 @@ import type { EventLog } from "../events/event-log";
 import type { AgentProfile } from "../lifecycle/profile";
 import type { RecallHit } from "../memory/recall";
 import type { Reports } from "../memory/reports";
+import { writeSlot } from "../memory/slots";
 
 /** Tools whose effects live in the agent itself, executed inside the AgentDO (no saga needed). */
 export const AGENT_SIDE_TOOLS = new Set(["memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep"]);
@@ -16,6 +17,8 @@ export interface AgentToolDeps {
   reports: Reports;
   /** FTS5 recall over the agent's own messages (null: nothing searchable in the query). */
   recall(query: string, options: { limit: number; threadId?: string | undefined }): RecallHit[] | null;
+  /** The tenant's registered extension slot keys (read when a call writes `extension`). */
+  extensionSlots(): Promise<ExtensionSlotRegistry>;
   /** The thread a run belongs to (for `currentThreadOnly`). */
   threadOfRun(runKey: string): string;
   /** Opens a tenant-wide decision (ask_user) and returns its id; idempotent by operationId. */
@@ -33,15 +36,12 @@ export async function executeAgentTool(deps: AgentToolDeps, action: PlannedActio
       return toolSuccess(action.envelope, { ...ref, output: { sleepUntil: until }, links: [{ relation: "tool_effect", target: { type: "agent_state", id: "state" }, effect: "updated" }] });
     }
     case "memory_update_slot": {
-      const current = parseSlots(deps.profile.state()?.slots ?? {});
-      const slots = current.ok ? current.slots : emptySlots();
-      const update = applySlotUpdate(slots, String(args.slot), args.value, typeof args.expectedVersion === "number" ? args.expectedVersion : undefined);
-      if (!update.ok) {
-        const message = update.code === "version_conflict" ? `slot ${update.key} is at version ${update.actualVersion}` : update.issues.map((issue) => issue.message).join("; ");
-        return toolFailure(action.envelope, { ...ref, code: update.code, message, retryable: false });
-      }
-      if (update.changed) deps.events.append("state.changed", action.runKey, { state: deps.profile.writeSlots(update.slots as unknown as Record<string, unknown>) });
-      return toolSuccess(action.envelope, { ...ref, output: { slot: update.key, version: update.version, changed: update.changed } });
+      // The API's write (src/objects/agent/memory.ts), so both writers validate `extension` keys against one registry check.
+      const slot = String(args.slot);
+      const registry = slot === "extension" ? await deps.extensionSlots() : {};
+      const update = writeSlot(deps.profile, deps.events, slot, args.value, typeof args.expectedVersion === "number" ? args.expectedVersion : undefined, { registry, runKey: action.runKey });
+      if (!update.ok) return toolFailure(action.envelope, { ...ref, code: update.code, message: update.message, retryable: false });
+      return toolSuccess(action.envelope, { ...ref, output: { slot: update.slot, version: update.version, changed: update.changed } });
     }
     case "memory_search": {
       const limit = typeof args.limit === "number" ? args.limit : 5;

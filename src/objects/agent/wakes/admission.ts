@@ -1,3 +1,4 @@
+import { config } from "../../../config";
 import { rateLimitKeys } from "../../../core/rate-limit";
 import { runKeys, threadIds } from "../../../core/run-keys";
 import { failure, type Result } from "../../../core/result";
@@ -10,6 +11,7 @@ import type { EventLog } from "../events/event-log";
 import type { AgentProfile } from "../lifecycle/profile";
 import type { AgentDb } from "../types";
 import type { EnqueueOutcome, WakeInbox } from "./inbox";
+import type { Sessions } from "./sessions";
 
 export interface TurnInput {
   text: string;
@@ -26,6 +28,7 @@ export interface WakeAdmissionDeps {
   inbox: WakeInbox;
   governor: RunGovernor;
   drain: Drainer;
+  sessions: Sessions;
   /** The per-agent turn limit in force (VIGIL_RATE_LIMITS may override it). */
   turnsPerMinute(): number;
 }
@@ -56,10 +59,14 @@ export class WakeAdmission {
     // replays that run's own events (through the runKey index) and then follows live.
     const after = known ? 0 : events.headSeq();
     const stream = turn.stream ? events.subscribe(after, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    const threadId = threadIds.interactive(agentId, turn.sessionId);
+    // Every accepted turn keeps its session open (a closed one reopens: docs/decisions.md "Sessions and extension slots").
+    // The TTL is the tenant's override as read by the brake check above (a retried turn keeps the last one read).
+    this.deps.sessions.touch(turn.sessionId, threadId, governor.sessionIdleTtlSeconds(config.sessions.idleTtlSeconds));
     const outcome = inbox.enqueue({
       runKey,
       reason: "userInitiated",
-      threadId: threadIds.interactive(agentId, turn.sessionId),
+      threadId,
       authority: turn.authority,
       input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId },
     });

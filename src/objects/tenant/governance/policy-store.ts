@@ -13,6 +13,8 @@ import type { Failure } from "../../../core/result";
 import { EMPTY_POLICY, Policy, PolicyBody } from "../../../schema/policy";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
+import { EXTENSION_REGISTRY_LIMITS } from "../../../core/extension-slots";
+import { checkSchemaDocument } from "../../../tools/json-schema-check";
 
 /** A failure that names the failing fields (rendered as the problem's `errors`). */
 export type FieldFailure = Failure & { fields?: PolicyIssue[] };
@@ -47,7 +49,7 @@ export class PolicyStore {
     if (ifMatch !== undefined && ifMatch !== current.version) {
       return { ok: false, code: "version_conflict", message: `the policy is at version ${current.version}, not ${ifMatch}; read it again and retry` };
     }
-    const issues = checkPolicy(parsed.data, { secretProviders: this.liveSecretProviders(), mode: this.mode });
+    const issues = [...checkPolicy(parsed.data, { secretProviders: this.liveSecretProviders(), mode: this.mode }), ...checkExtensionSchemas(parsed.data)];
     if (issues.length > 0) return invalid(issues);
     const { version: _version, updatedAt: _updatedAt, ...currentBody } = current;
     if (canonicalJson(currentBody) === canonicalJson(parsed.data)) return { ok: true, policy: current, changed: false };
@@ -61,6 +63,14 @@ export class PolicyStore {
     const rows = this.db.select({ id: schema.providerSecrets.id, provider: schema.providerSecrets.provider }).from(schema.providerSecrets).where(isNull(schema.providerSecrets.revokedAt)).all();
     return new Map(rows.map((row) => [row.id, row.provider]));
   }
+}
+
+/** Each registered extension slot schema must be a well-formed, compilable JSON Schema (the same check as tenant tool schemas). */
+function checkExtensionSchemas(body: PolicyBody): PolicyIssue[] {
+  return Object.entries(body.extensionSlots).flatMap(([key, registration]) => {
+    const check = checkSchemaDocument(registration.schema, { label: "schema", maxBytes: EXTENSION_REGISTRY_LIMITS.maxSchemaBytes, objectRoot: false });
+    return check.ok ? [] : [{ path: `extensionSlots.${key}.schema`, message: check.message }];
+  });
 }
 
 function invalid(fields: PolicyIssue[]): FieldFailure {

@@ -1,4 +1,5 @@
 import type { Brake } from "../../../core/brakes";
+import type { ExtensionSlotRegistry } from "../../../core/extension-slots";
 import type { RunPolicy } from "../../../core/run-governance";
 import type { TenantBrakes } from "./brakes";
 import type { Governance } from "./governance";
@@ -7,6 +8,10 @@ export interface RunGovernance {
   brakes: Brake[];
   timeZone: string;
   policy: RunPolicy;
+  /** Registered extension slot keys (the slots API and `memory_update_slot` validate against them). */
+  extensionSlots: ExtensionSlotRegistry;
+  /** The tenant's override of the interactive session inactivity TTL, if any. */
+  sessionIdleTtlSeconds: number | null;
 }
 
 /**
@@ -19,5 +24,7 @@ export function runGovernanceFor(deps: { brakes: TenantBrakes; governance: Gover
     brakes: deps.brakes.activeFor(agent),
     timeZone: deps.timeZone,
     policy: { budgets: policy.budgets, toolQuotas: policy.toolQuotas, toolRateLimits: policy.toolRateLimits },
+    extensionSlots: policy.extensionSlots,
+    sessionIdleTtlSeconds: policy.sessions.idleTtlSeconds ?? null,
   };
 }

@@ -1,0 +1,135 @@
+import { and, asc, eq, isNotNull, lte, min } from "drizzle-orm";
+import { config } from "../../../config";
+import * as schema from "../../../db/agent-schema";
+import { failure, type Result } from "../../../core/result";
+import type { SessionView } from "../../../schema/sessions";
+import type { AgentScheduler } from "../lifecycle/schedule";
+import { logFailure } from "../../shared/background";
+import type { EventLog } from "../events/event-log";
+import type { AgentDb } from "../types";
+
+/** The AgentDO method the Agents SDK calls when the earliest open session's inactivity deadline comes due. */
+export const SESSION_EXPIRY_CALLBACK = "onSessionExpiry";
+
+export type SessionCloseReason = "explicit" | "idle_timeout";
+
+export interface SessionsDeps {
+  db: AgentDb;
+  events: EventLog;
+  scheduler: AgentScheduler;
+}
+
+/**
+ * Interactive sessions (SPEC §3): a session opens with its first user turn; every turn pushes its
+ * inactivity deadline (`expiresAtMs`) out by the TTL in force. It closes explicitly
+ * (`POST …/sessions/:sid/close`, idempotent) or when the deadline passes: one SDK schedule row
+ * (`onSessionExpiry`) sits at the earliest open deadline and closes due sessions in bounded batches.
+ * Each close appends `session.closed`; a turn to a closed session reopens it (`session.reopened`).
+ */
+export class Sessions {
+  private arming: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: SessionsDeps) {}
+
+  /** An accepted user turn: opens (or reopens) the session and moves its deadline to now + TTL. */
+  touch(sessionId: string, threadId: string, ttlSeconds: number, nowMs = Date.now()): { reopened: boolean } {
+    const { db, events } = this.deps;
+    const now = new Date(nowMs).toISOString();
+    const expiresAtMs = nowMs + ttlSeconds * 1000;
+    const existing = db.select().from(schema.sessions).where(eq(schema.sessions.sessionId, sessionId)).get();
+    if (!existing) {
+      db.insert(schema.sessions).values({ sessionId, threadId, status: "open", openedAt: now, lastActivityAt: now, expiresAtMs }).run();
+    } else {
+      db.update(schema.sessions).set({ status: "open", lastActivityAt: now, expiresAtMs, closedAt: null, closeReason: null }).where(eq(schema.sessions.sessionId, sessionId)).run();
+      if (existing.status === "closed") events.append("session.reopened", null, { sessionId, threadId, closedAt: existing.closedAt, closeReason: existing.closeReason });
+    }
+    this.armInBackground();
+    return { reopened: existing?.status === "closed" };
+  }
+
+  get(sessionId: string): SessionView | null {
+    const row = this.deps.db.select().from(schema.sessions).where(eq(schema.sessions.sessionId, sessionId)).get();
+    return row ? view(row) : null;
+  }
+
+  /** Explicit close: idempotent (closing a closed session answers it as it is, no second event); unknown → not_found. */
+  close(sessionId: string): Result<{ session: SessionView; changed: boolean }> {
+    const row = this.deps.db.select().from(schema.sessions).where(eq(schema.sessions.sessionId, sessionId)).get();
+    if (!row) return failure("not_found", "session not found");
+    if (row.status === "closed") return { ok: true, session: view(row), changed: false };
+    const closed = this.closeRow(row, "explicit", Date.now());
+    this.armInBackground();
+    return { ok: true, session: closed, changed: true };
+  }
+
+  /**
+   * Closes open sessions whose deadline is at or before `nowMs`, at most `config.sessions.expiryBatch`
+   * per call (oldest deadline first), then re-arms: soon when more are due, else at the next deadline.
+   */
+  async expireDue(nowMs = Date.now()): Promise<{ closed: number; more: boolean }> {
+    const { db } = this.deps;
+    const due = db
+      .select()
+      .from(schema.sessions)
+      .where(and(eq(schema.sessions.status, "open"), isNotNull(schema.sessions.expiresAtMs), lte(schema.sessions.expiresAtMs, nowMs)))
+      .orderBy(asc(schema.sessions.expiresAtMs))
+      .limit(config.sessions.expiryBatch + 1)
+      .all();
+    const batch = due.slice(0, config.sessions.expiryBatch);
+    db.transaction(() => {
+      for (const row of batch) this.closeRow(row, "idle_timeout", nowMs);
+    });
+    await this.arm();
+    return { closed: batch.length, more: due.length > batch.length };
+  }
+
+  /** Keeps one future `onSessionExpiry` schedule at (or before) the earliest open deadline; serialized. */
+  arm(): Promise<void> {
+    const run = this.arming.then(() => this.applyArm());
+    this.arming = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Re-arming off the request path: a scheduler failure is logged, and the next touch, close or firing re-arms. */
+  private armInBackground(): void {
+    this.arm().catch((error: unknown) => logFailure("session expiry re-arm failed", error));
+  }
+
+  private async applyArm(): Promise<void> {
+    const { db, scheduler } = this.deps;
+    const earliest = db.select({ at: min(schema.sessions.expiresAtMs) }).from(schema.sessions).where(eq(schema.sessions.status, "open")).get()?.at ?? null;
+    const now = Date.now();
+    // A row already due is the one the SDK is running (it deletes it afterwards): only future rows count.
+    const rows = (await scheduler.listSchedules()).filter((row) => row.callback === SESSION_EXPIRY_CALLBACK && row.time * 1000 > now);
+    if (earliest === null) {
+      for (const row of rows) await scheduler.cancelSchedule(row.id);
+      return;
+    }
+    // Whole seconds, rounded up (the SDK stores seconds); never in the past, so a backlog drains one batch per alarm.
+    const target = Math.ceil(Math.max(earliest, now + 1000) / 1000);
+    // An earlier row fires first and re-arms from there: deadlines only move later as sessions are used.
+    if (rows.some((row) => row.time <= target)) return;
+    for (const row of rows) await scheduler.cancelSchedule(row.id);
+    await scheduler.schedule(new Date(target * 1000), SESSION_EXPIRY_CALLBACK);
+  }
+
+  private closeRow(row: typeof schema.sessions.$inferSelect, reason: SessionCloseReason, nowMs: number): SessionView {
+    const closedAt = new Date(nowMs).toISOString();
+    this.deps.db.update(schema.sessions).set({ status: "closed", closedAt, closeReason: reason, expiresAtMs: null }).where(eq(schema.sessions.sessionId, row.sessionId)).run();
+    this.deps.events.append("session.closed", null, { sessionId: row.sessionId, threadId: row.threadId, reason, lastActivityAt: row.lastActivityAt });
+    return view({ ...row, status: "closed", closedAt, closeReason: reason, expiresAtMs: null });
+  }
+}
+
+function view(row: typeof schema.sessions.$inferSelect): SessionView {
+  return {
+    sessionId: row.sessionId,
+    threadId: row.threadId,
+    status: row.status === "closed" ? "closed" : "open",
+    openedAt: row.openedAt,
+    lastActivityAt: row.lastActivityAt,
+    expiresAt: row.expiresAtMs === null ? null : new Date(row.expiresAtMs).toISOString(),
+    closedAt: row.closedAt,
+    closeReason: (row.closeReason as SessionCloseReason | null) ?? null,
+  };
+}
