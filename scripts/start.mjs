@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } fr
 import { createServer } from "node:net";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseDotenv } from "./dotenv.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const PORT = Number(process.env.PORT || 8787);
@@ -105,17 +106,6 @@ function ensureDevVars() {
   return current;
 }
 
-function parseDotenv(text) {
-  const out = {};
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (!match) continue;
-    let value = match[2];
-    if (/^(["']).*\1$/.test(value)) value = value.slice(1, -1);
-    out[match[1]] = value;
-  }
-  return out;
-}
 
 function portIsFree(port) {
   return new Promise((resolvePort) => {
