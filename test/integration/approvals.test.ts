@@ -4,25 +4,13 @@ import { describe, expect, it } from "vitest";
 import { toModelMessages, toolSetFor } from "../../src/objects/agent/runs/model-steps";
 import { allowedTools, resolveAgentProfile } from "../../src/tools/capabilities";
 import { builtinTools } from "../../src/tools/registry";
-import { api, createAgent, createTenant, waitForRun } from "./helpers";
+import { api, createTaskCommand, playbookAgentInCategory, taskTitlesIn, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const tenantDo = (tenantId: string) => env.TENANT.get(env.TENANT.idFromName(tenantId));
 
-async function setup(controlMode: string | null = "orchestrator") {
-  const { tenantId, key } = await createTenant();
-  const category = await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } });
-  const agent = await createAgent(key, {
-    model: "builtin:playbook",
-    allowedCategoryIds: [category.body.id],
-    ...(controlMode ? { controlMode } : {}),
-    playbook: { rules: [{ when: { reason: "userInitiated" }, reply: "done: {{results.0.output.task.title}}" }] },
-  });
-  return { tenantId, key, agent, categoryId: category.body.id as string };
-}
+const setup = (controlMode: string | null = "orchestrator") => playbookAgentInCategory(controlMode);
 
-const createTask = (categoryId: string, title: string) => `/tool create_task {"title":"${title}","categoryId":"${categoryId}"}`;
-const tasksIn = async (key: string, categoryId: string) => ((await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data as any[]).map((t) => t.title);
 const audit = async (key: string) => (await api("GET", "/v1/audit?limit=200", { key })).body.data as Array<{ action: string; target: string | null; detail: any }>;
 
 async function send(key: string, agentId: string, text: string, sessionId?: string): Promise<string> {
@@ -63,7 +51,7 @@ const toolResults = async (key: string, agentId: string) => ((await api("GET", `
 describe("tool approvals: a mutating call waits for a person", () => {
   it("plans the action, opens a decision, parks the run, and executes once approved", async () => {
     const { tenantId, key, agent, categoryId } = await setup();
-    const runKey = await send(key, agent.id, createTask(categoryId, "Run 5k"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Run 5k"));
     const decision = await pendingApproval(key, agent.id, runKey);
     expect(decision).toMatchObject({
       type: "decision/tool_approval",
@@ -74,14 +62,14 @@ describe("tool approvals: a mutating call waits for a person", () => {
     // Planned and persisted, not executed.
     const actions = await runInDurableObject(agentDo(tenantId, agent.id), (_i, state) => state.storage.sql.exec("SELECT status, operation_id FROM actions").toArray());
     expect(actions).toEqual([{ status: "awaiting_approval", operation_id: decision.operationId }]);
-    expect(await tasksIn(key, categoryId)).toEqual([]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual([]);
 
     const approved = await resolve(key, decision.id, { resolutionType: "approve", rationale: "fine" });
     expect(approved.status).toBe(200);
     expect(approved.body).toMatchObject({ status: "resolved", resolution: { resolutionType: "approve", resolvedBy: "human", trustOutcome: "human_approves_tool_call" } });
     const run = await waitForRun(key, agent.id, runKey);
     expect(run.status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Run 5k"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Run 5k"]);
     expect(run.trace.policy.map((p: any) => p.outcome)).toEqual(["approval_required", "approved"]);
 
     const events = (await agentDo(tenantId, agent.id).listEvents(0, 500)) as Array<{ type: string; data: any }>;
@@ -94,12 +82,12 @@ describe("tool approvals: a mutating call waits for a person", () => {
     const again = await resolve(key, decision.id, { resolutionType: "reject" });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe("decision_not_pending");
-    expect(await tasksIn(key, categoryId)).toEqual(["Run 5k"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Run 5k"]);
   });
 
   it("a rejection reaches the model as a toolResult {ok:false, code:'rejected'} and writes nothing", async () => {
     const { key, agent, categoryId } = await setup();
-    const runKey = await send(key, agent.id, createTask(categoryId, "Sneaky"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Sneaky"));
     const decision = await pendingApproval(key, agent.id, runKey);
     expect((await resolve(key, decision.id, { resolutionType: "reject", rationale: "not today" })).status).toBe(200);
     const run = await waitForRun(key, agent.id, runKey);
@@ -107,13 +95,13 @@ describe("tool approvals: a mutating call waits for a person", () => {
     const [result] = await toolResults(key, agent.id);
     expect(result.content).toMatchObject({ ok: false, code: "rejected", details: { decisionId: decision.id } });
     expect(result.content.message).toContain("not today");
-    expect(await tasksIn(key, categoryId)).toEqual([]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual([]);
     expect((await audit(key)).find((a) => a.action === "trust.updated")?.detail).toMatchObject({ outcome: "human_rejects_tool_call", nextScore: 48 });
   });
 
   it("modify: invalid args answer 400 and leave the decision pending; valid args execute and the plan records them", async () => {
     const { tenantId, key, agent, categoryId } = await setup();
-    const runKey = await send(key, agent.id, createTask(categoryId, "Draft"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Draft"));
     const decision = await pendingApproval(key, agent.id, runKey);
     const bad = await resolve(key, decision.id, { resolutionType: "modify", modifiedArgs: { title: "", categoryId } });
     expect(bad.status).toBe(400);
@@ -125,7 +113,7 @@ describe("tool approvals: a mutating call waits for a person", () => {
     expect(ok.status).toBe(200);
     const run = await waitForRun(key, agent.id, runKey);
     expect(run.status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Final"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Final"]);
     const recorded = await runInDurableObject(agentDo(tenantId, agent.id), (_i, state) => state.storage.sql.exec("SELECT resolution_type, modified_args FROM action_approvals").toArray());
     expect(recorded).toHaveLength(1);
     expect(recorded[0]!.resolution_type).toBe("modify");
@@ -136,7 +124,7 @@ describe("tool approvals: a mutating call waits for a person", () => {
   it("a widget token approves one call but cannot grant alwaysApprove (403, decision stays pending)", async () => {
     const { key, agent, categoryId } = await setup();
     // In the visitor's own widget session: a widget token answers only its own conversation's decisions.
-    const runKey = await send(key, agent.id, createTask(categoryId, "Widget"), widgetSessionId("visitor"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Widget"), widgetSessionId("visitor"));
     const decision = await pendingApproval(key, agent.id, runKey);
     const minted = await api("POST", "/v1/tokens", { key, body: { sub: "visitor", agents: [agent.id], ttlSeconds: 600 } });
     const standing = await resolve(minted.body.token, decision.id, { resolutionType: "approve", alwaysApprove: true });
@@ -145,27 +133,27 @@ describe("tool approvals: a mutating call waits for a person", () => {
     expect((await api("GET", `/v1/decisions?status=pending&agentId=${agent.id}`, { key })).body.data.map((d: any) => d.id)).toContain(decision.id);
     expect((await resolve(minted.body.token, decision.id, { resolutionType: "approve" })).status).toBe(200);
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Widget"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Widget"]);
   });
 
   it("alwaysApprove: later calls of that tool in the thread skip approval (recorded); another thread still asks", async () => {
     const { key, agent, categoryId } = await setup();
-    const first = await send(key, agent.id, createTask(categoryId, "One"));
+    const first = await send(key, agent.id, createTaskCommand(categoryId, "One"));
     const decision = await pendingApproval(key, agent.id, first);
     expect((await resolve(key, decision.id, { resolutionType: "approve", alwaysApprove: true })).status).toBe(200);
     await waitForRun(key, agent.id, first);
 
-    const second = await send(key, agent.id, createTask(categoryId, "Two"));
+    const second = await send(key, agent.id, createTaskCommand(categoryId, "Two"));
     const run = await waitForRun(key, agent.id, second);
     expect(run.status).toBe("completed");
-    expect((await tasksIn(key, categoryId)).sort()).toEqual(["One", "Two"]);
+    expect((await taskTitlesIn(key, categoryId)).sort()).toEqual(["One", "Two"]);
     expect(run.trace.policy).toEqual([expect.objectContaining({ gate: "approval", outcome: "approved", detail: { reason: "session_always_approved" } })]);
     const trail = await audit(key);
     expect(trail.find((a) => a.action === "approval.granted")?.detail).toMatchObject({ agentId: agent.id, toolName: "create_task" });
     expect(trail.filter((a) => a.action === "approval.skipped")).toHaveLength(1);
     expect(trail.find((a) => a.action === "trust.updated")?.detail).toMatchObject({ outcome: "human_approves_always", nextScore: 53 });
 
-    const elsewhere = await send(key, agent.id, createTask(categoryId, "Three"), "other-thread");
+    const elsewhere = await send(key, agent.id, createTaskCommand(categoryId, "Three"), "other-thread");
     await pendingApproval(key, agent.id, elsewhere);
   });
 });
@@ -174,7 +162,7 @@ describe("control modes decide which calls wait", () => {
   it("adaptive (the default): a new agent's low-risk write proceeds, its medium-risk write waits", async () => {
     const { key, agent, categoryId } = await setup(null);
     expect(agent.controlMode ?? agent.config?.controlMode ?? "adaptive").toBe("adaptive");
-    const created = await send(key, agent.id, createTask(categoryId, "Plain"));
+    const created = await send(key, agent.id, createTaskCommand(categoryId, "Plain"));
     expect((await waitForRun(key, agent.id, created)).status).toBe("completed");
     const task = (await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data[0];
     const updated = await send(key, agent.id, `/tool update_task_fields {"taskId":"${task.id}","fields":{"title":"Renamed"}}`);
@@ -188,12 +176,12 @@ describe("control modes decide which calls wait", () => {
     const policy = await api("PUT", "/v1/policy", { key, body: { trust: { profile: "permissive" } } });
     expect(policy.status, JSON.stringify(policy.body)).toBe(200);
     expect(policy.body.trust).toEqual({ profile: "permissive", overrides: {} });
-    const created = await send(key, agent.id, createTask(categoryId, "Plain"));
+    const created = await send(key, agent.id, createTaskCommand(categoryId, "Plain"));
     expect((await waitForRun(key, agent.id, created)).status).toBe("completed");
     const task = (await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data[0];
     const updated = await send(key, agent.id, `/tool update_task_fields {"taskId":"${task.id}","fields":{"title":"Renamed"}}`);
     expect((await waitForRun(key, agent.id, updated)).status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Renamed"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Renamed"]);
     expect((await api("GET", "/v1/decisions", { key })).body.data).toEqual([]);
     const refused = await api("PUT", "/v1/policy", { key, body: { trust: { profile: "permissive", overrides: { floorScore: 90, ceilingScore: 50 } } } });
     expect(refused.status).toBe(400);
@@ -201,9 +189,9 @@ describe("control modes decide which calls wait", () => {
 
   it("ecosystem: writes proceed without a decision", async () => {
     const { key, agent, categoryId } = await setup("ecosystem");
-    const runKey = await send(key, agent.id, createTask(categoryId, "Free"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Free"));
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Free"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Free"]);
     expect((await api("GET", "/v1/decisions", { key })).body.data).toEqual([]);
   });
 });
@@ -219,10 +207,10 @@ describe("decision timeouts apply the policy deterministically", () => {
 
   it("auto_recommend approves a tool call when nobody answers, with no trust change", async () => {
     const { key, agent, categoryId } = await withTimeouts({ orchestrator: { timeoutTicks: 2, onTimeout: "auto_recommend" } });
-    const runKey = await send(key, agent.id, createTask(categoryId, "Auto"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Auto"));
     const run = await waitForRun(key, agent.id, runKey);
     expect(run.status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Auto"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Auto"]);
     const [decision] = (await api("GET", `/v1/decisions?agentId=${agent.id}`, { key })).body.data;
     expect(decision).toMatchObject({ status: "resolved", resolution: { resolutionType: "approve", resolvedBy: "timeout", trustOutcome: "decision_auto_resolved" } });
     const trail = await audit(key);
@@ -232,7 +220,7 @@ describe("decision timeouts apply the policy deterministically", () => {
 
   it("extend, then escalate to critical, then cancel: the call is refused with code 'cancelled'", async () => {
     const { key, agent, categoryId } = await withTimeouts({ orchestrator: { timeoutTicks: 1, onTimeout: "extend", maxExtensions: 1 } });
-    const runKey = await send(key, agent.id, createTask(categoryId, "Never"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Never"));
     const run = await poll(async () => {
       const res = await api("GET", `/v1/agents/${agent.id}/runs/${runKey}`, { key });
       return res.body.status === "completed" ? res.body : undefined;
@@ -240,7 +228,7 @@ describe("decision timeouts apply the policy deterministically", () => {
     expect(run.status).toBe("completed");
     const [result] = await toolResults(key, agent.id);
     expect(result.content).toMatchObject({ ok: false, code: "cancelled" });
-    expect(await tasksIn(key, categoryId)).toEqual([]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual([]);
     const [decision] = (await api("GET", `/v1/decisions?agentId=${agent.id}`, { key })).body.data;
     expect(decision).toMatchObject({ status: "cancelled", payload: { severity: "critical", timedOut: true, extensionsUsed: 1 } });
     // low → medium → high → critical, then cancel: one extension, three escalations, one cancellation.
@@ -252,7 +240,7 @@ describe("decision timeouts apply the policy deterministically", () => {
 describe("brakes suspend pending decisions", () => {
   it("a suspended decision refuses resolution; resumed, it resolves and the saga continues", async () => {
     const { tenantId, key, agent, categoryId } = await setup();
-    const runKey = await send(key, agent.id, createTask(categoryId, "Held"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Held"));
     const decision = await pendingApproval(key, agent.id, runKey);
     const stub = tenantDo(tenantId);
     expect(await stub.suspendPendingDecisions({ agentIds: [agent.id] })).toBe(1);
@@ -262,7 +250,7 @@ describe("brakes suspend pending decisions", () => {
     expect(await stub.resumeSuspendedDecisions({ agentIds: [agent.id] })).toBe(1);
     expect((await resolve(key, decision.id, { resolutionType: "approve" })).status).toBe(200);
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
-    expect(await tasksIn(key, categoryId)).toEqual(["Held"]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual(["Held"]);
     const actions = (await audit(key)).filter((a) => a.target === decision.id).map((a) => a.action).reverse();
     expect(actions).toEqual(["decision.requested", "decision.suspended", "decision.resumed", "decision.resolved"]);
   });
@@ -271,7 +259,7 @@ describe("brakes suspend pending decisions", () => {
 describe("trust is never shown to the agent", () => {
   it("after trust moved, nothing model-facing (prompt messages, offered tools) and no agent event carries it", async () => {
     const { tenantId, key, agent, categoryId } = await setup();
-    const runKey = await send(key, agent.id, createTask(categoryId, "Visible?"));
+    const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Visible?"));
     const decision = await pendingApproval(key, agent.id, runKey);
     expect((await resolve(key, decision.id, { resolutionType: "approve", alwaysApprove: true })).status).toBe(200);
     await waitForRun(key, agent.id, runKey);

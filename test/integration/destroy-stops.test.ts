@@ -1,31 +1,19 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { api, createTaskCommand, eventually, playbookAgentInCategory, taskTitlesIn, waitForRun } from "./helpers";
 
 // Issue 13.4 "Destroy means stop": destroying cancels what is pending, phase 1 refuses, history reads hide at once.
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const tenantDo = (tenantId: string) => env.TENANT.get(env.TENANT.idFromName(tenantId));
 const tablesOf = async (stub: { debugDumpTables(): Promise<unknown> }) => ((await stub.debugDumpTables()) as any).tables as Record<string, any[]>;
 
-async function setup(controlMode?: string) {
-  const { tenantId, key } = await createTenant();
-  const category = await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } });
-  const agent = await createAgent(key, {
-    model: "builtin:playbook",
-    allowedCategoryIds: [category.body.id],
-    ...(controlMode ? { controlMode } : {}),
-    playbook: { rules: [{ when: { reason: "userInitiated" }, reply: "done: {{results.0.output.task.title}}" }] },
-  });
-  return { tenantId, key, agent, categoryId: category.body.id as string };
-}
+const setup = (controlMode?: string) => playbookAgentInCategory(controlMode ?? null);
 
-const tasksIn = async (key: string, categoryId: string) => ((await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data as any[]).map((t) => t.title);
-const createTask = (categoryId: string, title: string) => `/tool create_task {"title":"${title}","categoryId":"${categoryId}"}`;
 
 describe("destroy means stop (issue 13)", () => {
   it("a pending tool approval is cancelled by destroy: approving it afterwards answers 409 and nothing is written", async () => {
     const { tenantId, key, agent, categoryId } = await setup("orchestrator");
-    const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: createTask(categoryId, "After death") } });
+    const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: createTaskCommand(categoryId, "After death") } });
     expect(sent.status).toBe(202);
     const decision = await eventually(async () => (await api("GET", `/v1/decisions?status=pending&agentId=${agent.id}`, { key })).body.data?.find((d: any) => d.runKey === sent.body.runKey));
 
@@ -47,7 +35,7 @@ describe("destroy means stop (issue 13)", () => {
     // The saga, told of the cancellation, ends on its own without phase 1.
     const instance = await env.TOOL_SAGA.get(decision.operationId);
     await eventually(async () => (await instance.status()).status === "complete");
-    expect(await tasksIn(key, categoryId)).toEqual([]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual([]);
     expect((await tablesOf(tenantDo(tenantId))).applied_operations ?? []).toEqual([]);
   });
 
@@ -56,7 +44,7 @@ describe("destroy means stop (issue 13)", () => {
     const stub = agentDo(tenantId, agent.id);
     // The instance is lost: the call stays `executing` with nothing to report it.
     expect(await stub.armFault("agent.sagaInstanceLost")).toBe(true);
-    const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: createTask(categoryId, "Orphan") } });
+    const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: createTaskCommand(categoryId, "Orphan") } });
     await eventually(async () => (await api("GET", `/v1/agents/${agent.id}/runs/${sent.body.runKey}`, { key })).body.status === "waiting");
 
     expect((await api("DELETE", `/v1/agents/${agent.id}`, { key })).status).toBe(200);
@@ -66,7 +54,7 @@ describe("destroy means stop (issue 13)", () => {
     const tables = await tablesOf(stub);
     expect(tables.actions!.map((a) => a.status)).toEqual(["failed"]);
     expect((tables.cf_agents_schedules ?? []).filter((row) => row.callback === "sagaWatch")).toEqual([]);
-    expect(await tasksIn(key, categoryId)).toEqual([]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual([]);
   });
 
   it("phase 1 for a destroyed agent answers agent_destroyed and records nothing", async () => {
@@ -83,7 +71,7 @@ describe("destroy means stop (issue 13)", () => {
       previewOnly: false,
     });
     expect(envelope).toMatchObject({ ok: false, code: "agent_destroyed" });
-    expect(await tasksIn(key, categoryId)).toEqual([]);
+    expect(await taskTitlesIn(key, categoryId)).toEqual([]);
     expect((await tablesOf(tenantDo(tenantId))).applied_operations ?? []).toEqual([]);
   });
 

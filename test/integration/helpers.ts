@@ -105,3 +105,22 @@ export async function openEvents(key: string, agentId: string, options: { after?
   const query = options.after !== undefined ? `?after=${options.after}` : "";
   return SELF.fetch(`https://vigil.test/v1/agents/${agentId}/events${query}`, { headers });
 }
+
+/** A builtin:playbook agent scoped to a fresh "Gym" category that answers `/tool` lines; `controlMode` null keeps the default. */
+export async function playbookAgentInCategory(controlMode: string | null) {
+  const { tenantId, key } = await createTenant();
+  const category = await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } });
+  const agent = await createAgent(key, {
+    model: "builtin:playbook",
+    allowedCategoryIds: [category.body.id],
+    ...(controlMode ? { controlMode } : {}),
+    playbook: { rules: [{ when: { reason: "userInitiated" }, reply: "done: {{results.0.output.task.title}}" }] },
+  });
+  return { tenantId, key, agent, categoryId: category.body.id as string };
+}
+
+/** The operator message that makes a playbook agent call create_task. */
+export const createTaskCommand = (categoryId: string, title: string) => `/tool create_task {"title":"${title}","categoryId":"${categoryId}"}`;
+
+/** Titles of the category's journal tasks. */
+export const taskTitlesIn = async (key: string, categoryId: string) => ((await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data as any[]).map((t) => t.title);
