@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,13 @@ import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VigilClient } from "../../src/client";
 import { delay, freePort, REPO_ROOT, snapshotCheckout } from "./harness";
+import { interrupt, startScript, waitForBanner, type StartedScript } from "./start-process";
+
+/** Stops the script; it must exit cleanly. */
+async function stop(started: StartedScript): Promise<void> {
+  const code = await interrupt(started);
+  if (code !== 0) throw new Error(`start.mjs did not stop cleanly (${code}):\n${started.output()}`);
+}
 
 /**
  * The demo `npm start` seeds (issue 14.7), exactly as a newcomer meets it: scripts/start.mjs in a
@@ -45,38 +51,9 @@ afterAll(async () => {
   if (checkout) rmSync(checkout, { recursive: true, force: true });
 });
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
 
-function startScript(): Started {
-  const child = spawn(process.execPath, ["scripts/start.mjs"], { cwd: checkout, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PORT: String(port), NO_COLOR: "1" } });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
 
-async function waitForBanner(started: Started, timeoutMs = 90_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  void started.exited.then(() => (exited = true));
-  while (Date.now() < deadline) {
-    if (started.output().includes("Ctrl-C stops the server")) return started.output();
-    if (exited) throw new Error(`start.mjs exited early:\n${started.output()}`);
-    await delay(100);
-  }
-  throw new Error(`no banner within ${timeoutMs} ms:\n${started.output()}`);
-}
 
-async function stop(started: Started): Promise<void> {
-  started.child.kill("SIGINT");
-  const code = await Promise.race([started.exited, delay(20_000).then(() => "timeout" as const)]);
-  if (code !== 0) throw new Error(`start.mjs did not stop cleanly (${code}):\n${started.output()}`);
-}
 
 const demoFile = () => join(checkout, ".wrangler", "demo.json");
 const readDemo = (): Demo => JSON.parse(readFileSync(demoFile(), "utf8"));
@@ -115,7 +92,7 @@ describe("the demo coach npm start seeds (builtin:playbook: journal wake, slot, 
   let first: Demo;
 
   it("the banner's curl wakes the coach; /demo shows its tool approval; Approve runs the saga once and the slot is kept", async () => {
-    const run = startScript();
+    const run = startScript(checkout, port);
     const banner = await waitForBanner(run);
     try {
       first = readDemo();
@@ -176,7 +153,7 @@ describe("the demo coach npm start seeds (builtin:playbook: journal wake, slot, 
     const { coachAgentId: _coach, coachCategoryId: _category, ...older } = first;
     writeFileSync(demoFile(), `${JSON.stringify(older, null, 2)}\n`);
     let seeded = "";
-    const run = startScript();
+    const run = startScript(checkout, port);
     const banner = await waitForBanner(run);
     try {
       expect(banner).toContain("Using the demo tenant");
@@ -192,7 +169,7 @@ describe("the demo coach npm start seeds (builtin:playbook: journal wake, slot, 
       await stop(run);
     }
     // And the start after that reuses it.
-    const again = startScript();
+    const again = startScript(checkout, port);
     const bannerAgain = await waitForBanner(again);
     try {
       expect(bannerAgain).not.toContain("Seeded");

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, VigilClient } from "../../src/client";
 import { collectSse, delay, freePort, snapshotCheckout } from "./harness";
+import { interrupt, startScript, waitForBanner, type StartedScript } from "./start-process";
 
 /**
  * `npm start` runs `node scripts/start.mjs`. It is exercised in a throwaway copy of the checkout
@@ -29,44 +29,9 @@ afterAll(() => {
   rmSync(checkout, { recursive: true, force: true });
 });
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
 
-function startScript(env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, ["scripts/start.mjs"], {
-    cwd: checkout,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PORT: String(port), NO_COLOR: "1", ...env },
-  });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
 
-async function waitForBanner(started: Started, timeoutMs = 90_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  void started.exited.then(() => (exited = true));
-  while (Date.now() < deadline) {
-    if (started.output().includes("Ctrl-C stops the server")) return started.output();
-    if (exited) throw new Error(`start.mjs exited early:\n${started.output()}`);
-    await delay(100);
-  }
-  throw new Error(`no banner within ${timeoutMs} ms:\n${started.output()}`);
-}
 
-/** Ctrl-C: SIGINT to the script; it must stop wrangler and workerd and exit 0. */
-async function interrupt(started: Started): Promise<number | null> {
-  started.child.kill("SIGINT");
-  const code = await Promise.race([started.exited, delay(20_000).then(() => "timeout" as const)]);
-  if (code === "timeout") throw new Error(`start.mjs did not stop on SIGINT:\n${started.output()}`);
-  return code;
-}
 
 /** Processes whose working directory is inside `dir` (Linux /proc); wrangler and workerd run there. */
 function processesIn(dir: string): number[] {
@@ -126,7 +91,7 @@ describe("npm start (scripts/start.mjs)", () => {
 
   it("on a fresh checkout: generates .dev.vars, seeds the demo, prints URL, key, agent and working curl lines; Ctrl-C stops everything", async () => {
     expect(existsSync(join(checkout, ".dev.vars"))).toBe(false);
-    const run = startScript();
+    const run = startScript(checkout, port);
     const banner = await waitForBanner(run);
     try {
       devVars = readFileSync(join(checkout, ".dev.vars"), "utf8");
@@ -179,7 +144,7 @@ describe("npm start (scripts/start.mjs)", () => {
   });
 
   it("a second start reuses the demo and the secrets instead of seeding again", async () => {
-    const run = startScript();
+    const run = startScript(checkout, port);
     const banner = await waitForBanner(run);
     try {
       expect(banner).toContain("Using the demo tenant");
@@ -201,7 +166,7 @@ describe("npm start (scripts/start.mjs)", () => {
 
   it("after the state is wiped, the stale demo key is detected and a new demo is seeded", async () => {
     rmSync(join(checkout, ".wrangler", "state"), { recursive: true, force: true });
-    const run = startScript();
+    const run = startScript(checkout, port);
     const banner = await waitForBanner(run);
     try {
       expect(banner).toContain("seeding it again");
@@ -222,7 +187,7 @@ describe("npm start (scripts/start.mjs)", () => {
     const blocker: Server = createServer();
     await new Promise<void>((resolve) => blocker.listen(port, "127.0.0.1", resolve));
     try {
-      const run = startScript();
+      const run = startScript(checkout, port);
       const code = await Promise.race([run.exited, delay(15_000).then(() => "timeout" as const)]);
       expect(code).toBe(1);
       expect(run.output()).toContain(`port ${port}`);
