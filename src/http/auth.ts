@@ -3,7 +3,7 @@ import type { Scope } from "../config";
 import type { Env } from "../env";
 export { agentStub, tenantStub } from "../objects/shared/stubs";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
-import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/access/keys";
+import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/access";
 import { config } from "../config";
 import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
 import { ApiError } from "./api-error";

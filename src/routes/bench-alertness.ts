@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { ApiError, fail } from "../http/api-error";
 import { requireApiKey, tenantStub } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { AlertnessBenchOp } from "../objects/tenant/alertness/bench-ops";
+import { AlertnessBenchOp } from "../objects/tenant/alertness";
 
 /** `POST /__bench/tenant/alertness`: exists only when VIGIL_BENCH=enabled; not part of the public API. */
 export const benchAlertnessRoutes = new Hono<AppEnv>();

@@ -6,7 +6,7 @@ import { ApiError, fail } from "../http/api-error";
 import { agentStub, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { readRawBody } from "../http/raw-body";
-import { tenantIdOfSourceId } from "../objects/tenant/alertness/webhook-sources";
+import { tenantIdOfSourceId } from "../objects/tenant/alertness";
 import { Problem } from "../schema/common";
 import { DeliveryAccepted, HookSourceIdParam, TriggerIdParam, TriggerTokenQuery, WebhookAccepted } from "../schema/webhooks";
 import { json, problems } from "./openapi-helpers";

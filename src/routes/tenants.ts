@@ -7,7 +7,7 @@ import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
 import { CreateTenantBody, CreateTenantResponse } from "../schema/auth";
 import { IdempotencyHeader, json, jsonBody, problems } from "./openapi-helpers";
-import { OPERATOR_AUDIT_OBJECT } from "../objects/tenant/directory/erasure";
+import { OPERATOR_AUDIT_OBJECT } from "../objects/tenant/directory";
 
 const OPERATOR_SCOPE = "operator";
 

@@ -13,6 +13,11 @@ export const TENANT_TOOL_METHODS = ["POST", "PUT", "PATCH"] as const;
 export const TENANT_TOOL_NAME = /^[a-z][a-z0-9_]{0,47}$/;
 export const HTTP_TOOL_PREFIX = "http:";
 
+/** Model-facing (agent side; function names cannot hold `:`) name of a tenant HTTP tool, and back: `http:weather` ⇄ `http_weather`. */
+export const httpModelName = (listingName: string) => `http_${listingName.replace(/^http:/, "")}`;
+export const httpInvocationName = (modelName: string) => `http:${modelName.replace(/^http_/, "")}`;
+export const isHttpModelName = (name: string) => name.startsWith("http_");
+
 const JsonObject = z.record(z.string(), z.unknown());
 
 export const RegisterToolBody = z

@@ -17,25 +17,18 @@ import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { runHooks } from "../shared/hooks";
 import { Seams } from "../shared/seams";
 import type { ApprovalState } from "../../schema/contracts";
-import type { PumpOutcome } from "./compaction/compaction";
-import type { ChildReport, ChildWake } from "./delegation/spawn";
-import { openEventStream } from "./events/streams";
-import { exportStream } from "./lifecycle/export";
-import type { ErasureReceipt } from "./lifecycle/erasure";
-import type { AgentScheduler } from "./lifecycle/schedule";
-import { benchMemory, runBenchOp, type BenchOp } from "./memory/bench-ops";
-import { recall, type RecallHit } from "./memory/recall";
-import { readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory/slots";
-import { messagePage, runDetail, runPage } from "./runs/paged-reads";
-import type { TickOutcome } from "./timers/timers";
-import type { TurnInput } from "./wakes/admission";
-import type { EnqueueOutcome } from "./wakes/inbox";
+import type { PumpOutcome } from "./compaction";
+import type { ChildReport, ChildWake } from "./delegation";
+import { openEventStream, type AgentPruneOutcome } from "./events";
+import { exportStream, type ErasureReceipt, type AgentScheduler, persistSdkName } from "./lifecycle";
+import { benchMemory, runBenchOp, type BenchOp, recall, type RecallHit, readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory";
+import { messagePage, runDetail, runPage } from "./runs";
+import type { TickOutcome } from "./timers";
+import type { TurnInput, EnqueueOutcome } from "./wakes";
 import { AgentWiring } from "./wiring";
 import { cursorExpired, expiredCursor } from "../../core/retention";
-import type { AgentPruneOutcome } from "./events/retention";
-import { persistSdkName } from "./lifecycle/sdk-name";
 
-export type { TurnInput } from "./wakes/admission";
+export type { TurnInput } from "./wakes";
 
 /**
  * One agent: the only class of this Durable Object. Its RPC methods are one-line delegations to the

@@ -41,3 +41,6 @@ export class FaultSeam {
     throw this.makeError(point);
   }
 }
+
+/** Thrown by the fault seam: it simulates a process crash, so no terminal status may be written. */
+export class InjectedCrash extends Error {}

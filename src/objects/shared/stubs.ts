@@ -2,7 +2,7 @@ import type { Agent } from "agents";
 import type { Env } from "../../env";
 import type { Remote } from "./remote";
 import type { AgentDO } from "../agent/agent-do";
-import type { AgentCallback } from "../agent/lifecycle/schedule";
+import type { AgentCallback } from "../agent/lifecycle";
 import type { TenantDO } from "../tenant/tenant-do";
 
 /**

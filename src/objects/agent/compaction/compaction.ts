@@ -5,9 +5,9 @@ import type { SummarizableItem, SummaryCommitResolution } from "../../../core/su
 import * as schema from "../../../db/agent-schema";
 import { CompactionJobs, toJob, type JobRow } from "./jobs";
 import { CompactionPlanner } from "./planner";
-import type { EventLog } from "../events/event-log";
-import type { History } from "../memory/history";
-import type { AgentProfile } from "../lifecycle/profile";
+import type { EventLog } from "../events";
+import type { History } from "../memory";
+import type { AgentProfile } from "../lifecycle";
 import { compactedThroughSeq, SummaryCommitter } from "./summary-commit";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";

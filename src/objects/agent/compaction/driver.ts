@@ -1,4 +1,4 @@
-import type { AgentScheduler } from "../lifecycle/schedule";
+import type { AgentScheduler } from "../lifecycle";
 import { inBackground, logFailure } from "../../shared/background";
 import type { Compaction, PumpOutcome } from "./compaction";
 

@@ -4,8 +4,8 @@ import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryC
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { CompactionJobs, JobRow } from "./jobs";
-import type { History } from "../memory/history";
-import type { AgentProfile } from "../lifecycle/profile";
+import type { History } from "../memory";
+import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
 

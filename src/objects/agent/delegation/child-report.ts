@@ -6,8 +6,8 @@ import type { Result } from "../../../core/result";
 import type { AgentLineage } from "../../../schema/agents";
 import type { Run } from "../../../schema/runs";
 import { nowIso } from "../../shared/sqlite";
-import type { History } from "../memory/history";
-import type { AgentProfile } from "../lifecycle/profile";
+import type { History } from "../memory";
+import type { AgentProfile } from "../lifecycle";
 import { delegatedRunKey, type ChildReport } from "./spawn";
 import type { AgentDb } from "../types";
 

@@ -1,12 +1,9 @@
 import { failure, type Result } from "../../../core/result";
 import type { Agent, AgentLineage, CreateAgentBody } from "../../../schema/agents";
-import type { AgentScheduler } from "../lifecycle/schedule";
+import type { AgentScheduler, AgentProfile, AgentLifecycle } from "../lifecycle";
 import type { ChildReports } from "./child-report";
-import type { AgentProfile } from "../lifecycle/profile";
 import type { ChildReport, ChildWake, Spawner } from "./spawn";
-import type { WakeAdmission } from "../wakes/admission";
-import type { WakeInbox } from "../wakes/inbox";
-import type { AgentLifecycle } from "../lifecycle/lifecycle";
+import type { WakeAdmission, WakeInbox } from "../wakes";
 
 export interface DelegationDeps {
   profile: AgentProfile;

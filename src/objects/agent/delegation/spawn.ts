@@ -16,9 +16,9 @@ import { allowedTools, profileForKind, PROFILE_BY_KIND, resolveAgentProfile, typ
 import { builtinTools, CAPABILITIES, getTool, TOOL_NAMES } from "../../../tools/registry";
 import { spawnAgent } from "../../../tools/registry/delegation";
 import type { Result } from "../../../core/result";
-import type { PlannedAction } from "../tools/actions";
+import type { PlannedAction } from "../tools";
 import type { ChildRecord, ChildrenStore } from "./children";
-import type { RunTrace } from "../runs/run-trace";
+import type { RunTrace } from "../runs";
 import type { AgentDb } from "../types";
 
 export const SPAWN_TOOL = "spawn_agent";

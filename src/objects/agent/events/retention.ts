@@ -3,7 +3,7 @@ import { config } from "../../../config";
 import { capFloorSeq, cutoffIso, type RetentionPolicy } from "../../../core/retention";
 import * as schema from "../../../db/agent-schema";
 import { pruneLogPrefix, pruneWhere, readMark } from "../../shared/pruning";
-import type { AgentScheduler } from "../lifecycle/schedule";
+import type { AgentScheduler } from "../lifecycle";
 import type { AgentDb } from "../types";
 
 /** Counters key: every agent event seq up to this one has been pruned (`cursor_expired` below it). */

@@ -1,6 +1,6 @@
 import { inWidgetThread } from "../../../core/widget-session";
-import type { AgentProfile } from "../lifecycle/profile";
-import type { WakeInbox } from "../wakes/inbox";
+import type { AgentProfile } from "../lifecycle";
+import type { WakeInbox } from "../wakes";
 import type { EventLog } from "./event-log";
 
 /**

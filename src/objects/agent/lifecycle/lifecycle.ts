@@ -1,11 +1,10 @@
 import type { LifecycleCommand } from "../../../core/lifecycle";
 import type { Result } from "../../../core/result";
 import type { Agent, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
-import type { Drainer } from "../wakes/drain";
+import type { Drainer, WakeInbox } from "../wakes";
 import type { AgentErasure } from "./erasure";
 import type { AgentProfile } from "./profile";
-import type { Timers } from "../timers/timers";
-import type { WakeInbox } from "../wakes/inbox";
+import type { Timers } from "../timers";
 
 export interface AgentLifecycleDeps {
   profile: AgentProfile;

@@ -4,7 +4,7 @@ import * as schema from "../../../db/agent-schema";
 import { failure, type Result } from "../../../core/result";
 import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
 import { nowIso } from "../../shared/sqlite";
-import type { EventLog } from "../events/event-log";
+import type { EventLog } from "../events";
 import { toAgent, toState } from "../records";
 import type { AgentDb } from "../types";
 

@@ -3,7 +3,7 @@ import { counters } from "../../../db/common-schema";
 import type { Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import { nowIso } from "../../shared/sqlite";
-import type { Compaction } from "../compaction/compaction";
+import type { Compaction } from "../compaction";
 import type { MemoryContext } from "./memory-context";
 import type { History } from "./history";
 import type { AgentDb } from "../types";

@@ -3,7 +3,7 @@ import * as schema from "../../../db/agent-schema";
 import type { Page } from "../../../schema/common";
 import type { Message } from "../../../schema/messages";
 import { nowIso } from "../../shared/sqlite";
-import type { EventLog } from "../events/event-log";
+import type { EventLog } from "../events";
 import { toMessage } from "../records";
 import type { AgentDb } from "../types";
 

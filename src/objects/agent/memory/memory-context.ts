@@ -5,9 +5,9 @@ import type { MemoryMessage, MemoryMessageKind, SummaryRef } from "../../../core
 import { parseSlots } from "../../../core/slots";
 import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/messages";
-import { memoryText, type Compaction } from "../compaction/compaction";
-import { toModelMessages } from "../runs/model-steps";
-import type { AgentProfile } from "../lifecycle/profile";
+import { memoryText, type Compaction } from "../compaction";
+import { toModelMessages } from "../runs";
+import type { AgentProfile } from "../lifecycle";
 import { toMessage } from "../records";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";

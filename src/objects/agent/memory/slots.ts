@@ -3,8 +3,8 @@ import { extensionValidators, type ExtensionSlotRegistry } from "../../../core/e
 import { applySlotUpdate, emptySlots, parseSlots, type AgentSlots, type SlotIssue, type SlotKey } from "../../../core/slots";
 import * as schema from "../../../db/agent-schema";
 import { failure, type Failure, type Result } from "../../../core/result";
-import type { EventLog } from "../events/event-log";
-import type { AgentProfile } from "../lifecycle/profile";
+import type { EventLog } from "../events";
+import type { AgentProfile } from "../lifecycle";
 import type { AgentDb } from "../types";
 
 /** The memory overview: slots with their versions, and how much history the agent holds. */

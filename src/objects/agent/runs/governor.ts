@@ -8,8 +8,8 @@ import { toolFailure, type ToolResultEnvelope } from "../../../core/tool-envelop
 import { counters } from "../../../db/common-schema";
 import type { Agent } from "../../../schema/agents";
 import type { AgentUsage } from "../../../schema/brakes";
-import type { PlannedAction } from "../tools/actions";
-import { httpInvocationName, isHttpModelName } from "../tools/http-tools";
+import type { PlannedAction } from "../tools";
+import { httpInvocationName, isHttpModelName } from "../../../schema/tools";
 import { RunTrace, type UsageEntry } from "./run-trace";
 import type { AgentDb } from "../types";
 import type { UsageStore } from "./usage-store";

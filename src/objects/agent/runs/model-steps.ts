@@ -2,7 +2,7 @@ import { jsonSchema, tool, type ModelMessage, type ToolSet } from "ai";
 import type { Message } from "../../../schema/messages";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { inputJsonSchema } from "../../../tools/registry";
-import type { PlannedAction } from "../tools/actions";
+import type { PlannedAction } from "../tools";
 
 /** The tools offered to the model: descriptions and JSON Schemas only; execution is the run loop's. */
 export function toolSetFor(tools: ReadonlyArray<ToolDefinition>, httpTools: ReadonlyArray<HttpToolOffer> = []): ToolSet {

@@ -3,11 +3,11 @@ import { failure, type Result } from "../../../core/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import type { Message } from "../../../schema/messages";
 import type { Run } from "../../../schema/runs";
-import type { EventLog } from "../events/event-log";
-import type { History } from "../memory/history";
+import type { EventLog } from "../events";
+import type { History } from "../memory";
 import type { RunView } from "./run-view";
-import type { WakeInbox } from "../wakes/inbox";
-import type { AgentProfile } from "../lifecycle/profile";
+import type { WakeInbox } from "../wakes";
+import type { AgentProfile } from "../lifecycle";
 
 /** A page of messages; `eventSeq` is the event log position it is consistent with (read in the same turn), so a reader resumes /events there without gap or duplicate. */
 export function messagePage(history: History, events: EventLog, query: { limit: number; cursor?: string | undefined; threadId?: string | undefined }): Result<Page<Message> & { eventSeq: number }> {

@@ -3,22 +3,20 @@ import type { WakeReason } from "../../../core/run-keys";
 import { selectCompanions } from "../../../core/coalescing";
 import type { Agent } from "../../../schema/agents";
 import type { Run, RunStatus } from "../../../schema/runs";
-import { maxStepsFor } from "../delegation/spawn";
+import { maxStepsFor } from "../delegation";
 import { getTool } from "../../../tools/registry";
 import { allowedTools, resolveAgentProfile } from "../../../tools/capabilities";
 import { builtinTools } from "../../../tools/registry";
 import { nowIso } from "../../shared/sqlite";
-import type { ActionStore } from "../tools/actions";
-import type { EventLog } from "../events/event-log";
-import type { History } from "../memory/history";
+import { InjectedCrash } from "../../shared/faults";
+import type { ActionStore, ToolCallRequest, ToolRunner, HttpToolGate } from "../tools";
+import type { EventLog } from "../events";
+import type { History } from "../memory";
 import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
 import { isGatewayError } from "../../../gateway/errors";
 import type { ModelGateway } from "../../../gateway/model-gateway";
-import type { AgentProfile } from "../lifecycle/profile";
-import type { ToolCallRequest, ToolRunner } from "../tools/runner";
-import type { HttpToolGate } from "../tools/http-tools";
-import type { InboxItem, WakeInbox } from "../wakes/inbox";
-import { appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes/input";
+import type { AgentProfile } from "../lifecycle";
+import { type InboxItem, type WakeInbox, appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./governor";
 
@@ -257,8 +255,6 @@ export class RunLoop {
  */
 const PERSON_WAKES: ReadonlySet<WakeReason> = new Set<WakeReason>(["userInitiated", "manual", "toolResult"]);
 
-/** Thrown by the fault seam: it simulates a process crash, so no terminal status may be written. */
-export class InjectedCrash extends Error {}
 
 function errorCode(error: unknown): string {
   if (error && typeof error === "object" && "code" in error && typeof error.code === "string") return error.code;

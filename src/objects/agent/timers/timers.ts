@@ -9,11 +9,11 @@ import type { ListTimersQuery, Timer, TimerDecisionAction } from "../../../schem
 import type { WakeJob } from "../../../schema/wake";
 import { z } from "zod";
 import { nowIso } from "../../shared/sqlite";
-import type { AgentProfile } from "../lifecycle/profile";
+import type { AgentProfile } from "../lifecycle";
 import { TIMER_RETRY_DELAY_MS, type TimerAlarm } from "./alarm";
 import { decisionJson, toDecisionRecord, toTimer, type TimerRow } from "./records";
 import type { AgentDb } from "../types";
-import type { EnqueueOutcome, WakeInbox } from "../wakes/inbox";
+import type { EnqueueOutcome, WakeInbox } from "../wakes";
 import { afterCreated } from "../../shared/keyset";
 
 /** Active timers one agent may hold. */

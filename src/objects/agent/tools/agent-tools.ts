@@ -2,11 +2,9 @@ import type { ExtensionSlotRegistry } from "../../../core/extension-slots";
 import type { ToolResultEnvelope } from "../../../core/tool-envelopes";
 import { toolFailure, toolSuccess } from "../../../core/tool-envelopes";
 import type { PlannedAction } from "./actions";
-import type { EventLog } from "../events/event-log";
-import type { AgentProfile } from "../lifecycle/profile";
-import type { RecallHit } from "../memory/recall";
-import type { Reports } from "../memory/reports";
-import { writeSlot } from "../memory/slots";
+import type { EventLog } from "../events";
+import type { AgentProfile } from "../lifecycle";
+import { type RecallHit, type Reports, writeSlot } from "../memory";
 
 /** Tools whose effects live in the agent itself, executed inside the AgentDO (no saga needed). */
 export const AGENT_SIDE_TOOLS = new Set(["memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep"]);

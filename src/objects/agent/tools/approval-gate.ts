@@ -2,9 +2,9 @@ import type { ControlMode } from "../../../core/escalation";
 import type { RiskLevel } from "../../../core/tool-envelopes";
 import type { ApprovalAnswer, ApprovalRequest } from "../../../schema/contracts";
 import type { PlannedAction } from "./actions";
-import type { EventLog } from "../events/event-log";
+import type { EventLog } from "../events";
 import { invocationOf, type StepContext } from "./runner";
-import type { RunTrace } from "../runs/run-trace";
+import type { RunTrace } from "../runs";
 
 export interface ApprovalGateDeps {
   events: EventLog;

@@ -1,12 +1,8 @@
 import type { WakeReason } from "../../../core/run-keys";
 import type { RiskLevel } from "../../../core/tool-envelopes";
-import type { ToolListing } from "../../../schema/tools";
+import { httpModelName, type ToolListing } from "../../../schema/tools";
 import type { Capability, SideEffects } from "../../../tools/registry/types";
 
-/** Model-facing name of a tenant HTTP tool, and back: `http:weather` ⇄ `http_weather`. */
-export const httpModelName = (listingName: string) => `http_${listingName.replace(/^http:/, "")}`;
-export const httpInvocationName = (modelName: string) => `http:${modelName.replace(/^http_/, "")}`;
-export const isHttpModelName = (name: string) => name.startsWith("http_");
 
 /** The gate's view of a tenant tool: same checks as a builtin one (capability, risk, wake reason). */
 export interface HttpToolGate {

@@ -8,12 +8,13 @@ import { getTool } from "../../../tools/registry";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import type { ActionStore, PlannedAction } from "./actions";
 import { AGENT_SIDE_TOOLS, executeAgentTool, type AgentToolDeps } from "./agent-tools";
-import { httpInvocationName, isHttpModelName, type HttpToolGate } from "./http-tools";
+import { httpInvocationName, isHttpModelName } from "../../../schema/tools";
+import type { HttpToolGate } from "./http-tools";
 
 /** What the gate and executor need of a tool, builtin (with zod schemas) or tenant HTTP. */
 type GatedTool = ToolDefinition | HttpToolGate;
-import type { EventLog } from "../events/event-log";
-import type { History } from "../memory/history";
+import type { EventLog } from "../events";
+import type { History } from "../memory";
 
 export interface ToolCallRequest {
   toolCallId: string;

@@ -9,11 +9,11 @@ import type { ToolSagaParams } from "../../../workflows/tool-saga";
 import type { ApprovalState } from "../../../schema/contracts";
 import { nowIso } from "../../shared/sqlite";
 import type { ActionStore } from "./actions";
-import type { EventLog } from "../events/event-log";
-import type { RunTrace } from "../runs/run-trace";
+import type { EventLog } from "../events";
+import type { RunTrace } from "../runs";
 import type { AgentDb } from "../types";
 import { invocationOf, type ToolRunner } from "./runner";
-import type { WakeInbox } from "../wakes/inbox";
+import type { WakeInbox } from "../wakes";
 
 export interface SagaDeps {
   env: Env;

@@ -1,5 +1,5 @@
 import { inBackground, logFailure } from "../../shared/background";
-import { InjectedCrash } from "../runs/run-loop";
+import { InjectedCrash } from "../../shared/faults";
 
 export interface DrainDeps {
   /** The run loop's single-flight drain of the wake inbox. */

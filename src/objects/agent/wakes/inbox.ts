@@ -4,7 +4,7 @@ import type { Run, RunStatus } from "../../../schema/runs";
 import { TERMINAL_RUN_STATUSES } from "../../../schema/runs";
 import type { WakeJob } from "../../../schema/wake";
 import { nowIso } from "../../shared/sqlite";
-import type { EventLog } from "../events/event-log";
+import type { EventLog } from "../events";
 import { toRun } from "../records";
 import type { AgentDb } from "../types";
 

@@ -2,7 +2,7 @@
 import { H } from "../../../core/hash";
 import { tokenKey, type TypedToken } from "../../../core/tokens";
 import type { WakeContext } from "../../../gateway/resolve";
-import type { History } from "../memory/history";
+import type { History } from "../memory";
 import type { InboxItem } from "./inbox";
 
 /** Deterministic ids of the messages one run appends: a resumed run finds, never duplicates, them. */

@@ -3,9 +3,9 @@ import { config } from "../../../config";
 import * as schema from "../../../db/agent-schema";
 import { failure, type Result } from "../../../core/result";
 import type { SessionView } from "../../../schema/sessions";
-import type { AgentScheduler } from "../lifecycle/schedule";
+import type { AgentScheduler } from "../lifecycle";
 import { logFailure } from "../../shared/background";
-import type { EventLog } from "../events/event-log";
+import type { EventLog } from "../events";
 import type { AgentDb } from "../types";
 
 /** The AgentDO method the Agents SDK calls when the earliest open session's inactivity deadline comes due. */

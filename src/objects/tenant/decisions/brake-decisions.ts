@@ -3,7 +3,7 @@ import { resolveDecision, type Resolution } from "../../../core/decision";
 import { H } from "../../../core/hash";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
-import { BRAKE_DECISION_KIND, type BrakeDecisionRequest } from "../governance/brakes";
+import { BRAKE_DECISION_KIND, type BrakeDecisionRequest } from "../governance";
 import { markResolved, optionDecisionOf, type DecisionRecord } from "./decisions";
 import type { TenantDb } from "../types";
 

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
-import { writeAudit } from "../governance/audit-log";
+import { writeAudit } from "../governance";
 import { tickAt } from "../../../core/approval-facts";
 import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../../core/decision";
 import { H } from "../../../core/hash";

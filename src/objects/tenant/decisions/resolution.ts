@@ -2,9 +2,9 @@ import type { Env } from "../../../env";
 import { agentStub } from "../../shared/stubs";
 import type { Approvals } from "./approvals";
 import type { BrakeDecisionOutcome, BrakeDecisions } from "./brake-decisions";
-import type { TenantBrakes } from "../governance/brakes";
+import type { TenantBrakes } from "../governance";
 import { answerWake, type DecisionAnswer, type Decisions, type ResolveBody, type ResolveOutcome } from "./decisions";
-import type { EventFeed } from "../channels/event-feed";
+import type { EventFeed } from "../channels";
 
 export interface DecisionResolutionDeps {
   env: Env;

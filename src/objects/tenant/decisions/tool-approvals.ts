@@ -7,7 +7,7 @@ import { targetRefsFromArgs } from "../../../core/target-refs";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../../../schema/contracts";
-import { writeAudit } from "../governance/audit-log";
+import { writeAudit } from "../governance";
 import type { DecisionRecord, ResolveBody, ResolveOutcome } from "./decisions";
 import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "../types";

@@ -1,8 +1,7 @@
 import { SemanticKeys, tokens, type TypedToken } from "../../../core/tokens";
 import type { Agent } from "../../../schema/agents";
 import type { AgentDirectory } from "./directory";
-import type { NotificationLog } from "../alertness/notification-log";
-import type { SubscriptionStore } from "../alertness/subscriptions";
+import type { NotificationLog, SubscriptionStore } from "../alertness";
 import type { TenantDb } from "../types";
 
 /** Tokens of an agent notification: its semantic keys, its id, and kind/lifecycle subtypes to filter on. */

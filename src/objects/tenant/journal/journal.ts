@@ -5,7 +5,7 @@ import { randomId } from "../../../ids";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import { JOURNAL_KINDS, type JournalFilters, type JournalRecord, type JournalType } from "../../../schema/journal";
 import type { Authority } from "../../../schema/messages";
-import type { NotificationLog } from "../alertness/notification-log";
+import type { NotificationLog } from "../alertness";
 import type { TenantDb } from "../types";
 import { JOURNAL_PAYLOAD_TYPE, KIND_META } from "./kinds";
 import { JournalRows, toRecord } from "./rows";

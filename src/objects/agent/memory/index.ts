@@ -1,0 +1,8 @@
+// Memory: message history, the assembled model context, recall, reports and memory slots.
+// The feature's public face: other features, the wiring and the facade import it only through this file.
+export { benchMemory, type BenchOp, runBenchOp } from "./bench-ops";
+export { History } from "./history";
+export { MemoryContext } from "./memory-context";
+export { recall, type RecallHit, searchMessages } from "./recall";
+export { Reports } from "./reports";
+export { type MemoryView, readMemory, type SlotWrite, writeSlot } from "./slots";

@@ -1,0 +1,9 @@
+// Runs: the run loop, its governor (budgets, brakes, quotas), traces, usage and paged reads.
+// The feature's public face: other features, the wiring and the facade import it only through this file.
+export { MeteredRunTrace, RunGovernor } from "./governor";
+export { toModelMessages } from "./model-steps";
+export { messagePage, runDetail, runPage } from "./paged-reads";
+export { RunLoop, type RunLoopDeps } from "./run-loop";
+export type { RunTrace } from "./run-trace";
+export { RunView } from "./run-view";
+export { UsageStore } from "./usage-store";

@@ -1,0 +1,7 @@
+// Wakes: admission, the wake inbox, turning a wake into run input, draining, sessions.
+// The feature's public face: other features, the wiring and the facade import it only through this file.
+export { type TurnInput, WakeAdmission } from "./admission";
+export { Drainer } from "./drain";
+export { type EnqueueOutcome, type InboxItem, WakeInbox } from "./inbox";
+export { appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "./input";
+export { Sessions } from "./sessions";

@@ -1,0 +1,8 @@
+// Channels: the tenant event log and feed, outbound webhooks and their endpoints, metrics.
+// The feature's public face: other features, the wiring and the facade import it only through this file.
+export { OutboundChannels } from "./channels";
+export { EventFeed } from "./event-feed";
+export { type RunOutcome, TenantMetrics } from "./metrics";
+export { type AttemptReport, OutboundDeliveries, type PreparedAttempt } from "./outbound-webhooks";
+export { type ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
+export { type EndpointCreation, WebhookEndpoints } from "./webhook-endpoints";

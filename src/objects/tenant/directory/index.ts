@@ -1,0 +1,7 @@
+// Directory: the agent directory, lineage, agent activity, tenant erasure.
+// The feature's public face: other features, the wiring and the facade import it only through this file.
+export { AgentActivity, type AgentRunActivity } from "./agent-activity";
+export { AgentDirectory } from "./directory";
+export { OPERATOR_AUDIT_OBJECT, type TenantErasure } from "./erasure";
+export { TenantErasures } from "./erasures";
+export { delegationContextFor, recordSpawnDecision } from "./lineage";
