@@ -13,6 +13,7 @@ import { categoryIdsIn, outOfScopeCategories } from "../core/context-categories"
 import { costMicros } from "../core/model-cost";
 import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/provider-retry";
 import type { Result } from "../core/result";
+import { testOnly } from "../core/seams";
 import { builtinModel, type WakeContext } from "./resolve";
 import type { TraceSink } from "../core/run-trace-entries";
 import type { Agent } from "../schema/agents";
@@ -169,14 +170,13 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
   const granted = await ctx.grants.inferenceGrant({ agentId: ctx.agent.id, modelId, categoryIds: [...ctx.agent.allowedCategoryIds] });
   if (!granted.ok) return deny("grant", granted.code as GatewayError["code"], granted.message);
   const { grant } = granted;
-  const faults = ctx.env.VIGIL_FAULTS === "enabled";
   const { model } = remoteModel(grant, {
     mode: deploymentMode(ctx.env.VIGIL_MODE),
     // Every request through the door lands on the run; refusals are recorded by infer() as the call's failure.
     record: (entry) => {
       if (entry.outcome !== "denied") ctx.trace?.sink.policy(runKey, { gate: "egress", outcome: "allowed", subject: entry.host ?? modelId, detail: { purpose: ctx.purpose, method: entry.method, outcome: entry.outcome, status: entry.status, redirects: entry.redirects, durationMs: entry.durationMs } });
     },
-    injectOvershare: faults && (ctx.env.VIGIL_FAULT_OVERSHARE ?? "").split(",").includes(grant.endpoint.id),
+    injectOvershare: (testOnly(ctx.env, ctx.env.VIGIL_FAULT_OVERSHARE) ?? "").split(",").includes(grant.endpoint.id),
     ...(ctx.fetch && { fetch: ctx.fetch }),
   });
   ctx.trace?.sink.policy(runKey, { gate: "inference", outcome: "allowed", subject: modelId, detail: { endpointId: grant.endpoint.id, model: grant.model, policyVersion: grant.endpoint.policyVersion, purpose: ctx.purpose } });

@@ -1,4 +1,5 @@
 import { config } from "../config";
+import { testOnly } from "../core/seams";
 
 interface Entry<T> {
   value: T;
@@ -42,6 +43,6 @@ export class CredentialCache<T> {
  * seams (VIGIL_FAULTS=enabled), never above the configured ceiling.
  */
 export function credentialTtlMs(env: { VIGIL_FAULTS?: string; VIGIL_AUTH_CACHE_TTL_MS?: string }): number {
-  const override = env.VIGIL_FAULTS === "enabled" ? Number(env.VIGIL_AUTH_CACHE_TTL_MS) : Number.NaN;
+  const override = Number(testOnly(env, env.VIGIL_AUTH_CACHE_TTL_MS) ?? Number.NaN);
   return Number.isSafeInteger(override) && override >= 0 ? Math.min(override, config.auth.cacheTtlMs) : config.auth.cacheTtlMs;
 }

@@ -9,6 +9,7 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import { config, type Scope } from "../config";
 import { deploymentMode } from "../core/deployment-mode";
+import { testOnly } from "../core/seams";
 import { sendThroughDoor } from "../egress";
 import type { Env } from "../env";
 import { logEvent } from "../log";
@@ -99,6 +100,6 @@ function keySetFor(env: Env, tenantId: string, idp: IdentityProvider): ReturnTyp
 
 /** Test seam (VIGIL_FAULTS=enabled only): `VIGIL_JWKS_COOLDOWN_MS` shortens the unknown-`kid` refetch gap so a test can rotate keys without waiting. */
 function cooldownMs(env: Env): number {
-  const override = Number(env.VIGIL_JWKS_COOLDOWN_MS ?? NaN);
-  return env.VIGIL_FAULTS === "enabled" && Number.isFinite(override) && override >= 0 ? override : config.jwks.cooldownMs;
+  const override = Number(testOnly(env, env.VIGIL_JWKS_COOLDOWN_MS) ?? NaN);
+  return Number.isFinite(override) && override >= 0 ? override : config.jwks.cooldownMs;
 }

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { benchSeamsEnabled } from "../core/seams";
 import { ApiError, fail } from "../http/api-error";
 import { requireApiKey, tenantStub } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -8,7 +9,7 @@ import { AlertnessBenchOp } from "../objects/tenant/alertness";
 export const benchAlertnessRoutes = new Hono<AppEnv>();
 
 benchAlertnessRoutes.post("/__bench/tenant/alertness", async (c) => {
-  if (c.env.VIGIL_BENCH !== "enabled") throw new ApiError("not_found", "no such route");
+  if (!benchSeamsEnabled(c.env)) throw new ApiError("not_found", "no such route");
   const principal = c.get("principal");
   requireApiKey(principal);
   const parsed = AlertnessBenchOp.safeParse(await c.req.json().catch(() => null));

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { benchSeamsEnabled } from "../core/seams";
 import { ApiError, fail } from "../http/api-error";
 import { agentStub } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -15,7 +16,7 @@ const BenchBody = z.discriminatedUnion("op", [
 export const benchRoutes = new Hono<AppEnv>();
 
 benchRoutes.post("/__bench/agents/:id/op", async (c) => {
-  if (c.env.VIGIL_BENCH !== "enabled") throw new ApiError("not_found", "no such route");
+  if (!benchSeamsEnabled(c.env)) throw new ApiError("not_found", "no such route");
   const parsed = BenchBody.safeParse(await c.req.json().catch(() => null));
   if (!parsed.success) throw new ApiError("validation_failed", parsed.error.message);
   const principal = c.get("principal");

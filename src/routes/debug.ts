@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { testSeamsEnabled } from "../core/seams";
 import { ApiError, fail } from "../http/api-error";
 import { agentStub, isOperator, tenantStub } from "../http/auth";
 import type { AppEnv } from "../http/context";
@@ -12,7 +13,7 @@ import { ResourceId } from "../schema/common";
 export const debugRoutes = new Hono<AppEnv>();
 
 debugRoutes.use("/__debug/*", async (c, next) => {
-  if (c.env.VIGIL_FAULTS !== "enabled") throw new ApiError("not_found", "no such route");
+  if (!testSeamsEnabled(c.env)) throw new ApiError("not_found", "no such route");
   if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
   await next();
 });

@@ -1,6 +1,7 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { NonRetryableError } from "cloudflare:workflows";
 import { config } from "../config";
+import { testSeamsEnabled } from "../core/seams";
 import type { ToolResultEnvelope } from "../core/tool-envelopes";
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
@@ -35,7 +36,7 @@ const RETRY = { retries: { limit: 5, delay: 500, backoff: "exponential" as const
 export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
   override async run(event: WorkflowEvent<ToolSagaParams>, step: WorkflowStep): Promise<ToolResultEnvelope> {
     const { tenantId, agentId, invocation } = event.payload;
-    const faults = new Set(this.env.VIGIL_FAULTS === "enabled" ? (event.payload.faults ?? []) : []);
+    const faults = new Set(testSeamsEnabled(this.env) ? (event.payload.faults ?? []) : []);
     const crashOnFirstAttempt = (point: string, attempt: number) => {
       if (faults.has(point) && attempt === 1) throw new Error(`injected crash at ${point}`);
     };

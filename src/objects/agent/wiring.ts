@@ -23,6 +23,7 @@ import { Drainer, Sessions, WakeAdmission, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
 import type { AgentDb } from "./types";
 import { H } from "../../core/hash";
+import { testSeamsEnabled } from "../../core/seams";
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -76,7 +77,7 @@ export class AgentWiring {
     private readonly scheduler: AgentScheduler,
   ) {
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
-    this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), this.env.VIGIL_FAULTS === "enabled" ? this.rowMeter : undefined);
+    this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), testSeamsEnabled(this.env) ? this.rowMeter : undefined);
     this.events = new EventLog(this.db);
     this.retention = new AgentRetention({
       db: this.db,
@@ -93,7 +94,7 @@ export class AgentWiring {
     this.profile = new AgentProfile(this.db, this.events);
     this.history = new History(this.db, this.events, () => this.agentId());
     this.inbox = new WakeInbox(this.db, this.events);
-    this.faults = new FaultSeam(this.env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
+    this.faults = new FaultSeam(testSeamsEnabled(this.env), (point) => new InjectedCrash(`injected crash at ${point}`));
     this.actions = new ActionStore(this.db);
     // back-edge: metered usage reaches the governor built next.
     this.runTrace = new MeteredRunTrace(this.db, (entry) => this.governor.recordModelUsage(entry));

@@ -1,8 +1,9 @@
 import type { Env } from "../../env";
 import { failure, type Failure } from "../../core/result";
+import { benchSeamsEnabled, testSeamsEnabled } from "../../core/seams";
 
 /**
- * The one guard for test and bench seams. Test seams (fault injection, clocks, table dumps, loopback
+ * The Durable Objects' face of the seam guard (src/core/seams.ts). Test seams (fault injection, clocks, table dumps, loopback
  * HTTP) exist only with VIGIL_FAULTS=enabled, bench seams only with VIGIL_BENCH=enabled; otherwise
  * they answer not_found as if the method did not exist, so production can never reach them.
  */
@@ -20,16 +21,11 @@ export class Seams {
 
   /** null when bench seams are on, else not_found. */
   benchRefused(): Failure | null {
-    return this.env.VIGIL_BENCH === "enabled" ? null : failure("not_found", "no such route");
+    return benchSeamsEnabled(this.env) ? null : failure("not_found", "no such route");
   }
 
   /** A test clock: `nowMs` when test seams are on and it is given, else the real time. */
   clock(nowMs: number | undefined): number {
     return this.enabled && nowMs !== undefined ? nowMs : Date.now();
   }
-}
-
-/** True only in test deployments (VIGIL_FAULTS=enabled). */
-export function testSeamsEnabled(env: { VIGIL_FAULTS?: string | undefined }): boolean {
-  return env.VIGIL_FAULTS === "enabled";
 }

@@ -6,7 +6,7 @@ import type { Env } from "../../env";
 import type { Tenant } from "../../schema/auth";
 import migrations from "../../../migrations/tenant";
 import type { Hook } from "../shared/hooks";
-import { testSeamsEnabled } from "../shared/seams";
+import { testSeamsEnabled } from "../../core/seams";
 import { openDatabase } from "../shared/sqlite";
 import { TenantRetention, type TenantPruneOutcome } from "./retention";
 import type { RetentionPolicy } from "../../core/retention";
