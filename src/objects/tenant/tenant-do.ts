@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Scope } from "../../config";
 import type { ToolResultEnvelope } from "../../core/tool-envelopes";
 import type { Env } from "../../env";
-import { failure, type Result } from "../../core/result";
+import type { Result } from "../../core/result";
 import { configureLogging } from "../../log";
 import type { Agent } from "../../schema/agents";
 import type { ApiKeyInfo, Tenant } from "../../schema/auth";
@@ -11,7 +11,7 @@ import type { Page } from "../../schema/common";
 import type { JournalRecord, JournalType } from "../../schema/journal";
 import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../schema/outbound-webhooks";
 import type { IdentityProvider, InferenceGrant, Policy, PolicyBody } from "../../schema/policy";
-import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/retention";
+import type { RetentionPolicy } from "../../core/retention";
 import type { TenantPruneOutcome } from "./retention";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../schema/providers";
 import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../schema/subscriptions";
@@ -64,7 +64,6 @@ export class TenantDO extends DurableObject<Env> {
   initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
     return this.parts.access.initTenant(id, name, timeZone);
   }
-
   getTenant(): Tenant | null {
     return this.parts.tenant();
   }
@@ -73,27 +72,21 @@ export class TenantDO extends DurableObject<Env> {
   authenticate(keyHash: string): AuthOutcome {
     return this.parts.clientAuth.authenticate(keyHash);
   }
-
   createKey(actor: string, name: string | null, scopes: Scope[]): { id: string; key: string; scopes: Scope[] } {
     return this.parts.access.createKey(actor, name, scopes);
   }
-
   listKeys(): ApiKeyInfo[] {
     return this.parts.keys.list();
   }
-
   revokeKey(actor: string, id: string): Result<{ key: ApiKeyInfo }> {
     return this.parts.access.revokeKey(actor, id);
   }
-
   idempotencyBegin(scope: string, key: string, requestHash: string): IdempotencyBegin {
     return this.parts.idempotency.begin(scope, key, requestHash);
   }
-
   idempotencyComplete(scope: string, key: string, status: number, body: string): void {
     this.parts.idempotency.complete(scope, key, status, body);
   }
-
   idempotencyAbort(scope: string, key: string): void {
     this.parts.idempotency.abort(scope, key);
   }
@@ -108,11 +101,9 @@ export class TenantDO extends DurableObject<Env> {
   async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
     await this.parts.agentActivity.ran(agent, activity);
   }
-
   listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
     return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));
   }
-
   hasAgent(agentId: string): boolean {
     return this.parts.directory.has(agentId);
   }
@@ -131,19 +122,15 @@ export class TenantDO extends DurableObject<Env> {
   journalCreate(type: JournalType, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
     return this.parts.journal.create(type, input, meta);
   }
-
   journalGet(type: JournalType, id: string): JournalResult {
     return this.parts.journal.get(type, id);
   }
-
   journalList(type: JournalType, query: JournalListQuery): Result<Page<JournalRecord>> {
     return this.parts.journal.list(type, query);
   }
-
   journalPatch(type: JournalType, id: string, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
     return this.parts.journal.patch(type, id, input, meta);
   }
-
   journalDelete(type: JournalType, id: string, version: number, meta?: JournalWriteMeta): Promise<JournalResult> {
     return this.parts.journal.delete(type, id, version, meta);
   }
@@ -158,11 +145,9 @@ export class TenantDO extends DurableObject<Env> {
   listTools(): ToolListing[] {
     return this.parts.toolCatalog.list();
   }
-
   async registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
     return this.parts.toolCatalog.register(actor, body, requestKey);
   }
-
   deleteTenantTool(actor: string, id: string): Result<{ tool: TenantTool }> {
     return this.parts.toolCatalog.delete(actor, id);
   }
@@ -171,11 +156,9 @@ export class TenantDO extends DurableObject<Env> {
   createSubscription(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
     return this.parts.alertness.subscribe(agentId, spec);
   }
-
   listSubscriptions(agentId: string, query: PageQuery): Result<Page<Subscription>> {
     return this.parts.alertness.listSubscriptions(agentId, query);
   }
-
   deleteSubscription(agentId: string, subscriptionId: string): Result<{ subscription: Subscription }> {
     return this.parts.alertness.unsubscribe(agentId, subscriptionId);
   }
@@ -194,19 +177,15 @@ export class TenantDO extends DurableObject<Env> {
   admitTriggerDelivery(triggerId: string, tokenHash: string, deliveryId: string | null): TriggerAdmission {
     return this.parts.alertness.admitTriggerDelivery(triggerId, tokenHash, deliveryId);
   }
-
   async createWebhookSource(actor: string, body: CreateWebhookSourceBody, requestKey?: string): Promise<SourceCreation> {
     return this.parts.alertness.createWebhookSource(actor, body, requestKey);
   }
-
   listWebhookSources(query: PageQuery): Result<Page<WebhookSourceRecord>> {
     return this.parts.alertness.listWebhookSources(query);
   }
-
   getWebhookSource(id: string): Result<{ source: WebhookSourceRecord }> {
     return this.parts.alertness.getWebhookSource(id);
   }
-
   deleteWebhookSource(actor: string, id: string): Result<{ source: WebhookSourceRecord }> {
     return this.parts.alertness.deleteWebhookSource(actor, id);
   }
@@ -226,23 +205,18 @@ export class TenantDO extends DurableObject<Env> {
   putPolicy(actor: string, body: PolicyBody, ifMatch?: number): ReturnType<Governance["putPolicy"]> {
     return this.parts.governance.putPolicy(actor, body, ifMatch);
   }
-
   createProviderSecret(actor: string, body: CreateProviderSecretBody, requestKey?: string): ReturnType<Governance["createSecret"]> {
     return this.parts.governance.createSecret(actor, body, requestKey);
   }
-
   listProviderSecrets(query: PageQuery): Result<Page<ProviderSecret>> {
     return this.parts.governance.listSecrets(query);
   }
-
   revokeProviderSecret(actor: string, id: string): Result<{ secret: ProviderSecret }> {
     return this.parts.governance.revokeSecret(actor, id);
   }
-
   recordProviderConsent(actor: string, body: CreateConsentBody): ReturnType<Governance["recordConsent"]> {
     return this.parts.governance.recordConsent(actor, body);
   }
-
   listProviderConsents(query: PageQuery): Result<Page<ProviderConsent>> {
     return this.parts.governance.listConsents(query);
   }
@@ -271,11 +245,9 @@ export class TenantDO extends DurableObject<Env> {
   engageBrake(actor: string, body: EngageBrakeBody): Result<{ brake: BrakeView }> {
     return this.parts.brakes.engage(actor, body);
   }
-
   listBrakes(query: PageQuery & { status?: "active" | "released" | undefined }): Result<Page<BrakeView>> {
     return cursorPage(query.cursor, numberKeyCursor, (before) => this.parts.brakes.list({ limit: query.limit, status: query.status, before }));
   }
-
   releaseBrake(actor: string, id: string): Result<{ brake: BrakeView }> {
     return this.parts.brakes.release(actor, id);
   }
@@ -299,7 +271,6 @@ export class TenantDO extends DurableObject<Env> {
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
     this.parts.audit(actor, action, target, detail);
   }
-
   listAudit(limit: number, beforeSeq?: number): AuditEntry[] {
     return listAudit(this.parts.db, limit, beforeSeq);
   }
@@ -344,7 +315,6 @@ export class TenantDO extends DurableObject<Env> {
   suspendPendingDecisions(filter: DecisionHoldFilter): number {
     return this.parts.decisions.suspendPending(filter);
   }
-
   resumeSuspendedDecisions(filter: DecisionHoldFilter): number {
     return this.parts.decisions.resumeSuspended(filter);
   }
@@ -357,29 +327,20 @@ export class TenantDO extends DurableObject<Env> {
 
   /** `GET /v1/events/stream` body: replay after `after`, then live; `agentIds` narrows it (widget tokens). */
   openTenantEvents(after: number, agentIds: string[] | null): Result<{ stream: ReadableStream<Uint8Array> }> {
-    if (!this.parts.tenant()) return failure("not_found", "tenant not found");
-    // after = 0 asks for everything still kept; a later cursor below the pruned mark would skip events unseen.
-    const prunedThrough = this.parts.retention.prunedThrough();
-    if (after > 0 && cursorExpired(after, prunedThrough)) return expiredCursor(prunedThrough);
-    return { ok: true, stream: this.parts.tenantEvents.subscribe(after, agentIds) };
+    return this.parts.openTenantEvents(after, agentIds);
   }
-
   async createWebhook(actor: string, body: CreateWebhookBody, requestKey?: string): Promise<EndpointCreation> {
     return this.parts.channels.createWebhook(actor, body, requestKey);
   }
-
   listWebhooks(query: PageQuery): Result<Page<WebhookEndpoint>> {
     return this.parts.channels.listWebhooks(query);
   }
-
   getWebhook(id: string): Result<{ endpoint: WebhookEndpoint }> {
     return this.parts.channels.getWebhook(id);
   }
-
   deleteWebhook(actor: string, id: string): Result<{ endpoint: WebhookEndpoint }> {
     return this.parts.channels.deleteWebhook(actor, id);
   }
-
   listWebhookDeliveries(endpointId: string, query: PageQuery): Result<Page<WebhookDelivery>> {
     return this.parts.channels.listDeliveries(endpointId, query);
   }

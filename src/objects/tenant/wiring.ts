@@ -9,7 +9,8 @@ import type { Hook } from "../shared/hooks";
 import { testSeamsEnabled } from "../../core/seams";
 import { openDatabase } from "../shared/sqlite";
 import { TenantRetention, type TenantPruneOutcome } from "./retention";
-import type { RetentionPolicy } from "../../core/retention";
+import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/retention";
+import { failure, type Result } from "../../core/result";
 import { TenantAccess, ClientAuth, IdempotencyStore, ApiKeys, readTenant } from "./access";
 import { Alertness, Dispatcher, InboundEvents, NotificationLog, SubscriptionStore, ExternalTriggers, WebhookSources } from "./alertness";
 import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, TenantEventLog, WebhookEndpoints } from "./channels";
@@ -184,6 +185,14 @@ export class TenantWiring {
   /** The tenant record, or null before initTenant. */
   tenant(): Tenant | null {
     return readTenant(this.db);
+  }
+
+  /** The tenant event stream after `after` (0: everything still kept); a cursor below the pruned mark would skip events unseen. */
+  openTenantEvents(after: number, agentIds: string[] | null): Result<{ stream: ReadableStream<Uint8Array> }> {
+    if (!this.tenant()) return failure("not_found", "tenant not found");
+    const prunedThrough = this.retention.prunedThrough();
+    if (after > 0 && cursorExpired(after, prunedThrough)) return expiredCursor(prunedThrough);
+    return { ok: true, stream: this.tenantEvents.subscribe(after, agentIds) };
   }
 
   /** One bounded pruning pass; re-arms soon while a table had more than a batch due, later while anything is left. */
