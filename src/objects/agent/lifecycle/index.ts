@@ -1,5 +1,5 @@
 // Lifecycle: the agent's profile and state, its schedules, export, sleep/destroy and erasure.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { AgentErasure, type ErasureReceipt } from "./erasure";
 export { exportStream } from "./export";
 export { AgentLifecycle } from "./lifecycle";

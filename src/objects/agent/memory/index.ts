@@ -1,5 +1,5 @@
 // Memory: message history, the assembled model context, recall, reports and memory slots.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { benchMemory, type BenchOp, runBenchOp } from "./bench-ops";
 export { History } from "./history";
 export { MemoryContext } from "./memory-context";

@@ -1,5 +1,5 @@
 // Runs: the run loop, its governor (budgets, brakes, quotas), traces, usage and paged reads.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { MeteredRunTrace, RunGovernor } from "./governor";
 export { toModelMessages } from "./model-steps";
 export { messagePage, runDetail, runPage } from "./paged-reads";

@@ -1,4 +1,4 @@
 // Timers: the agent's scheduled wakes and the one alarm that fires them.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { TimerAlarm } from "./alarm";
 export { type TickOutcome, Timers } from "./timers";

@@ -1,5 +1,5 @@
 // Wakes: admission, the wake inbox, turning a wake into run input, draining, sessions.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { type TurnInput, WakeAdmission } from "./admission";
 export { Drainer } from "./drain";
 export { type EnqueueOutcome, type InboxItem, WakeInbox } from "./inbox";

@@ -1,5 +1,5 @@
 // Access: the tenant record, API keys, client authentication, idempotency records.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { TenantAccess } from "./access";
 export { type AuthOutcome, ClientAuth } from "./client-auth";
 export { type IdempotencyBegin, IdempotencyStore } from "./idempotency";

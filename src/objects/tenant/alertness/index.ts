@@ -1,5 +1,5 @@
 // Alertness: subscriptions, inbound events and external triggers, the wake dispatcher, notifications.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { Alertness } from "./alertness";
 export { type AlertnessBenchAnswer, AlertnessBenchOp, runAlertnessBenchOp } from "./bench-ops";
 export { Dispatcher } from "./dispatcher";

@@ -1,5 +1,5 @@
 // Channels: the tenant event log and feed, outbound webhooks and their endpoints, metrics.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { OutboundChannels } from "./channels";
 export { EventFeed } from "./event-feed";
 export { type RunOutcome, TenantMetrics } from "./metrics";

@@ -1,5 +1,5 @@
 // Decisions: approvals, questions and brake decisions, their desk and resolution, trust.
-// The feature's public face: other features, the wiring and the facade import it only through this file.
+// The feature's public face: code outside this folder imports the feature only through this file.
 export { Approvals } from "./approvals";
 export { type BrakeDecisionOutcome, BrakeDecisions } from "./brake-decisions";
 export { type DecisionHoldFilter, type DecisionRecord, Decisions, type QuestionRequest, type ResolveBody, type ResolveOutcome } from "./decisions";
