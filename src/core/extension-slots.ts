@@ -4,7 +4,8 @@
  * size cap. This is the one check both writers use — `PUT /v1/agents/:id/memory/slots/extension`
  * and the `memory_update_slot` tool — through `applySlotUpdate`'s `extensionSchemas`.
  */
-import { Validator, type Schema } from "@cfworker/json-schema";
+import { Validator } from "@cfworker/json-schema";
+import { linearSchema, describeSchemaError } from "./json-schema-re2";
 import { canonicalJson } from "./hash";
 import type { ExtensionSchemas, SlotIssue } from "./slots";
 
@@ -33,7 +34,8 @@ function checkRegistered(registration: ExtensionSlotRegistration, value: unknown
   const size = canonicalJson(value).length;
   if (size > registration.maxChars) return [{ path: "", message: `value is ${size} chars of JSON; this key allows at most ${registration.maxChars}` }];
   // The schema was checked (meta-schema, local $refs only, compiles) when the policy was written.
-  const result = new Validator(structuredClone(registration.schema) as Schema, "2020-12", false).validate(value);
+  // Its patterns run on RE2 (src/core/json-schema-re2.ts): a tenant's pattern cannot stall the isolate.
+  const result = new Validator(linearSchema(registration.schema), "2020-12", false).validate(value);
   if (result.valid) return [];
-  return result.errors.slice(0, 10).map((error) => ({ path: error.instanceLocation.replace(/^#\/?/, "").replace(/\//g, "."), message: error.error }));
+  return result.errors.slice(0, 10).map((error) => ({ path: error.instanceLocation.replace(/^#\/?/, "").replace(/\//g, "."), message: describeSchemaError(error) }));
 }

@@ -1,4 +1,5 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { canonicalJson, H } from "../core/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../core/secret-box";
 import { sha256Hex } from "../core/sha256";
 import { ApiError } from "./api-error";
@@ -11,6 +12,20 @@ const KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 export function idempotencyKeyOf(header: string | undefined): string | undefined {
   if (header !== undefined && !KEY_PATTERN.test(header)) throw new ApiError("validation_failed", "Idempotency-Key must be 1-128 characters of A-Z a-z 0-9 _ . : -");
   return header;
+}
+
+/**
+ * The id a create under an Idempotency-Key gives its object, so that a retry after a lapsed claim (or after a
+ * crash between the write and the stored answer) finds what the first attempt wrote instead of writing a second
+ * object: `prefix + H("idempotent-create", tenant, "METHOD /path", key, canonicalJson(body))`, cut to `length`
+ * hex characters. The body is part of it so a key reused with another body after its record's retention creates
+ * afresh. Undefined without a key: the caller mints a random id.
+ */
+export function requestKeyedId(c: Context<AppEnv>, tenantId: string, prefix: string, body: unknown, length = 20): string | undefined {
+  const key = idempotencyKeyOf(c.req.header("idempotency-key"));
+  if (key === undefined) return undefined;
+  const scope = `${c.req.method} ${new URL(c.req.url).pathname}`;
+  return `${prefix}${H("idempotent-create", tenantId, scope, key, canonicalJson(body ?? null)).slice(0, length)}`;
 }
 
 let boxes: { masterKey: string; box: SecretBox } | undefined;

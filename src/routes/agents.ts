@@ -33,18 +33,21 @@ agentRoutes.openapi(
     const agent = agentStub(c.env, principal.tenantId, agentId);
     const created = await agent.createAgent(principal.tenantId, agentId, body);
     const existing = !created.ok && created.code === "conflict" && requestKey ? await agent.getAgent() : null;
-    if (existing) return c.json(existing, 201);
-    const result = created;
-    if (!result.ok) fail(result);
-    for (const subscription of body.subscriptions) {
-      const created = await tenantStub(c.env, principal.tenantId).createSubscription(agentId, subscription);
-      if (!created.ok) fail(created);
+    if (!existing && !created.ok) fail(created);
+    const answer = existing ?? (created.ok ? created.agent : null)!;
+    if (answer.lifecycle === "destroyed") return c.json(answer, 201);
+    // Keyed, the agent's subscriptions and timers derive their ids too: a retry completes what a first attempt
+    // killed halfway left undone, and finds (never duplicates) what it did.
+    const childId = (prefix: string, kind: string, index: number) => (requestKey ? `${prefix}${H("agent-create", agentId, kind, index).slice(0, 20)}` : undefined);
+    for (const [index, subscription] of body.subscriptions.entries()) {
+      const made = await tenantStub(c.env, principal.tenantId).createSubscription(agentId, subscription, childId("sub_", "subscription", index));
+      if (!made.ok) fail(made);
     }
-    for (const timer of body.timers) {
-      const created = await agent.createTimer(timer);
-      if (!created.ok) fail(created);
+    for (const [index, timer] of body.timers.entries()) {
+      const made = await agent.createTimer(timer, childId("tm_", "timer", index));
+      if (!made.ok) fail(made);
     }
-    return c.json(result.agent, 201);
+    return c.json(answer, 201);
   },
 );
 

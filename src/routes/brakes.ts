@@ -3,7 +3,7 @@ import { fail } from "../http/api-error";
 import { requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
-import { idempotent } from "../http/idempotency";
+import { idempotencyKeyOf, idempotent, requestKeyedId } from "../http/idempotency";
 import { BrakeIdParam, BrakeView, EngageBrakeBody, ListBrakesQuery } from "../schema/brakes";
 import { page, PaginationQuery, Problem } from "../schema/common";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
@@ -32,7 +32,8 @@ brakeRoutes.openapi(
   }),
   async (c) => {
     const principal = requireAdminKey(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).engageBrake(actorOf(principal), c.req.valid("json"));
+    const body = c.req.valid("json");
+    const result = await tenantStub(c.env, principal.tenantId).engageBrake(actorOf(principal), body, requestKeyedId(c, principal.tenantId, "brk_", body));
     if (!result.ok) fail(result);
     return c.json(result.brake, 201);
   },
@@ -68,7 +69,8 @@ brakeRoutes.openapi(
   }),
   async (c) => {
     const principal = requireAdminKey(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).releaseBrake(actorOf(principal), c.req.valid("param").id);
+    const keyed = idempotencyKeyOf(c.req.header("idempotency-key")) !== undefined;
+    const result = await tenantStub(c.env, principal.tenantId).releaseBrake(actorOf(principal), c.req.valid("param").id, keyed);
     if (!result.ok) fail(result);
     return c.json(result.brake, 200);
   },

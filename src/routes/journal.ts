@@ -5,7 +5,8 @@ import { fail } from "../http/api-error";
 import { createRouter } from "../http/app";
 import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import type { AppEnv, Principal } from "../http/context";
-import { idempotent } from "../http/idempotency";
+import { idempotent, requestKeyedId } from "../http/idempotency";
+import { KIND_META } from "../objects/tenant/journal";
 import { page, Problem } from "../schema/common";
 import {
   JOURNAL_KINDS,
@@ -55,7 +56,9 @@ function registerKind(type: JournalType): void {
     }),
     async (c) => {
       const principal = journalCaller(c, "journal:write");
-      const result = await tenantStub(c.env, principal.tenantId).journalCreate(type, c.req.valid("json"));
+      const body = c.req.valid("json");
+      const keyedId = requestKeyedId(c, principal.tenantId, KIND_META[type].idPrefix, body);
+      const result = await tenantStub(c.env, principal.tenantId).journalCreate(type, body, undefined, keyedId);
       if (!result.ok) fail(result);
       return c.json(result.record, 201);
     },

@@ -3,7 +3,7 @@ import { fail } from "../http/api-error";
 import { forgetRevokedKey, requireApiKey, requireScope, tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
-import { idempotent } from "../http/idempotency";
+import { idempotent, requestKeyedId } from "../http/idempotency";
 import { mintWidgetToken } from "../http/jwt";
 import { ApiKeyInfo, CreateKeyBody, CreateKeyResponse, MintTokenBody, MintTokenResponse } from "../schema/auth";
 import { ResourceId } from "../schema/common";
@@ -19,14 +19,15 @@ keyRoutes.openapi(
     path: "/v1/keys",
     summary: "Create an API key (the secret is returned once)",
     request: { ...jsonBody(CreateKeyBody), headers: IdempotencyHeader },
-    responses: { 201: json(CreateKeyResponse, "The new key"), 400: problems[400], 401: problems[401] },
+    responses: { 201: json(CreateKeyResponse, "The new key"), 400: problems[400], 401: problems[401], 409: problems[409] },
     security,
   }),
   async (c) => {
     const principal = requireAdminKey(c.get("principal"));
     const body = c.req.valid("json");
-    const created = await tenantStub(c.env, principal.tenantId).createKey(actorOf(principal), body.name ?? null, body.scopes);
-    return c.json(created, 201);
+    const created = await tenantStub(c.env, principal.tenantId).createKey(actorOf(principal), body.name ?? null, body.scopes, requestKeyedId(c, principal.tenantId, "key_", body));
+    if (!created.ok) fail(created);
+    return c.json({ id: created.id, key: created.key, scopes: created.scopes }, 201);
   },
 );
 

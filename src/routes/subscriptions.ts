@@ -3,7 +3,7 @@ import { ApiError, fail } from "../http/api-error";
 import { createRouter } from "../http/app";
 import { requireAgentAccess, requireScope, tenantStub } from "../http/auth";
 import type { Principal } from "../http/context";
-import { idempotent } from "../http/idempotency";
+import { idempotent, requestKeyedId } from "../http/idempotency";
 import { AgentIdParam, page, PaginationQuery } from "../schema/common";
 import { CreateSubscriptionBody, SubscriptionParams, SubscriptionSchema } from "../schema/subscriptions";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
@@ -29,7 +29,8 @@ subscriptionRoutes.openapi(
   async (c) => {
     const principal = c.get("principal");
     requireManager(principal);
-    const result = await tenantStub(c.env, principal.tenantId).createSubscription(c.req.valid("param").id, c.req.valid("json"));
+    const body = c.req.valid("json");
+    const result = await tenantStub(c.env, principal.tenantId).createSubscription(c.req.valid("param").id, body, requestKeyedId(c, principal.tenantId, "sub_", body));
     if (!result.ok) fail(result);
     return c.json(result.subscription, 201);
   },

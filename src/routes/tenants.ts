@@ -3,7 +3,8 @@ import { ApiError } from "../http/api-error";
 import { forgetErasedTenant, isOperator, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { fail } from "../http/api-error";
-import { idempotent } from "../http/idempotency";
+import { idempotent, requestKeyedId } from "../http/idempotency";
+import { lostSecret } from "../objects/tenant/access";
 import { randomId } from "../ids";
 import { CreateTenantBody, CreateTenantResponse } from "../schema/auth";
 import { IdempotencyHeader, json, jsonBody, problems } from "./openapi-helpers";
@@ -29,13 +30,18 @@ tenantRoutes.openapi(
     path: "/v1/tenants",
     summary: "Create a tenant (operator); returns its first API key once",
     request: { ...jsonBody(CreateTenantBody), headers: IdempotencyHeader },
-    responses: { 201: json(CreateTenantResponse, "The tenant and its first API key"), 400: problems[400], 401: problems[401] },
+    responses: { 201: json(CreateTenantResponse, "The tenant and its first API key"), 400: problems[400], 401: problems[401], 409: problems[409] },
     security: [{ operator: [] }],
   }),
   async (c) => {
     const body = c.req.valid("json");
-    const tenantId = randomId("t", 16);
+    // Under an Idempotency-Key the id derives from it: a retry after a lapsed claim meets the tenant its first attempt
+    // created (or erased since) instead of creating a second one; its first API key cannot be shown again (409).
+    const keyedId = requestKeyedId(c, OPERATOR_SCOPE, "t", body, 16);
+    const tenantId = keyedId ?? randomId("t", 16);
+    if (keyedId && (await tenantStub(c.env, OPERATOR_AUDIT_OBJECT).findAudit("tenant.erased", keyedId))) fail(lostSecret(`tenant ${keyedId} (erased since)`, "nothing is left to undo"));
     const result = await tenantStub(c.env, tenantId).initTenant(tenantId, body.name, body.timeZone);
+    if (!result.ok && keyedId && result.code === "conflict") fail(lostSecret(`tenant ${keyedId}`, `erase it (DELETE /v1/tenants/${keyedId}) if it is unused`));
     if (!result.ok) fail(result);
     return c.json({ tenant: result.tenant, apiKey: result.apiKey }, 201);
   },

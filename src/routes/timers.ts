@@ -3,7 +3,7 @@ import { ApiError, fail } from "../http/api-error";
 import { agentFor, agentStub, requireScope } from "../http/auth";
 import type { Principal } from "../http/context";
 import { createRouter } from "../http/app";
-import { idempotent } from "../http/idempotency";
+import { idempotent, requestKeyedId } from "../http/idempotency";
 import { randomId } from "../ids";
 import { AgentIdParam, page } from "../schema/common";
 import { RunAccepted } from "../schema/messages";
@@ -32,7 +32,8 @@ timerRoutes.openapi(
   async (c) => {
     const principal = c.get("principal");
     requireTimerWriter(principal);
-    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).createTimer(c.req.valid("json"));
+    const body = c.req.valid("json");
+    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).createTimer(body, requestKeyedId(c, principal.tenantId, "tm_", body));
     if (!result.ok) fail(result);
     return c.json(result.timer, 201);
   },

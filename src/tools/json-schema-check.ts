@@ -3,10 +3,12 @@
  * @cfworker/json-schema: the document must be an object schema for the arguments object, small
  * (≤ config.tenantTools.maxInputSchemaBytes) and shallow (≤ 32 levels), use only local `$ref`s
  * (`#…`: nothing is ever fetched), have well-typed keywords (a compact meta-schema below),
- * compilable `pattern`s, and compile. Unknown keywords are allowed, as JSON Schema allows them.
+ * `pattern`s RE2 can run (they run on RE2, never backtracking: src/core/json-schema-re2.ts), no
+ * `patternProperties`, and compile. Unknown keywords are allowed, as JSON Schema allows them.
  */
 import { dereference, Validator, type Schema } from "@cfworker/json-schema";
 import { config } from "../config";
+import { checkSchemaPattern, describeSchemaError, linearSchema } from "../core/json-schema-re2";
 
 const TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"];
 const SUB: Schema = { anyOf: [{ type: "boolean" }, { $ref: "#" }] };
@@ -97,7 +99,7 @@ export function checkSchemaDocument(schema: unknown, options: { label: string; m
       const target = typeof sub === "object" ? sub.__absolute_ref__ : undefined;
       if (target !== undefined && lookup[target] === undefined) return bad(`${label} $ref ${JSON.stringify(sub !== true && sub !== false ? sub.$ref : "")} does not resolve`);
     }
-    new Validator(structuredClone(root), "2020-12").validate({});
+    new Validator(linearSchema(root), "2020-12").validate({});
   } catch (error) {
     return bad(`${label} does not compile: ${String((error as Error)?.message ?? error).split("\n")[0]!.slice(0, 200)}`);
   }
@@ -106,9 +108,9 @@ export function checkSchemaDocument(schema: unknown, options: { label: string; m
 
 /** Validates tool arguments against a stored input schema; the failures name their locations. */
 export function validateToolArgs(schema: Record<string, unknown>, args: unknown): { ok: true } | { ok: false; message: string; issues: Array<{ path: string; message: string }> } {
-  const result = new Validator(structuredClone(schema) as Schema, "2020-12", false).validate(args);
+  const result = new Validator(linearSchema(schema), "2020-12", false).validate(args);
   if (result.valid) return { ok: true };
-  const issues = result.errors.slice(0, 20).map((error) => ({ path: error.instanceLocation, message: error.error }));
+  const issues = result.errors.slice(0, 20).map((error) => ({ path: error.instanceLocation, message: describeSchemaError(error) }));
   return { ok: false, message: issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ").slice(0, 1_900), issues };
 }
 
@@ -123,11 +125,11 @@ function walk(schema: object, label: string): SchemaCheck {
     for (const [key, member] of entries) {
       if (key === "$ref" && (typeof member !== "string" || !member.startsWith("#"))) return bad(`${label} may only use local $ref values (starting with #)`);
       if (key === "pattern" && typeof member === "string") {
-        try {
-          new RegExp(member, "u");
-        } catch {
-          return bad(`${label} pattern ${JSON.stringify(member).slice(0, 100)} is not a valid regular expression`);
-        }
+        const checked = checkSchemaPattern(member);
+        if (!checked.ok) return bad(`${label} pattern ${JSON.stringify(member).slice(0, 100)} ${checked.message}`);
+      }
+      if (key === "patternProperties" && member && typeof member === "object" && Object.keys(member).length > 0) {
+        return bad(`${label} may not use patternProperties (its patterns would run on a backtracking engine); use propertyNames with a pattern, or list the properties`);
       }
       stack.push({ value: member, depth: depth + 1 });
     }

@@ -195,3 +195,28 @@ describe("tenant HTTP tools: calls", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
   });
 });
+
+describe("tenant HTTP tools: input schema patterns cannot stall anyone (issue 13.2)", () => {
+  it("an exponential pattern against a long argument is refused in linear time while another tenant is served; RE2-incompatible patterns are refused at registration", async () => {
+    const { call, key } = await setup({ name: "hostile", inputSchema: { type: "object", properties: { customerId: { type: "string", pattern: "^(a|aa)*$" } }, required: ["customerId"] } });
+    const { seen } = receiver(() => jsonResponse({}));
+    const bystander = await createTenant("bystander");
+    const [refused, health, other] = await Promise.all([
+      call({ customerId: "a".repeat(20_000) + "!" }),
+      api("GET", "/healthz"),
+      api("GET", "/v1/tools", { key: bystander.key }),
+    ]);
+    expect(refused).toMatchObject({ ok: false, code: "invalid_arguments" });
+    expect(JSON.stringify(refused)).toContain("does not match pattern");
+    expect([health.status, other.status]).toEqual([200, 200]);
+    expect(seen).toHaveLength(0);
+    for (const pattern of ["foo(?=bar)", "(a)\\1"]) {
+      const res = await api("POST", "/v1/tools", { key, body: registration({ name: "lookahead", inputSchema: { type: "object", properties: { s: { type: "string", pattern } } } }) });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain("linear-time RE2 engine");
+    }
+    const props = await api("POST", "/v1/tools", { key, body: registration({ name: "by_pattern", inputSchema: { type: "object", patternProperties: { "^x": { type: "string" } } } }) });
+    expect(props.status).toBe(400);
+    expect(JSON.stringify(props.body)).toContain("patternProperties");
+  });
+});

@@ -158,8 +158,9 @@ export class AgentDO extends AgentBase<Env> {
   }
 
   // ── Timers ─────────────────────────────────────────────────────────────────────────────────────
-  createTimer(body: CreateTimerBody): Promise<Result<{ timer: Timer }>> {
-    return this.parts.timers.create(body);
+  /** `keyedId`: the id a create under an Idempotency-Key derives; a timer already holding it is the answer. */
+  createTimer(body: CreateTimerBody, keyedId?: string): Promise<Result<{ timer: Timer }>> {
+    return this.parts.timers.create(body, keyedId);
   }
 
   listTimers(query: ListTimersQuery): Result<Page<Timer>> {

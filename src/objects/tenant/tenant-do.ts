@@ -72,8 +72,9 @@ export class TenantDO extends DurableObject<Env> {
   authenticate(keyHash: string): AuthOutcome {
     return this.parts.clientAuth.authenticate(keyHash);
   }
-  createKey(actor: string, name: string | null, scopes: Scope[]): { id: string; key: string; scopes: Scope[] } {
-    return this.parts.access.createKey(actor, name, scopes);
+  /** `keyedId`: the id a create under an Idempotency-Key derives; a key already holding it answers 409 (its secret is gone). */
+  createKey(actor: string, name: string | null, scopes: Scope[], keyedId?: string): Result<{ id: string; key: string; scopes: Scope[] }> {
+    return this.parts.access.createKey(actor, name, scopes, keyedId);
   }
   listKeys(): ApiKeyInfo[] {
     return this.parts.keys.list();
@@ -119,8 +120,9 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Journal (SPEC §1): every write records one notification batch, then dispatches ─────────────
-  journalCreate(type: JournalType, input: unknown, meta?: JournalWriteMeta): Promise<JournalResult> {
-    return this.parts.journal.create(type, input, meta);
+  /** `keyedId`: the id an API create under an Idempotency-Key derives; a record already holding it is the answer. */
+  journalCreate(type: JournalType, input: unknown, meta?: JournalWriteMeta, keyedId?: string): Promise<JournalResult> {
+    return this.parts.journal.create(type, input, meta, keyedId);
   }
   journalGet(type: JournalType, id: string): JournalResult {
     return this.parts.journal.get(type, id);
@@ -153,8 +155,9 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Alertness: subscriptions, inbound events, triggers, webhook sources ────────────────────────
-  createSubscription(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
-    return this.parts.alertness.subscribe(agentId, spec);
+  /** `keyedId`: the id a create under an Idempotency-Key derives; a subscription already holding it is the answer. */
+  createSubscription(agentId: string, spec: SubscriptionSpec, keyedId?: string): Result<{ subscription: Subscription }> {
+    return this.parts.alertness.subscribe(agentId, spec, keyedId);
   }
   listSubscriptions(agentId: string, query: PageQuery): Result<Page<Subscription>> {
     return this.parts.alertness.listSubscriptions(agentId, query);
@@ -242,14 +245,15 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   /** `POST /v1/brakes`: engaged at once (audited; covered pending decisions are suspended). */
-  engageBrake(actor: string, body: EngageBrakeBody): Result<{ brake: BrakeView }> {
-    return this.parts.brakes.engage(actor, body);
+  engageBrake(actor: string, body: EngageBrakeBody, keyedId?: string): Result<{ brake: BrakeView }> {
+    return this.parts.brakes.engage(actor, body, keyedId);
   }
   listBrakes(query: PageQuery & { status?: "active" | "released" | undefined }): Result<Page<BrakeView>> {
     return cursorPage(query.cursor, numberKeyCursor, (before) => this.parts.brakes.list({ limit: query.limit, status: query.status, before }));
   }
-  releaseBrake(actor: string, id: string): Result<{ brake: BrakeView }> {
-    return this.parts.brakes.release(actor, id);
+  /** `keyed`: under an Idempotency-Key, a brake this actor already released answers as the release did. */
+  releaseBrake(actor: string, id: string, keyed?: boolean): Result<{ brake: BrakeView }> {
+    return this.parts.brakes.release(actor, id, keyed);
   }
 
   /** What governs one agent's run right now, in one round trip: active brakes, the tenant's time zone, budgets, tool quotas and rate limits. */

@@ -69,10 +69,14 @@ export class Timers {
     await this.rearm();
   }
 
-  async create(input: unknown): Promise<Result<{ timer: Timer }>> {
+  /** `keyedId` (under an Idempotency-Key): a timer already holding it was created by the first attempt and is the answer. */
+  async create(input: unknown, keyedId?: string): Promise<Result<{ timer: Timer }>> {
     const agent = this.deps.profile.get();
     if (!agent) return failure("not_found", "agent not found");
     if (agent.lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed");
+    const earlier = keyedId === undefined ? undefined : this.deps.db.select().from(schema.timers).where(eq(schema.timers.id, keyedId)).get();
+    if (earlier?.status === "deleted") return failure("idempotency_conflict", `the timer this Idempotency-Key created (${keyedId}) was deleted since; retry with a new Idempotency-Key`);
+    if (earlier) return { ok: true, timer: this.view(earlier) };
     const body = CreateTimerInput.safeParse(input);
     if (!body.success) return failure("validation_failed", body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
     const spec = parseTimerSpec(body.data.spec);
@@ -82,7 +86,7 @@ export class Timers {
     const row = this.deps.db
       .insert(schema.timers)
       .values({
-        id: randomId("tm_"),
+        id: keyedId ?? randomId("tm_"),
         name: body.data.name ?? null,
         spec: spec.spec,
         catchupPolicy: body.data.catchupPolicy,

@@ -17,10 +17,16 @@ export class TenantAccess {
     return { ok: true, tenant: created.tenant, apiKey: created.key.key };
   }
 
-  createKey(actor: string, name: string | null, scopes: Scope[]): { id: string; key: string; scopes: Scope[] } {
-    const created = this.deps.keys.create(readTenant(this.deps.db)!.id, name, scopes);
+  /**
+   * `keyedId` (under an Idempotency-Key): a key already holding it was created by a first attempt whose answer was
+   * lost (its claim lapsed before the sealed answer was stored). Its secret exists only as a hash, so it cannot be
+   * shown again: the answer is 409 naming the key (revoke it, retry with a new Idempotency-Key), never a second key.
+   */
+  createKey(actor: string, name: string | null, scopes: Scope[], keyedId?: string): Result<{ id: string; key: string; scopes: Scope[] }> {
+    if (keyedId !== undefined && this.deps.keys.exists(keyedId)) return lostSecret(`API key ${keyedId}`, `DELETE /v1/keys/${keyedId}`);
+    const created = this.deps.keys.create(readTenant(this.deps.db)!.id, name, scopes, keyedId);
     this.deps.audit(actor, "key.created", created.id, { scopes });
-    return created;
+    return { ok: true, ...created };
   }
 
   revokeKey(actor: string, id: string): Result<{ key: ApiKeyInfo }> {
@@ -29,4 +35,12 @@ export class TenantAccess {
     this.deps.audit(actor, "key.revoked", id, {});
     return { ok: true, key };
   }
+}
+
+/** A keyed create found what its first attempt made, but that answer held a secret that is gone (only its hash is kept). */
+export function lostSecret(what: string, undo: string): Result<never> {
+  return failure(
+    "idempotency_conflict",
+    `a first request with this Idempotency-Key created ${what}, but its answer was lost and its secret cannot be shown again; ${undo}, then retry with a new Idempotency-Key`,
+  );
 }

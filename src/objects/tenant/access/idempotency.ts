@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
@@ -15,13 +15,13 @@ export type IdempotencyBegin =
  * concurrent requests with one key cannot both perform the effect. A claim is a lease: while a
  * request holds it for less than `config.idempotency.leaseSeconds`, a retry answers `in_progress`;
  * past it the request is taken for dead (a Worker request cannot outlive it) and the retry claims
- * the key afresh. `created_at` of an unanswered row is its claim time.
+ * the key afresh. `created_at` of an unanswered row is its claim time. Records are pruned by the tenant's
+ * retention pass (`idempotencyHours` of its policy, src/objects/tenant/retention.ts), nowhere else.
  */
 export class IdempotencyStore {
   constructor(private readonly db: TenantDb) {}
 
   begin(scope: string, key: string, requestHash: string): IdempotencyBegin {
-    this.expireOld();
     const row = this.db
       .select()
       .from(schema.idempotency)
@@ -56,10 +56,5 @@ export class IdempotencyStore {
     const i = schema.idempotency;
     this.db.update(i).set({ createdAt: new Date(nowMs).toISOString() }).where(and(eq(i.scope, scope), eq(i.key, key), isNull(i.status))).run();
     return true;
-  }
-
-  private expireOld(): void {
-    const cutoff = new Date(Date.now() - config.idempotency.retentionHours * 3_600_000).toISOString();
-    this.db.delete(schema.idempotency).where(lt(schema.idempotency.createdAt, cutoff)).run();
   }
 }

@@ -1,6 +1,6 @@
 // Access: the tenant record, API keys, client authentication, idempotency records.
 // The feature's public face: code outside this folder imports the feature only through this file.
-export { TenantAccess } from "./access";
+export { lostSecret, TenantAccess } from "./access";
 export { type AuthOutcome, ClientAuth } from "./client-auth";
 export { type IdempotencyBegin, IdempotencyStore } from "./idempotency";
 export { ApiKeys, hashApiKey, tenantIdOfApiKey } from "./keys";

@@ -22,14 +22,18 @@ export const hashApiKey = (key: string): string => sha256Hex(key);
 export class ApiKeys {
   constructor(private readonly db: TenantDb) {}
 
-  create(tenantId: string, name: string | null, scopes: Scope[]): { id: string; key: string; scopes: Scope[] } {
+  create(tenantId: string, name: string | null, scopes: Scope[], id: string = randomId("key_")): { id: string; key: string; scopes: Scope[] } {
     const key = formatApiKey(tenantId, randomSecret());
-    const id = randomId("key_");
     this.db
       .insert(schema.apiKeys)
       .values({ id, hash: hashApiKey(key), prefix: key.slice(0, 24), name, scopes, createdAt: nowIso() })
       .run();
     return { id, key, scopes };
+  }
+
+  /** Whether a key, live or revoked, holds this id. */
+  exists(id: string): boolean {
+    return !!this.db.select({ id: schema.apiKeys.id }).from(schema.apiKeys).where(eq(schema.apiKeys.id, id)).get();
   }
 
   /** The live (unrevoked) key with this hash, if any. */

@@ -33,8 +33,8 @@ export class Alertness {
     return cursorPage(query.cursor, textKeyCursor, (after) => subscriptions.list(agentId, query.limit, after));
   }
 
-  subscribe(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
-    return this.deps.subscriptions.subscribe(agentId, spec);
+  subscribe(agentId: string, spec: SubscriptionSpec, keyedId?: string): Result<{ subscription: Subscription }> {
+    return this.deps.subscriptions.subscribe(agentId, spec, keyedId);
   }
 
   unsubscribe(agentId: string, subscriptionId: string): Result<{ subscription: Subscription }> {

@@ -44,22 +44,28 @@ export class SubscriptionStore {
     return row?.n ?? 0;
   }
 
-  /** `POST /v1/agents/:id/subscriptions`: the spec validated, the agent live and under its cap, then created. */
-  subscribe(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }> {
+  /**
+   * `POST /v1/agents/:id/subscriptions`: the spec validated, the agent live and under its cap, then created.
+   * `keyedId` (under an Idempotency-Key): a subscription already holding it was created by the first attempt and is the answer.
+   */
+  subscribe(agentId: string, spec: SubscriptionSpec, keyedId?: string): Result<{ subscription: Subscription }> {
     const parsed = subscriptionSpecSchema.safeParse(spec);
     if (!parsed.success) return failure("validation_failed", parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
+    const earlier = keyedId === undefined ? undefined : this.db.select().from(schema.subscriptions).where(eq(schema.subscriptions.id, keyedId)).get();
+    if (earlier && (earlier.agentId !== agentId || earlier.deletedAt)) return failure("idempotency_conflict", `the subscription this Idempotency-Key created (${keyedId}) was deleted since; retry with a new Idempotency-Key`);
+    if (earlier) return { ok: true, subscription: toSubscription(earlier) };
     const lifecycle = this.agentLifecycle(agentId);
     if (!lifecycle) return failure("not_found", "agent not found");
     if (lifecycle === "destroyed") return failure("agent_destroyed", "the agent is destroyed and cannot subscribe");
     if (this.countActive(agentId) >= MAX_SUBSCRIPTIONS_PER_AGENT) {
       return failure("conflict", `an agent may hold at most ${MAX_SUBSCRIPTIONS_PER_AGENT} subscriptions`);
     }
-    return { ok: true, subscription: this.create(agentId, parsed.data) };
+    return { ok: true, subscription: this.create(agentId, parsed.data, keyedId) };
   }
 
-  create(agentId: string, spec: SubscriptionSpec): Subscription {
+  create(agentId: string, spec: SubscriptionSpec, id: string = randomId("sub_")): Subscription {
     const subscription: Subscription = {
-      id: randomId("sub_"),
+      id,
       agentId,
       tokens: normalizeTokens(spec.tokens),
       createdAt: nowIso(),

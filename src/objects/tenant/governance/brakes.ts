@@ -46,7 +46,15 @@ export class TenantBrakes {
     return this.deps.now?.() ?? Date.now();
   }
 
-  engage(actor: string, body: EngageBrakeBody): Result<{ brake: BrakeView }> {
+  /**
+   * `keyedId` (under an Idempotency-Key, see `requestKeyedId`): a brake already holding it was engaged by the first
+   * attempt; it is the answer, with no second decision, audit entry or event.
+   */
+  engage(actor: string, body: EngageBrakeBody, keyedId?: string): Result<{ brake: BrakeView }> {
+    if (keyedId !== undefined) {
+      const engaged = this.get(keyedId);
+      if (engaged) return { ok: true, brake: engaged };
+    }
     const now = this.now();
     const scope = scopeOf(body);
     if (scope.type === "agent" && !this.deps.db.select({ id: schema.agentDirectory.id }).from(schema.agentDirectory).where(eq(schema.agentDirectory.id, scope.agentId)).get()) return failure("invalid_reference", `target: no agent ${scope.agentId} in this tenant`);
@@ -55,7 +63,7 @@ export class TenantBrakes {
       releaseAfterMs = Date.parse(body.releaseAt!) - now;
       if (!(releaseAfterMs > 0)) return failure("validation_failed", "releaseAt: must be in the future");
     }
-    const id = randomId("brk_");
+    const id = keyedId ?? randomId("brk_");
     const decisionId =
       body.release === "decision"
         ? this.deps.openDecision({
@@ -118,12 +126,18 @@ export class TenantBrakes {
     return row ? viewOf(brakeOf(row), this.now()) : null;
   }
 
-  /** A person releases an active brake early, whatever its release condition (seed 002). */
-  release(actor: string, id: string): Result<{ brake: BrakeView }> {
+  /**
+   * A person releases an active brake early, whatever its release condition (seed 002). `keyed` (the request
+   * carries an Idempotency-Key): a brake this same actor already released is the answer, so a retry after a lapsed
+   * claim answers like the first attempt instead of 409 (and releases nothing twice).
+   */
+  release(actor: string, id: string, keyed = false): Result<{ brake: BrakeView }> {
     this.sweep();
     const row = this.deps.db.select().from(schema.brakes).where(eq(schema.brakes.id, id)).get();
     if (!row) return failure("not_found", "brake not found");
-    const released = releaseBrake(brakeOf(row), this.now(), actor);
+    const brake = brakeOf(row);
+    const released = releaseBrake(brake, this.now(), actor);
+    if (!released.ok && keyed && brake.releasedBy === actor) return { ok: true, brake: viewOf(brake, this.now()) };
     if (!released.ok) return failure("conflict", `brake ${id} is not active (already released)`);
     this.store(released.brake, actor, "manual");
     return { ok: true, brake: viewOf(released.brake, this.now()) };

@@ -68,10 +68,19 @@ export class Journal {
     return { ok: true, data: page.rows.map(toRecord), nextCursor: page.last ? encodeCursor(page.last) : null };
   }
 
-  create(type: JournalType, input: unknown, meta: JournalWriteMeta = API_WRITE): Promise<JournalResult> {
+  /**
+   * `keyedId` (an API create under an Idempotency-Key, see `requestKeyedId`): when a record already holds it, the
+   * first attempt wrote it; that record is the answer, with no second write, change unit or batch.
+   */
+  create(type: JournalType, input: unknown, meta: JournalWriteMeta = API_WRITE, keyedId?: string): Promise<JournalResult> {
     if (!isJournalType(type)) return Promise.resolve(unknownType(type));
-    const id = randomId(KIND_META[type].idPrefix);
-    return this.commitOne(meta, (writer) => writer.create(type, input, id));
+    const id = keyedId ?? randomId(KIND_META[type].idPrefix);
+    return this.commitOne(meta, (writer) => {
+      if (keyedId === undefined || !writer.rows.exists(id)) return writer.create(type, input, id);
+      const row = writer.rows.live(id, type);
+      if (!row) return failure("idempotency_conflict", `the ${type} this Idempotency-Key created (${id}) was deleted since; retry with a new Idempotency-Key`);
+      return { ok: true, record: toRecord(row), write: null };
+    });
   }
 
   /** Optimistic: `version` must be the stored one. A patch that changes nothing is not a write. */
