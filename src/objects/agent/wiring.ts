@@ -35,6 +35,8 @@ import { searchMessages } from "./memory/recall";
 import { Reports } from "./memory/reports";
 import { InjectedCrash, RunLoop, type RunLoopDeps } from "./runs/run-loop";
 import { RunView } from "./runs/run-view";
+import { RunTelemetry } from "./runs/telemetry";
+import { deploymentMode } from "../../core/deployment-mode";
 import { Sagas } from "./tools/sagas";
 import { Sessions } from "./wakes/sessions";
 import { Spawner } from "./delegation/spawn";
@@ -73,6 +75,8 @@ export class AgentWiring {
   readonly reports: Reports;
   readonly children: ChildrenStore;
   readonly runView: RunView;
+  /** OpenTelemetry export of finished runs, off the run's path (issue 15). */
+  readonly telemetry: RunTelemetry;
   readonly spawner: Spawner;
   readonly childReports: ChildReports;
   readonly summarizer: Summarizer;
@@ -133,6 +137,16 @@ export class AgentWiring {
     this.children = new ChildrenStore(this.db);
     /** The run record completed for GET …/runs (tool calls, trace rows, lineage). */
     this.runView = new RunView(this.db, this.runTrace, this.children);
+    this.telemetry = new RunTelemetry({
+      db: this.db,
+      trace: this.runTrace,
+      history: this.history,
+      agent: () => this.profile.get(),
+      tenantId: () => this.tenantId(),
+      mode: deploymentMode(this.env.VIGIL_MODE),
+      target: () => this.tenant().telemetryTarget(),
+      waitUntil: (work) => this.ctx.waitUntil(work),
+    });
     this.spawner = new Spawner({
       db: this.db,
       trace: this.runTrace,
@@ -234,6 +248,7 @@ export class AgentWiring {
       announce: (activity) => this.announceActivity(activity),
       runEnded: (run) => {
         if (this.childReports.onRunEnded(run)) this.ctx.waitUntil(this.childReports.flush());
+        this.telemetry.onRunEnded(run);
       },
       recordOutcome: (outcome) => this.recordRunOutcome(outcome),
     });

@@ -272,6 +272,11 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.governance.egressHosts();
   }
 
+  /** Where run traces are exported (OTLP endpoint, opened headers, includeBodies), or null; agents cache it briefly. */
+  telemetryTarget(): ReturnType<Governance["telemetryTarget"]> {
+    return this.parts.governance.telemetryTarget();
+  }
+
   /** The tenant's identity provider for widget users (JWKS URL, issuer, audience), or null; the Worker caches it briefly. */
   identityProvider(): IdentityProvider | null {
     return this.parts.governance.identityProvider();
