@@ -170,7 +170,10 @@ export function buildRunTrace(source: RunTraceSource, limits: { maxSpans: number
       tool.attributes["gen_ai.tool.call.arguments"] = clip(JSON.stringify(action.args ?? {}));
       if (action.result) tool.attributes["gen_ai.tool.call.result"] = clip(JSON.stringify(action.result));
     }
-    children.push(tool, ...sagaPhases(runKey, action.operationId, toolId, sagaRows.get(action.operationId) ?? [], failureCode));
+    const phases = sagaPhases(runKey, action.operationId, toolId, sagaRows.get(action.operationId) ?? [], failureCode);
+    // The call ends when its last phase does (phase 2's record lands just after the call's row settles).
+    tool.endMs = Math.max(tool.endMs, ...phases.map((span) => span.endMs));
+    children.push(tool, ...phases);
   }
 
   // ── Steps and the run ──
