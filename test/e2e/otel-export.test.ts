@@ -251,6 +251,31 @@ describe("OpenTelemetry export of runs (OTLP/HTTP JSON to a local receiver)", ()
     expect(again.run.status).toBe("completed");
   });
 
+  it("a collector that never answers does not hold up the agent: runs complete while the export waits, then it times out", async () => {
+    const { call, agent, runWithApproval } = await tenant("otel-slow");
+    const held: Array<() => void> = [];
+    const slow = createServer((request, response) => {
+      request.resume();
+      held.push(() => response.destroy());
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    try {
+      expect((await call("PUT", "/v1/policy", { telemetry: { otlpEndpoint: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/v1/traces` } })).status).toBe(200);
+      const agentId = await agent();
+      const first = await runWithApproval(agentId, "plan my week");
+      expect(first.run.status).toBe("completed");
+      await eventually(async () => held.length > 0, 30_000, 100);
+      // The collector holds the first export open; the same agent answers the next message meanwhile.
+      const second = await runWithApproval(agentId, "and next week");
+      expect(second.run.status).toBe("completed");
+      const recorded = await eventually(async () => (await call("GET", `/v1/agents/${agentId}/runs/${first.runKey}`)).body.trace.policy.find((p: any) => p.gate === "otlp"), 60_000, 500);
+      expect(recorded).toMatchObject({ outcome: "denied", code: "otlp_timeout", detail: { attempts: 3 } });
+    } finally {
+      for (const release of held) release();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
+  });
+
   it("a plain-http public collector and an unknown headers secret are refused at PUT time", async () => {
     const { call } = await tenant("otel-policy");
     const bad = await call("PUT", "/v1/policy", { telemetry: { otlpEndpoint: "http://collector.example.com/v1/traces" } });
