@@ -267,7 +267,7 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.governance.inferenceGrant(request);
   }
 
-  /** Hosts the tenant's agents may reach: configured provider endpoints and registered HTTP tools. */
+  /** Hosts the tenant's agents may reach: configured provider endpoints, registered HTTP tools, the IdP's JWKS host and the OTLP collector. */
   async egressHosts(): Promise<string[]> {
     return this.parts.governance.egressHosts();
   }
