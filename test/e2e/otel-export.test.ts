@@ -29,6 +29,7 @@ interface Export {
 class OtlpReceiver {
   readonly exports: Export[] = [];
   private readonly server: Server;
+  private flakyCalls = 0;
 
   constructor() {
     this.server = createServer((request, response) => {
@@ -38,6 +39,13 @@ class OtlpReceiver {
         const text = Buffer.concat(chunks).toString("utf8");
         if (request.method !== "POST" || request.headers["content-type"] !== "application/json") {
           response.statusCode = 415;
+          response.end();
+          return;
+        }
+        // `/flaky…` answers its first request 503 (Retry-After: 0), as an overloaded collector would.
+        if (request.url?.startsWith("/flaky") && this.flakyCalls++ === 0) {
+          response.statusCode = 503;
+          response.setHeader("retry-after", "0");
           response.end();
           return;
         }
@@ -230,6 +238,16 @@ describe("OpenTelemetry export of runs (OTLP/HTTP JSON to a local receiver)", ()
     const createTask = spans.find((span) => span.attributes["gen_ai.tool.name"] === "create_task")!;
     expect(JSON.parse(String(createTask.attributes["gen_ai.tool.call.arguments"]))).toMatchObject({ title: "Run 5k" });
     expect(JSON.parse(String(createTask.attributes["gen_ai.tool.call.result"]))).toMatchObject({ ok: true });
+  });
+
+  it("a retryable answer (503) is retried and the trace arrives once", async () => {
+    const { call, agent, runWithApproval } = await tenant("otel-flaky");
+    expect((await call("PUT", "/v1/policy", { telemetry: { otlpEndpoint: `${receiverUrl}/flaky/v1/traces` } })).status).toBe(200);
+    const agentId = await agent();
+    const { runKey } = await runWithApproval(agentId, "plan my week");
+    const recorded = await eventually(async () => (await call("GET", `/v1/agents/${agentId}/runs/${runKey}`)).body.trace.policy.find((p: any) => p.gate === "otlp"), 30_000, 200);
+    expect(recorded).toMatchObject({ outcome: "allowed", detail: { attempts: 2, status: 200 } });
+    expect(receiver.exports.filter((sent) => sent.path === "/flaky/v1/traces" && sent.spans.some((span) => span.attributes["vigil.run_key"] === runKey))).toHaveLength(1);
   });
 
   it("a dead collector neither slows nor fails a run: the export is retried a bounded number of times, then dropped and recorded", async () => {

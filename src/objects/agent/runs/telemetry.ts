@@ -42,6 +42,7 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
  */
 export class RunTelemetry {
   private cached: { value: TelemetryTarget | null; until: number } | null = null;
+  private asking: Promise<Result<{ target: TelemetryTarget | null }>> | null = null;
 
   constructor(private readonly deps: RunTelemetryDeps) {}
 
@@ -81,7 +82,11 @@ export class RunTelemetry {
 
   private async target(runKey: string): Promise<TelemetryTarget | null> {
     if (this.cached && this.cached.until > Date.now()) return this.cached.value;
-    const answer = await this.deps.target();
+    // Runs that end together (a run and its coalesced companions) share one question to the tenant.
+    this.asking ??= this.deps.target().finally(() => {
+      this.asking = null;
+    });
+    const answer = await this.asking;
     if (!answer.ok) {
       // A revoked headers secret: nothing is sent without them; the run says why.
       this.deps.trace.policy(runKey, { gate: "otlp", outcome: "denied", code: answer.code });
