@@ -63,6 +63,13 @@ export const config = {
    * gap between two refetches forced by an unknown `kid`; how long the Worker keeps a tenant's IdP settings.
    */
   egress: { maxRedirects: 3 },
+  /**
+   * OpenTelemetry export (issue 15): one OTLP/HTTP request per finished run, sent after the run ended;
+   * attempts in all (429/502/503/504 and transport errors are retried after backoffMs·2^(n-1)), per-attempt
+   * timeout, spans per run (the rest are dropped and counted), characters of one opted-in body attribute,
+   * and how long an agent reuses the tenant's export target before asking again.
+   */
+  telemetry: { maxAttempts: 3, backoffMs: 500, timeoutMs: 5_000, maxSpansPerRun: 512, maxBodyChars: 4_096, targetTtlMs: 30_000 },
   jwks: { timeoutMs: 5_000, cacheMaxAgeMs: 600_000, cooldownMs: 30_000, settingsTtlMs: 30_000 },
   tenantTools: { timeoutMs: 10_000, maxResponseBytes: 65_536, maxPerTenant: 100, maxInputSchemaBytes: 32_768 },
   /**

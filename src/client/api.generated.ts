@@ -1022,6 +1022,15 @@ export type SessionPolicy = {
   idleTtlSeconds?: number;
 };
 
+export type TelemetryPolicy = {
+  /** The OTLP/HTTP traces URL, used as is (e.g. `https://collector.example.com/v1/traces`) */
+  otlpEndpoint: string;
+  /** A live provider secret stored for provider `otlp`: `key=value,key2=value2` headers sent with every export */
+  headersSecretRefId?: string;
+  /** Export message texts, tool arguments and results as span attributes (off by default) */
+  includeBodies?: boolean;
+};
+
 export type PolicyBody = {
   providers?: Array<ProviderEndpoint>;
   categoryModels?: Record<string, Array<string>>;
@@ -1097,6 +1106,7 @@ export type PolicyBody = {
   identityProvider?: IdentityProvider;
   extensionSlots?: Record<string, ExtensionSlotRegistration>;
   sessions?: SessionPolicy;
+  telemetry?: TelemetryPolicy;
 };
 
 export type ProviderSecret = {
@@ -2435,7 +2445,7 @@ export abstract class VigilOperations {
   /**
    * Store a provider API key, encrypted; answers its secretRefId (the key is never shown again)
    *
-   * Reference the answer's `id` as `secretRefId` of the policy endpoint whose id is `provider`. An Idempotency-Key replays the same secret's metadata for the same body.
+   * Reference the answer's `id` as `secretRefId` of the policy endpoint whose id is `provider` (or, stored with `provider: "otlp"` as `key=value,…` headers, as `telemetry.headersSecretRefId`). An Idempotency-Key replays the same secret's metadata for the same body.
    *
    * `POST /v1/providers/secrets`
    */

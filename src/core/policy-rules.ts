@@ -16,7 +16,9 @@ export interface PolicyIssue {
 
 /** Endpoint ids that name a vendor: model ids `openai:<m>`, `anthropic:<m>`, `workers-ai:<m>` resolve to them. */
 const VENDOR_IDS: readonly string[] = ["openai", "anthropic", "workers-ai"];
-const RESERVED_IDS: readonly string[] = [...VENDOR_IDS, "builtin", "openai-compatible"];
+/** The provider id OTLP header secrets are stored under (src/schema/policy.ts TelemetryPolicy). */
+export const OTLP_SECRET_PROVIDER = "otlp";
+const RESERVED_IDS: readonly string[] = [...VENDOR_IDS, "builtin", "openai-compatible", OTLP_SECRET_PROVIDER];
 
 /** Where a vendor endpoint without `baseUrl` sends its requests. */
 export const DEFAULT_BASE_URLS: Partial<Record<ProviderKind, string>> = {
@@ -68,6 +70,16 @@ export function checkPolicy(body: PolicyBody, context: PolicyCheckContext): Poli
   if (body.identityProvider) {
     const shape = checkUrlShape(body.identityProvider.jwksUrl, context.mode);
     if (!shape.ok) issues.push({ path: "identityProvider.jwksUrl", message: shape.message });
+  }
+  if (body.telemetry) {
+    const shape = checkUrlShape(body.telemetry.otlpEndpoint, context.mode);
+    if (!shape.ok) issues.push({ path: "telemetry.otlpEndpoint", message: shape.message });
+    const ref = body.telemetry.headersSecretRefId;
+    if (ref !== undefined) {
+      const owner = context.secretProviders.get(ref);
+      if (owner === undefined) issues.push({ path: "telemetry.headersSecretRefId", message: `no live secret has this id (POST /v1/providers/secrets with provider '${OTLP_SECRET_PROVIDER}' first)` });
+      else if (owner !== OTLP_SECRET_PROVIDER) issues.push({ path: "telemetry.headersSecretRefId", message: `this secret was stored for provider '${owner}', not '${OTLP_SECRET_PROVIDER}'` });
+    }
   }
   for (const [categoryId, modelIds] of Object.entries(body.categoryModels)) {
     modelIds.forEach((modelId, index) => {

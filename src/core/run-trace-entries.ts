@@ -1,6 +1,6 @@
 /** Shapes of run trace entries (SPEC §6 attempt timeline, §8 traces), shared by the gateway and the AgentDO. */
 
-export type RunTraceKind = "attempt" | "policy" | "usage";
+export type RunTraceKind = "attempt" | "policy" | "usage" | "saga";
 
 /** One provider attempt (SPEC §6 timeline). */
 export interface AttemptEntry {
@@ -12,6 +12,8 @@ export interface AttemptEntry {
   errorCode?: string | null;
   backoffMs?: number;
   durationMs: number;
+  /** The run step the call belonged to (run_step calls; the trace export hangs the call under its step). */
+  step?: number;
 }
 
 /** A gate's decision (inference gate, brakes, budgets, quotas, approvals, admission). */
@@ -30,6 +32,19 @@ export interface UsageEntry {
   outputTokens: number;
   /** Cost in millionths of a US dollar (integer arithmetic; no float drift in daily sums). */
   costMicros: number;
+  step?: number;
+}
+
+/**
+ * A saga milestone as the agent sees it (the trace export's saga phase spans): the instance started
+ * (waiting for a decision or not), the decision came back, phase 2 recorded the result (`durationMs`).
+ */
+export interface SagaEntry {
+  operationId: string;
+  phase: "started" | "approval_resolved" | "recorded";
+  approval?: boolean;
+  outcome?: string;
+  durationMs?: number;
 }
 
 /** Where a run's trace entries go (RunTrace in a Durable Object; a recorder in unit tests). */

@@ -6,6 +6,8 @@ import { infer, type GatewayEnv, type GrantSource, type InferenceOutput, type Tr
 export interface ModelStepCall {
   agent: Agent;
   runKey: string;
+  /** The run step; recorded with the call's attempts and usage (the trace export's step spans). */
+  step?: number;
   wake: WakeContext;
   system: string | null;
   messages: ModelMessage[];
@@ -23,8 +25,17 @@ export function agentModelGateway(deps: { env: GatewayEnv; grants: () => GrantSo
   return {
     step: (call) =>
       infer(
-        { env: deps.env, grants: deps.grants(), agent: call.agent, wake: call.wake, purpose: "run_step", trace: { runKey: call.runKey, sink: deps.trace } },
+        { env: deps.env, grants: deps.grants(), agent: call.agent, wake: call.wake, purpose: "run_step", trace: { runKey: call.runKey, sink: call.step === undefined ? deps.trace : atStep(deps.trace, call.step) } },
         { system: call.system, messages: call.messages, tools: call.tools, onDelta: call.onDelta },
       ),
+  };
+}
+
+/** A sink that tags a step's attempts and usage with the step. */
+function atStep(sink: TraceSink, step: number): TraceSink {
+  return {
+    attempt: (runKey, entry) => sink.attempt(runKey, { ...entry, step }),
+    policy: (runKey, entry) => sink.policy(runKey, entry),
+    usage: (runKey, entry) => sink.usage(runKey, { ...entry, step }),
   };
 }

@@ -23,7 +23,7 @@ providerRoutes.openapi(
     method: "post",
     path: "/v1/providers/secrets",
     summary: "Store a provider API key, encrypted; answers its secretRefId (the key is never shown again)",
-    description: "Reference the answer's `id` as `secretRefId` of the policy endpoint whose id is `provider`. An Idempotency-Key replays the same secret's metadata for the same body.",
+    description: "Reference the answer's `id` as `secretRefId` of the policy endpoint whose id is `provider` (or, stored with `provider: \"otlp\"` as `key=value,…` headers, as `telemetry.headersSecretRefId`). An Idempotency-Key replays the same secret's metadata for the same body.",
     request: { ...jsonBody(CreateProviderSecretBody), headers: IdempotencyHeader },
     responses: { 201: json(ProviderSecret, "The stored secret's metadata"), 400: problems[400], 401: problems[401], 403: forbidden, 409: problems[409] },
     security,

@@ -77,6 +77,22 @@ export const SessionPolicy = z
   .strict()
   .openapi("SessionPolicy");
 
+/**
+ * OpenTelemetry export (SPEC §12, issue 15): each finished run's trace goes to this OTLP/HTTP traces
+ * endpoint (JSON encoding), off the run's path. Its host joins the tenant's egress allowlist. Headers
+ * (a collector's API key) come from a provider secret stored with `provider: "otlp"` whose value is
+ * `key=value` pairs separated by commas (the OTEL_EXPORTER_OTLP_HEADERS format); they are never echoed.
+ */
+export const TelemetryPolicy = z
+  .object({
+    otlpEndpoint: z.string().url().max(500).openapi({ description: "The OTLP/HTTP traces URL, used as is (e.g. `https://collector.example.com/v1/traces`)", example: "https://otlp.example.com/v1/traces" }),
+    headersSecretRefId: z.string().max(100).optional().openapi({ description: "A live provider secret stored for provider `otlp`: `key=value,key2=value2` headers sent with every export" }),
+    includeBodies: z.boolean().default(false).openapi({ description: "Export message texts, tool arguments and results as span attributes (off by default)" }),
+  })
+  .strict()
+  .openapi("TelemetryPolicy");
+export type TelemetryPolicy = z.infer<typeof TelemetryPolicy>;
+
 /** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
 export const PolicyBody = z
   .object({
@@ -104,6 +120,8 @@ export const PolicyBody = z
       .default({}),
     /** Interactive session settings (inactivity TTL). */
     sessions: SessionPolicy.default({}),
+    /** OpenTelemetry trace export; absent: no run traces leave Vigil. */
+    telemetry: TelemetryPolicy.optional(),
   })
   .strict()
   .openapi("PolicyBody");
@@ -113,6 +131,15 @@ export const Policy = PolicyBody.extend({ version: z.number().int().min(0), upda
 export type Policy = z.infer<typeof Policy>;
 
 export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {} };
+
+/** What the tenant hands an agent to export run traces (never leaves the runtime: it holds the decrypted headers). */
+export interface TelemetryTarget {
+  endpoint: string;
+  headers: Record<string, string>;
+  includeBodies: boolean;
+  /** The policy version it came from (recorded with each export). */
+  policyVersion: number;
+}
 
 /** What the tenant hands an agent for one inference call once every gate passed (never leaves the runtime). */
 export interface InferenceGrant {

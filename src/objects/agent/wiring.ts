@@ -15,12 +15,13 @@ import { agentStub, tenantStub } from "../shared/stubs";
 import { ActionStore, ApprovalGate, tenantHttpTools, Sagas, ToolRunner } from "./tools";
 import { AgentLifecycle, armSagaWatch, armWatchdog, disarmSagaWatch, type AgentScheduler, AgentErasure, AgentProfile } from "./lifecycle";
 import { logFailure } from "../shared/background";
-import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunView, UsageStore } from "./runs";
+import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, RunView, UsageStore } from "./runs";
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
 import { Compaction, CompactionDriver, Summarizer } from "./compaction";
 import { MemoryContext, History, searchMessages, Reports } from "./memory";
 import { Drainer, Sessions, WakeAdmission, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
+import { deploymentMode } from "../../core/deployment-mode";
 import type { AgentDb } from "./types";
 import { H } from "../../core/hash";
 import { testSeamsEnabled } from "../../core/seams";
@@ -50,6 +51,8 @@ export class AgentWiring {
   readonly reports: Reports;
   readonly children: ChildrenStore;
   readonly runView: RunView;
+  /** OpenTelemetry export of finished runs, off the run's path (issue 15). */
+  readonly telemetry: RunTelemetry;
   readonly spawner: Spawner;
   readonly childReports: ChildReports;
   readonly summarizer: Summarizer;
@@ -110,6 +113,16 @@ export class AgentWiring {
     this.children = new ChildrenStore(this.db);
     /** The run record completed for GET …/runs (tool calls, trace rows, lineage). */
     this.runView = new RunView(this.db, this.runTrace, this.children);
+    this.telemetry = new RunTelemetry({
+      db: this.db,
+      trace: this.runTrace,
+      history: this.history,
+      agent: () => this.profile.get(),
+      tenantId: () => this.tenantId(),
+      mode: deploymentMode(this.env.VIGIL_MODE),
+      target: () => this.tenant().telemetryTarget(),
+      waitUntil: (work) => this.ctx.waitUntil(work),
+    });
     this.spawner = new Spawner({
       db: this.db,
       trace: this.runTrace,
@@ -211,6 +224,7 @@ export class AgentWiring {
       announce: (activity) => this.announceActivity(activity),
       runEnded: (run) => {
         if (this.childReports.onRunEnded(run)) this.ctx.waitUntil(this.childReports.flush());
+        this.telemetry.onRunEnded(run);
       },
       recordOutcome: (outcome) => this.recordRunOutcome(outcome),
     });

@@ -229,9 +229,14 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.governance.inferenceGrant(request);
   }
 
-  /** Hosts the tenant's agents may reach: configured provider endpoints and registered HTTP tools. */
+  /** Hosts the tenant's agents may reach: configured provider endpoints, registered HTTP tools, the IdP's JWKS host and the OTLP collector. */
   async egressHosts(): Promise<string[]> {
     return this.parts.governance.egressHosts();
+  }
+
+  /** Where run traces are exported (OTLP endpoint, opened headers, includeBodies), or null; agents cache it briefly. */
+  telemetryTarget(): ReturnType<Governance["telemetryTarget"]> {
+    return this.parts.governance.telemetryTarget();
   }
 
   /** The tenant's identity provider for widget users (JWKS URL, issuer, audience), or null; the Worker caches it briefly. */

@@ -6,4 +6,5 @@ export { messagePage, runDetail, runPage } from "./paged-reads";
 export { RunLoop, type RunLoopDeps } from "./run-loop";
 export type { RunTrace } from "./run-trace";
 export { RunView } from "./run-view";
+export { RunTelemetry } from "./telemetry";
 export { UsageStore } from "./usage-store";

@@ -163,6 +163,7 @@ export class RunLoop {
         .step({
           agent,
           runKey: item.runKey,
+          step,
           wake: wakeContext(item),
           system: agent.config.instructions,
           messages: this.prompt(item, step),

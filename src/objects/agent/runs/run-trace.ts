@@ -3,9 +3,9 @@ import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
 
-import type { AttemptEntry, PolicyEntry, RunTraceKind, UsageEntry } from "../../../core/run-trace-entries";
+import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/run-trace-entries";
 
-export type { AttemptEntry, PolicyEntry, RunTraceKind, UsageEntry };
+export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
 
 /**
  * Append-only trace rows of a run, written as things happen (a run parked on a saga or cut short by
@@ -24,6 +24,15 @@ export class RunTrace {
 
   usage(runKey: string, entry: UsageEntry): void {
     this.add(runKey, "usage", { ...entry });
+  }
+
+  saga(runKey: string, entry: SagaEntry): void {
+    this.add(runKey, "saga", { ...entry });
+  }
+
+  /** Every row of a run in order, as stored (the trace export reads them). */
+  rows(runKey: string): Array<{ kind: string; data: Record<string, unknown>; createdAt: string }> {
+    return this.db.select({ kind: schema.runTrace.kind, data: schema.runTrace.data, createdAt: schema.runTrace.createdAt }).from(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).orderBy(asc(schema.runTrace.seq)).all();
   }
 
   /** The grouped view merged into `Run.trace`. */

@@ -48,6 +48,7 @@ export class Sagas {
     const params: ToolSagaParams = { tenantId: this.deps.tenantId(), agentId: invocation.agentId, invocation, faults: this.deps.takeFaults(), ...(approval ? { approval } : {}) };
     // Armed before the instance exists: whatever happens to it from here, the watch finds it.
     this.deps.watch();
+    this.deps.trace.saga(invocation.runKey, { operationId: invocation.operationId, phase: "started", approval: approval !== undefined });
     if (this.deps.dropInstance()) return;
     try {
       await this.deps.env.TOOL_SAGA.create({ id: invocation.operationId, params });
@@ -62,7 +63,10 @@ export class Sagas {
     const { actions, inbox } = this.deps;
     const action = actions.get(operationId);
     if (!action) return failure("not_found", "unknown operation");
+    const startedAt = Date.now();
+    const before = action.status;
     this.deps.tools.complete(operationId, result);
+    if (before === "executing" || before === "awaiting_approval") this.deps.trace.saga(action.runKey, { operationId, phase: "recorded", durationMs: Date.now() - startedAt });
     const outstanding = actions.forStep(action.runKey, action.step).some((a) => a.status === "executing" || a.status === "awaiting_approval");
     const resumed = !outstanding && inbox.unpark(action.runKey);
     if (resumed) this.deps.resume();
@@ -88,6 +92,7 @@ export class Sagas {
       .run();
     this.deps.events.append("decision.resolved", action.runKey, { decisionId: outcome.decisionId, kind: "tool_approval", operationId, toolName: action.toolName, resolutionType, resolvedBy: outcome.resolvedBy, ...(modifiedArgs ? { modifiedArgs } : {}) });
     this.deps.trace.policy(action.runKey, { gate: "approval", outcome: outcome.state === "rejected" ? "rejected" : modifiedArgs ? "modified" : "approved", subject: action.toolName, detail: { decisionId: outcome.decisionId, resolvedBy: outcome.resolvedBy } });
+    this.deps.trace.saga(action.runKey, { operationId, phase: "approval_resolved", outcome: resolutionType });
     if (outcome.state === "approved") {
       this.deps.actions.setStatus(operationId, "executing");
       return { ok: true, recorded: true, refusal: null };

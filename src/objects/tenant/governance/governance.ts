@@ -5,10 +5,11 @@
  */
 import type { DeploymentMode } from "../../../core/deployment-mode";
 import { z } from "zod";
-import { endpointHosts } from "../../../core/policy-rules";
+import { parseOtlpHeaders } from "../../../core/otlp-headers";
+import { endpointHosts, OTLP_SECRET_PROVIDER } from "../../../core/policy-rules";
 import { failure, type Result } from "../../../core/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import type { IdentityProvider, InferenceGrant, Policy, PolicyBody } from "../../../schema/policy";
+import type { IdentityProvider, InferenceGrant, Policy, PolicyBody, TelemetryTarget } from "../../../schema/policy";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../../schema/providers";
 import { ProviderConsents, type ConsentRecording } from "./consents";
 import { resolveInferenceGrant, type InferenceGrantRequest } from "./inference-grant";
@@ -90,10 +91,29 @@ export class Governance {
     return resolveInferenceGrant({ policy: () => this.policy(), consents: this.consents, secrets: this.secrets, audit: this.audit }, request);
   }
 
-  /** The tenant's egress allowlist: configured provider endpoints' hosts, its HTTP tools' hosts, then its IdP's JWKS host. */
+  /** The tenant's egress allowlist: configured provider endpoints' hosts, its HTTP tools' hosts, its IdP's JWKS host, then its OTLP collector's host. */
   egressHosts(): string[] {
-    const idp = this.policy().identityProvider;
-    return [...new Set([...endpointHosts(this.policy().providers), ...this.toolHosts(), ...(idp ? [new URL(idp.jwksUrl).host] : [])])];
+    const { identityProvider: idp, telemetry } = this.policy();
+    return [...new Set([...endpointHosts(this.policy().providers), ...this.toolHosts(), ...(idp ? [new URL(idp.jwksUrl).host] : []), ...(telemetry ? [new URL(telemetry.otlpEndpoint).host] : [])])];
+  }
+
+  /**
+   * Where the tenant's run traces go, with the headers secret opened (null: no export configured).
+   * A revoked or unreadable headers secret refuses the export rather than send it without them.
+   */
+  async telemetryTarget(): Promise<Result<{ target: TelemetryTarget | null }>> {
+    const policy = this.policy();
+    const telemetry = policy.telemetry;
+    if (!telemetry) return { ok: true, target: null };
+    let headers: Record<string, string> = {};
+    if (telemetry.headersSecretRefId !== undefined) {
+      const opened = await this.secrets.open(telemetry.headersSecretRefId, OTLP_SECRET_PROVIDER);
+      if (!opened.ok) return opened;
+      const parsed = parseOtlpHeaders(opened.apiKey);
+      if (!parsed.ok) return parsed;
+      headers = parsed.headers;
+    }
+    return { ok: true, target: { endpoint: telemetry.otlpEndpoint, headers, includeBodies: telemetry.includeBodies, policyVersion: policy.version } };
   }
 
   /** What the Worker needs to verify the tenant's IdP tokens (no secrets in it). */
