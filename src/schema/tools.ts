@@ -51,7 +51,7 @@ export const RegisteredTenantTool = TenantTool.extend({
 /** A tool as offered to agents: the registry descriptor shape; tenant tools add id, url, method, createdAt. */
 export const ToolListing = z
   .object({
-    kind: z.enum(["builtin", "http"]),
+    kind: z.enum(["builtin", "http", "mcp"]),
     name: z.string(),
     version: z.number().int(),
     description: z.string(),

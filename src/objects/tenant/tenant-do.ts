@@ -16,6 +16,7 @@ import type { TenantPruneOutcome } from "./retention";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../schema/providers";
 import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../schema/subscriptions";
 import type { RegisterToolBody, TenantTool, ToolListing } from "../../schema/tools";
+import type { McpServer, RegisterMcpServerBody } from "../../schema/mcp-servers";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
 import type { ToolInvocation } from "../../tools/invocation";
 import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
@@ -169,8 +170,8 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.tools.execute(invocation);
   }
 
-  /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools. */
-  listTools(): ToolListing[] {
+  /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools, then its MCP servers' tools. */
+  listTools(): Promise<ToolListing[]> {
     return this.parts.toolCatalog.list();
   }
 
@@ -180,6 +181,19 @@ export class TenantDO extends DurableObject<Env> {
 
   deleteTenantTool(actor: string, id: string): Result<{ tool: TenantTool }> {
     return this.parts.toolCatalog.delete(actor, id);
+  }
+
+  // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
+  registerMcpServer(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
+    return this.parts.mcpServers.register(actor, body);
+  }
+
+  listMcpServers(): McpServer[] {
+    return this.parts.mcpServers.list();
+  }
+
+  deleteMcpServer(actor: string, id: string): Result<{ server: McpServer }> {
+    return this.parts.mcpServers.delete(actor, id);
   }
 
   // ── Alertness: subscriptions, inbound events, triggers, webhook sources ────────────────────────

@@ -42,6 +42,8 @@ import { Governance } from "./governance/governance";
 import { Journal } from "./journal";
 import { ToolCatalog } from "./tools/catalog";
 import { ToolExecutor } from "./tools/executor";
+import { McpCalls } from "./tools/mcp-calls";
+import { McpServers } from "./tools/mcp-servers";
 import { TenantTools } from "./tools/http-tools";
 import type { Audit, TenantDb } from "./types";
 
@@ -65,6 +67,9 @@ export class TenantWiring {
   readonly tenantTools: TenantTools;
   readonly tools: ToolExecutor;
   readonly toolCatalog: ToolCatalog;
+  /** Remote MCP servers (issue 15): registrations, cached tool lists, and calls (at-most-once when mutating). */
+  readonly mcpServers: McpServers;
+  readonly mcpCalls: McpCalls;
   readonly subscriptions: SubscriptionStore;
   readonly metrics: TenantMetrics;
   readonly governance: Governance;
@@ -112,7 +117,7 @@ export class TenantWiring {
       db: this.db,
       env,
       policy: () => this.governance.policy(),
-      httpInputSchema: (name) => (this.tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? null,
+      httpInputSchema: (name) => (this.tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? this.mcpServers.resolve(name)?.tool.inputSchema ?? null,
     });
     this.decisions = new Decisions(this.approvals.decisionsDeps());
     /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
@@ -121,14 +126,17 @@ export class TenantWiring {
     this.journal = new Journal(this.db, this.notifications, dispatch);
     /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
     this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, mode, this.audit);
+    this.mcpServers = new McpServers({ db: this.db, mode, audit: this.audit, openSecret: (id, provider) => this.governance.openSecret(id, provider) });
+    this.mcpCalls = new McpCalls({ db: this.db, servers: this.mcpServers, audit: this.audit });
     this.tools = new ToolExecutor({
       db: this.db,
       journal: this.journal,
       timeZone: () => this.tenant()?.timeZone ?? "UTC",
       callHttpTool: (inv) => this.tenantTools.call(inv),
+      callMcpTool: (inv) => this.mcpCalls.call(inv),
       agentLifecycle: (agentId) => this.directory.lifecycle(agentId),
     });
-    this.toolCatalog = new ToolCatalog({ tenantTools: this.tenantTools, audit: this.audit });
+    this.toolCatalog = new ToolCatalog({ tenantTools: this.tenantTools, mcpServers: this.mcpServers, audit: this.audit });
     /** Agents' subscriptions and the materialized token index. */
     this.subscriptions = new SubscriptionStore(this.db);
     /** Counters for GET /v1/metrics. */
@@ -138,7 +146,7 @@ export class TenantWiring {
       masterKey: env.VIGIL_MASTER_KEY,
       mode,
       audit: this.audit,
-      toolHosts: () => this.tenantTools.list().map((tool) => new URL(tool.url).host),
+      toolHosts: () => [...this.tenantTools.list().map((tool) => new URL(tool.url).host), ...this.mcpServers.hosts()],
     });
     this.inboundEvents = new InboundEvents(this.db, this.notifications);
     /** Agents' external triggers (holon) and the tenant's signed webhook sources. */

@@ -7,6 +7,8 @@ import type { Capability, SideEffects } from "../../../tools/registry/types";
 export const httpModelName = (listingName: string) => `http_${listingName.replace(/^http:/, "")}`;
 export const httpInvocationName = (modelName: string) => `http:${modelName.replace(/^http_/, "")}`;
 export const isHttpModelName = (name: string) => name.startsWith("http_");
+/** A tool the tenant registered (HTTP, or an MCP server's `mcp_<server>_<tool>`): gated like HTTP tools, executed by the TenantDO. */
+export const isTenantToolModelName = (name: string) => isHttpModelName(name) || name.startsWith("mcp_");
 
 /** The gate's view of a tenant tool: same checks as a builtin one (capability, risk, wake reason). */
 export interface HttpToolGate {
@@ -22,7 +24,8 @@ export interface HttpToolGate {
 
 export function httpToolGate(listing: ToolListing): HttpToolGate {
   return {
-    name: httpModelName(listing.name),
+    // MCP tools keep their name: `mcp_<server>_<tool>` is already a valid function name.
+    name: listing.kind === "mcp" ? listing.name : httpModelName(listing.name),
     version: listing.version,
     description: listing.description,
     riskLevel: listing.riskLevel,
@@ -33,8 +36,8 @@ export function httpToolGate(listing: ToolListing): HttpToolGate {
   };
 }
 
-/** The tenant's registered HTTP tools, as the gate and the model see them. */
+/** The tenant's registered HTTP tools and MCP servers' tools, as the gate and the model see them. */
 export async function tenantHttpTools(tenant: { listTools(): Promise<ToolListing[]> }): Promise<HttpToolGate[]> {
   const listings = await tenant.listTools();
-  return listings.filter((listing) => listing.kind === "http").map(httpToolGate);
+  return listings.filter((listing) => listing.kind === "http" || listing.kind === "mcp").map(httpToolGate);
 }
