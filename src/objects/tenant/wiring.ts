@@ -127,7 +127,15 @@ export class TenantWiring {
     /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
     this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, mode, this.audit);
     this.mcpServers = new McpServers({ db: this.db, mode, audit: this.audit, openSecret: (id, provider) => this.governance.openSecret(id, provider) });
-    this.mcpCalls = new McpCalls({ db: this.db, servers: this.mcpServers, audit: this.audit });
+    const crashingMcpTools = faults ? (env.VIGIL_FAULT_MCP_ABORT ?? "").split(",").filter(Boolean) : [];
+    this.mcpCalls = new McpCalls({
+      db: this.db,
+      servers: this.mcpServers,
+      audit: this.audit,
+      flush: () => ctx.storage.sync(),
+      // Test seam: the object is reset between send and record, as an eviction or a crash there would.
+      ...(crashingMcpTools.length > 0 && { crashAfterSend: (toolName: string) => (crashingMcpTools.includes(toolName) ? ctx.abort(`injected crash after sending ${toolName}`) : undefined) }),
+    });
     this.tools = new ToolExecutor({
       db: this.db,
       journal: this.journal,

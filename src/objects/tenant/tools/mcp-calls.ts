@@ -29,7 +29,7 @@ type Json = Parameters<typeof toolSuccess>[1]["output"];
 export class McpCalls {
   private readonly inFlight = new Map<string, Promise<ToolResultEnvelope>>();
 
-  constructor(private readonly deps: { db: TenantDb; servers: McpServers; audit: Audit }) {}
+  constructor(private readonly deps: { db: TenantDb; servers: McpServers; audit: Audit; /** Makes the intent durable before the request leaves. */ flush: () => Promise<void>; /** Test seam: crashes the object right after the server answered `toolName`. */ crashAfterSend?: (toolName: string) => void }) {}
 
   call(inv: ToolInvocation): Promise<ToolResultEnvelope> {
     const running = this.inFlight.get(inv.operationId);
@@ -59,7 +59,10 @@ export class McpCalls {
     const session = await this.deps.servers.sessionOptions(server, (entry) => this.deps.audit(`agent:${inv.agentId}`, "egress.mcp", inv.operationId, { runKey: inv.runKey, toolName: inv.toolName, server: server.name, ...entry }));
     if (!session.ok) return refuse("secret_unavailable", session.message);
 
-    if (tool.mutating) this.deps.db.insert(schema.mcpCallIntents).values({ operationId: inv.operationId, serverId: server.id, toolName: inv.toolName, sentAt: nowIso() }).run();
+    if (tool.mutating) {
+      this.deps.db.insert(schema.mcpCallIntents).values({ operationId: inv.operationId, serverId: server.id, toolName: inv.toolName, sentAt: nowIso() }).run();
+      await this.deps.flush();
+    }
     let sent = false;
     let envelope: ToolResultEnvelope;
     try {
@@ -70,6 +73,7 @@ export class McpCalls {
           sent = mcp.callSent;
         }
       });
+      this.deps.crashAfterSend?.(inv.toolName);
       envelope = this.envelopeOf(action, inv, server.id, output);
     } catch (error) {
       const refused = refusalOf(error);
