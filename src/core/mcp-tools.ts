@@ -12,6 +12,16 @@
 
 export const MCP_MODEL_NAME_MAX = 64;
 
+/** How MCP tools are declared to agents; `registeredTools.mcp` in tools/contract-spec.yaml must say the same. */
+export const MCP_TOOL_CONTRACT = {
+  namePattern: "^mcp_[a-z][a-z0-9]{0,23}_[a-z0-9_]+$",
+  supportsPreview: false,
+  scopeRules: ["none"],
+  dataMinimizationPolicyRef: "dm.mcp_tool.args.v1",
+  mutating: { sideEffectKind: "external_mcp", idempotencyStrategy: "operation_id", execution: "saga_at_most_once" },
+  readOnly: { sideEffectKind: "none", idempotencyStrategy: "read_only", execution: "direct" },
+} as const;
+
 /** One remote tool as cached per server (what tools/list answered, plus the name agents call). */
 export interface McpCachedTool {
   name: string;

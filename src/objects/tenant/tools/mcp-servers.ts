@@ -11,7 +11,7 @@ import { config } from "../../../config";
 import type { DeploymentMode } from "../../../core/deployment-mode";
 import { checkUrlShape } from "../../../core/egress";
 import { canonicalJson } from "../../../core/hash";
-import { mcpCacheEntries, type McpCachedTool } from "../../../core/mcp-tools";
+import { MCP_TOOL_CONTRACT, mcpCacheEntries, type McpCachedTool } from "../../../core/mcp-tools";
 import { declaredArguments } from "../../../core/need-to-know-mcp";
 import { failure, type Result } from "../../../core/result";
 import * as schema from "../../../db/tenant-schema";
@@ -182,19 +182,20 @@ export function describeFailure(error: unknown): string {
 const cachedTools = (row: McpServerRow): McpCachedTool[] => row.tools as McpCachedTool[];
 
 function listingOf(row: McpServerRow, tool: McpCachedTool): ToolListing {
+  const effect = tool.mutating ? MCP_TOOL_CONTRACT.mutating : MCP_TOOL_CONTRACT.readOnly;
   return {
     kind: "mcp",
     name: tool.name,
     version: row.toolsVersion,
     description: tool.description,
     riskLevel: row.riskLevel as ToolListing["riskLevel"],
-    supportsPreview: false,
+    supportsPreview: MCP_TOOL_CONTRACT.supportsPreview,
     capabilitiesRequired: [row.capability],
     allowedWakeReasons: [...ANY_WAKE],
-    idempotencyStrategy: tool.mutating ? "operation_id_at_most_once" : "none",
-    scopeRules: ["none"],
-    sideEffects: { kind: tool.mutating ? "external_mcp" : "none", entityTypes: [], semanticKeys: [] },
-    dataMinimizationPolicyRef: "dm.mcp_tool.args.v1",
+    idempotencyStrategy: effect.idempotencyStrategy,
+    scopeRules: [...MCP_TOOL_CONTRACT.scopeRules],
+    sideEffects: { kind: effect.sideEffectKind, entityTypes: [], semanticKeys: [] },
+    dataMinimizationPolicyRef: MCP_TOOL_CONTRACT.dataMinimizationPolicyRef,
     inputSchema: tool.inputSchema,
     outputSchema: {},
     id: row.id,
