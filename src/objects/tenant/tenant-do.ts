@@ -184,14 +184,17 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
+  /** `POST /v1/mcp-servers`: checks URL and secret, stores the server, lists its tools once (audited). */
   registerMcpServer(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
     return this.parts.mcpServers.register(actor, body);
   }
 
+  /** `GET /v1/mcp-servers`: live servers with their cached tool lists (never fetches). */
   listMcpServers(): McpServer[] {
     return this.parts.mcpServers.list();
   }
 
+  /** `DELETE /v1/mcp-servers/:id`: soft delete (audited); its tools leave the catalog at once. */
   deleteMcpServer(actor: string, id: string): Result<{ server: McpServer }> {
     return this.parts.mcpServers.delete(actor, id);
   }
