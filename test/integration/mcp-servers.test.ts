@@ -3,7 +3,7 @@ import { env } from "cloudflare:test";
 import { tenantStub } from "../../src/objects/shared/stubs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { api, createTenant } from "./helpers";
+import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -129,5 +129,30 @@ describe("/v1/mcp-servers", () => {
     expect((await api("GET", "/v1/mcp-servers", { key: b.key })).body.data).toEqual([]);
     expect((await api("DELETE", `/v1/mcp-servers/${created.body.id}`, { key: b.key })).status).toBe(404);
     expect(((await api("GET", "/v1/tools", { key: b.key })).body.data as any[]).some((tool) => tool.kind === "mcp")).toBe(false);
+  });
+
+  it("MCP tools pass the tenant-tool gates: capability and the per-tool daily quota refuse a call before anything is sent", async () => {
+    const seen = serveMcp("127.0.0.1:8931");
+    const { key } = await createTenant();
+    expect((await register(key, { riskLevel: "low", capability: "taskRead" })).status).toBe(201);
+    expect((await api("PUT", "/v1/policy", { key, body: { toolQuotas: { mcp_words_lookup: 1 } } })).status).toBe(200);
+    const calls = () => seen.filter((request) => request.body.includes('"tools/call"')).map((request) => JSON.parse(request.body).params);
+    const playbook = { model: "builtin:playbook", playbook: { rules: [{ when: { reason: "userInitiated" }, reply: "ok" }] } };
+    const results = async (agentId: string) => ((await api("GET", `/v1/agents/${agentId}/messages`, { key })).body.data as any[]).filter((m) => m.kind === "toolResult").reverse().map((m) => m.content);
+
+    const allowed = await createAgent(key, playbook);
+    const sent = await api("POST", `/v1/agents/${allowed.id}/messages`, { key, body: { text: '/tool mcp_words_lookup {"word":"one"}\n/tool mcp_words_lookup {"word":"two"}' } });
+    expect((await waitForRun(key, allowed.id, sent.body.runKey)).status).toBe("completed");
+    expect((await results(allowed.id)).map((r) => [r.ok, r.code])).toEqual([
+      [true, undefined],
+      [false, "tool_quota_exceeded"],
+    ]);
+    expect(calls()).toEqual([{ name: "lookup", arguments: { word: "one" } }]);
+
+    const denied = await createAgent(key, { ...playbook, capabilities: { revoke: ["taskRead"] } });
+    const refused = await api("POST", `/v1/agents/${denied.id}/messages`, { key, body: { text: '/tool mcp_words_lookup {"word":"three"}' } });
+    await waitForRun(key, denied.id, refused.body.runKey);
+    expect((await results(denied.id))[0]).toMatchObject({ ok: false, toolName: "mcp_words_lookup", code: "capability_denied" });
+    expect(calls()).toHaveLength(1);
   });
 });
