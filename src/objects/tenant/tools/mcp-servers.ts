@@ -37,6 +37,9 @@ export interface McpServersDeps {
 export const mcpSecretProvider = (serverName: string) => `mcp-${serverName}`;
 
 export class McpServers {
+  /** Listings in flight per server: concurrent callers share one tools/list instead of each sending one. */
+  private readonly refreshing = new Map<string, Promise<void>>();
+
   constructor(private readonly deps: McpServersDeps) {}
 
   async register(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
@@ -137,8 +140,16 @@ export class McpServers {
     this.deps.db.update(schema.mcpServers).set({ toolsFetchedAt: 0 }).where(eq(schema.mcpServers.id, id)).run();
   }
 
-  /** Fetches the server's tool list; the version moves only when the list changed. */
-  async refresh(id: string): Promise<void> {
+  /** Fetches the server's tool list (once at a time per server); the version moves only when the list changed. */
+  refresh(id: string): Promise<void> {
+    const running = this.refreshing.get(id);
+    if (running) return running;
+    const refresh = this.fetchTools(id).finally(() => this.refreshing.delete(id));
+    this.refreshing.set(id, refresh);
+    return refresh;
+  }
+
+  private async fetchTools(id: string): Promise<void> {
     const row = this.row(id);
     if (!row || row.deletedAt) return;
     const session = await this.sessionOptions(row, (entry) => this.deps.audit("system", "egress.mcp", row.id, { server: row.name, operation: "tools/list", ...entry }));
