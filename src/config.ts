@@ -73,6 +73,12 @@ export const config = {
   jwks: { timeoutMs: 5_000, cacheMaxAgeMs: 600_000, cooldownMs: 30_000, settingsTtlMs: 30_000 },
   tenantTools: { timeoutMs: 10_000, maxResponseBytes: 65_536, maxPerTenant: 100, maxInputSchemaBytes: 32_768 },
   /**
+   * Remote MCP servers (issue 15.1): servers per tenant, tools kept per server, the tool-list cache's
+   * TTL (a `notifications/tools/list_changed` marks it stale sooner), per-request timeouts, and the
+   * largest call result kept (it becomes the toolResult the model reads).
+   */
+  mcp: { maxServersPerTenant: 20, maxToolsPerServer: 100, toolsTtlMs: 300_000, requestTimeoutMs: 10_000, callTimeoutMs: 30_000, maxResultBytes: 65_536 },
+  /**
    * Outbound webhooks: attempts in all (then `dead`), exponential backoff base·2^(n-1) capped at
    * maxDelaySeconds (30 s, 1 min, 2 min … ≈ 1 h 04 min between the first and the 8th attempt),
    * per-attempt timeout, endpoints per tenant. Tests shrink the schedule with VIGIL_OUTBOUND_RETRY.

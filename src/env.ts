@@ -30,6 +30,8 @@ export interface Env {
   VIGIL_LOG_LEVEL?: string;
   /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */
   VIGIL_FAULT_OVERSHARE?: string;
+  /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated MCP tool names (`mcp_<server>_<tool>`) whose calls crash the TenantDO after the server answered, before the answer is recorded. */
+  VIGIL_FAULT_MCP_ABORT?: string;
   /** Test seam (honoured only with VIGIL_FAULTS=enabled): the JWKS unknown-`kid` refetch cooldown in ms (config.jwks.cooldownMs). */
   VIGIL_JWKS_COOLDOWN_MS?: string;
   /** JSON override of config.outboundWebhooks retry schedule ({maxAttempts, baseDelaySeconds, maxDelaySeconds}); honoured only with VIGIL_FAULTS=enabled. */

@@ -78,6 +78,13 @@ export default {
         "when": 1795672124782,
         "tag": "0010_subscription_session",
         "breakpoints": true
+      },
+      {
+        "idx": 11,
+        "version": "6",
+        "when": 1795683447595,
+        "tag": "0011_mcp_servers",
+        "breakpoints": true
       }
     ]
   },
@@ -92,6 +99,7 @@ export default {
     "m0007": "CREATE TABLE `approval_grants` (\n\t`agent_id` text NOT NULL,\n\t`thread_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`decision_id` text NOT NULL,\n\t`created_at` text NOT NULL,\n\tPRIMARY KEY(`agent_id`, `thread_id`, `tool_name`)\n);\n--> statement-breakpoint\nCREATE TABLE `approval_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `trust_records` (\n\t`agent_id` text PRIMARY KEY NOT NULL,\n\t`state` text NOT NULL,\n\t`updated_at` text NOT NULL\n);\n",
     "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;",
     "m0009": "ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;",
-    "m0010": "ALTER TABLE `subscriptions` ADD `session_id` text;"
+    "m0010": "ALTER TABLE `subscriptions` ADD `session_id` text;",
+    "m0011": "CREATE TABLE `mcp_call_intents` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`server_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`sent_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `mcp_servers` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`url` text NOT NULL,\n\t`secret_ref_id` text,\n\t`risk_level` text NOT NULL,\n\t`capability` text NOT NULL,\n\t`tool_filter` text,\n\t`tools` text NOT NULL,\n\t`tools_version` integer NOT NULL,\n\t`tools_fetched_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `mcp_servers_name` ON `mcp_servers` (`name`);"
   }
 };

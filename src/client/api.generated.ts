@@ -865,7 +865,7 @@ export type WebhookDeliveryAttempt = {
 };
 
 export type ToolListing = {
-  kind: "builtin" | "http";
+  kind: "builtin" | "http" | "mcp";
   name: string;
   version: number;
   description: string;
@@ -917,6 +917,55 @@ export type RegisterTenantTool = {
   riskLevel?: "low" | "medium" | "high";
   /** the capability an agent must hold to call the tool */
   capability: "categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn";
+};
+
+export type McpServer = {
+  id: string;
+  name: string;
+  url: string;
+  /** `"none"`, or `{secretRefId}` */
+  auth: "none" | {
+    /** A provider secret stored with `provider: "mcp-<name>"` (POST /v1/providers/secrets); sent as `Authorization: Bearer <secret>` */
+    secretRefId: string;
+  };
+  riskLevel: "low" | "medium" | "high";
+  capability: "categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn";
+  toolFilter: Array<string> | null;
+  tools: Array<McpServerTool>;
+  /** Bumped whenever the server's tool list changes */
+  toolsVersion: number;
+  /** When the list was last fetched; null while it is marked stale (notifications/tools/list_changed) */
+  toolsFetchedAt: string | null;
+  /** Why the last listing failed (the cached list stays in use) */
+  lastError: string | null;
+  createdAt: string;
+};
+
+export type McpServerTool = {
+  /** The name agents call: `mcp_<server>_<tool>` */
+  name: string;
+  /** The tool's name on the server */
+  remoteName: string;
+  description: string;
+  /** false only when the server annotates the tool `readOnlyHint: true`; a mutating call runs as a saga */
+  mutating: boolean;
+};
+
+export type RegisterMcpServer = {
+  name: string;
+  /** The server's streamable HTTP endpoint (https; plain http to loopback only in local mode); its host joins this tenant's egress allowlist */
+  url: string;
+  /** `"none"`, or `{secretRefId}` */
+  auth?: "none" | {
+    /** A provider secret stored with `provider: "mcp-<name>"` (POST /v1/providers/secrets); sent as `Authorization: Bearer <secret>` */
+    secretRefId: string;
+  };
+  /** The risk level of every tool of this server (drives approvals) */
+  riskLevel?: "low" | "medium" | "high";
+  /** The capability an agent must hold to call this server's tools */
+  capability: "categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn";
+  /** Only these tools (the server's own names) are offered; all when omitted */
+  toolFilter?: Array<string>;
 };
 
 export type AuditEntry = {
@@ -2320,6 +2369,41 @@ export abstract class VigilOperations {
   }
 
   /**
+   * List the tenant's MCP servers with their cached tool lists
+   *
+   * `GET /v1/mcp-servers`
+   */
+  listMcpServers(options?: RequestOptions): Promise<{
+    data: Array<McpServer>;
+    nextCursor: null;
+  }> {
+    return this.request<{
+    data: Array<McpServer>;
+    nextCursor: null;
+  }>("GET", "/v1/mcp-servers", undefined, options);
+  }
+
+  /**
+   * Register a remote MCP server (streamable HTTP); its tools are offered to agents as `mcp_<server>_<tool>`
+   *
+   * The server's tools are listed now (and cached, refreshed on `notifications/tools/list_changed` and after 5 minutes); a listing that fails keeps the registration and says why in `lastError`. Calls pass the same gates as tenant HTTP tools (capability, category scope, `riskLevel` and approvals, budgets, quotas), carry only the arguments the tool's input schema declares (NEED_TO_KNOW), and may reach only the server's host. A tool the server does not annotate `readOnlyHint: true` is mutating: it runs as a saga and is sent at most once per operationId. In deployed mode `url` must be https to a public host.
+   *
+   * `POST /v1/mcp-servers`
+   */
+  registerMcpServer(body: RegisterMcpServer, options?: RequestOptions): Promise<McpServer> {
+    return this.request<McpServer>("POST", "/v1/mcp-servers", body, options);
+  }
+
+  /**
+   * Delete an MCP server; calls to its tools answer unknown_tool at once
+   *
+   * `DELETE /v1/mcp-servers/{id}`
+   */
+  deleteMcpServer(mcpServerId: string, options?: RequestOptions): Promise<McpServer> {
+    return this.request<McpServer>("DELETE", `/v1/mcp-servers/${encodeURIComponent(mcpServerId)}`, undefined, options);
+  }
+
+  /**
    * The tenant's append-only audit log, newest first
    *
    * `GET /v1/audit`
@@ -2593,6 +2677,9 @@ export const OPERATIONS = {
   listTools: { method: "GET", path: "/v1/tools" },
   registerTool: { method: "POST", path: "/v1/tools" },
   deleteTool: { method: "DELETE", path: "/v1/tools/{id}" },
+  listMcpServers: { method: "GET", path: "/v1/mcp-servers" },
+  registerMcpServer: { method: "POST", path: "/v1/mcp-servers" },
+  deleteMcpServer: { method: "DELETE", path: "/v1/mcp-servers/{id}" },
   listAudit: { method: "GET", path: "/v1/audit" },
   getMetrics: { method: "GET", path: "/v1/metrics" },
   listBrakes: { method: "GET", path: "/v1/brakes" },

@@ -27,6 +27,7 @@ import { eventStreamRoutes } from "../routes/events-stream";
 import { cors } from "./cors";
 import { applyOperationIds } from "./operation-ids";
 import { toolRoutes } from "../routes/tools";
+import { mcpServerRoutes } from "../routes/mcp-servers";
 import { docsRoutes } from "../routes/docs";
 import { widgetRoutes } from "../routes/widget";
 import { observabilityRoutes } from "../routes/observability";
@@ -70,6 +71,7 @@ export function buildApp() {
   authed.route("/", webhookRoutes);
   authed.route("/", eventStreamRoutes);
   authed.route("/", toolRoutes);
+  authed.route("/", mcpServerRoutes);
   authed.route("/", observabilityRoutes);
   authed.route("/", brakeRoutes);
   authed.route("/", usageRoutes);

@@ -17,6 +17,8 @@ export const HTTP_TOOL_PREFIX = "http:";
 export const httpModelName = (listingName: string) => `http_${listingName.replace(/^http:/, "")}`;
 export const httpInvocationName = (modelName: string) => `http:${modelName.replace(/^http_/, "")}`;
 export const isHttpModelName = (name: string) => name.startsWith("http_");
+/** A tool the tenant registered (HTTP, or an MCP server's `mcp_<server>_<tool>`): gated like HTTP tools, executed by the TenantDO. */
+export const isTenantToolModelName = (name: string) => isHttpModelName(name) || name.startsWith("mcp_");
 
 const JsonObject = z.record(z.string(), z.unknown());
 
@@ -56,7 +58,7 @@ export const RegisteredTenantTool = TenantTool.extend({
 /** A tool as offered to agents: the registry descriptor shape; tenant tools add id, url, method, createdAt. */
 export const ToolListing = z
   .object({
-    kind: z.enum(["builtin", "http"]),
+    kind: z.enum(["builtin", "http", "mcp"]),
     name: z.string(),
     version: z.number().int(),
     description: z.string(),

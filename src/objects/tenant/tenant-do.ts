@@ -16,6 +16,7 @@ import type { TenantPruneOutcome } from "./retention";
 import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../schema/providers";
 import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../schema/subscriptions";
 import type { RegisterToolBody, TenantTool, ToolListing } from "../../schema/tools";
+import type { McpServer, RegisterMcpServerBody } from "../../schema/mcp-servers";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
 import type { ToolInvocation } from "../../tools/invocation";
 import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
@@ -143,8 +144,8 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.tools.execute(invocation);
   }
 
-  /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools. */
-  listTools(): ToolListing[] {
+  /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools, then its MCP servers' tools. */
+  listTools(): Promise<ToolListing[]> {
     return this.parts.toolCatalog.list();
   }
   async registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
@@ -152,6 +153,22 @@ export class TenantDO extends DurableObject<Env> {
   }
   deleteTenantTool(actor: string, id: string): Result<{ tool: TenantTool }> {
     return this.parts.toolCatalog.delete(actor, id);
+  }
+
+  // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
+  /** `POST /v1/mcp-servers`: checks URL and secret, stores the server, lists its tools once (audited). */
+  registerMcpServer(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
+    return this.parts.mcpServers.register(actor, body);
+  }
+
+  /** `GET /v1/mcp-servers`: live servers with their cached tool lists (never fetches). */
+  listMcpServers(): McpServer[] {
+    return this.parts.mcpServers.list();
+  }
+
+  /** `DELETE /v1/mcp-servers/:id`: soft delete (audited); its tools leave the catalog at once. */
+  deleteMcpServer(actor: string, id: string): Result<{ server: McpServer }> {
+    return this.parts.mcpServers.delete(actor, id);
   }
 
   // ── Alertness: subscriptions, inbound events, triggers, webhook sources ────────────────────────

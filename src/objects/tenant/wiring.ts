@@ -18,7 +18,7 @@ import { Approvals, BrakeDecisions, Decisions, DecisionDesk, DecisionResolution 
 import { AgentActivity, AgentDirectory, TenantErasures } from "./directory";
 import { writeAudit, TenantBrakes, Governance } from "./governance";
 import { Journal } from "./journal";
-import { ToolCatalog, ToolExecutor, TenantTools } from "./tools";
+import { McpCalls, McpServers, ToolCatalog, ToolExecutor, TenantTools } from "./tools";
 import type { Audit, TenantDb } from "./types";
 
 /**
@@ -41,6 +41,9 @@ export class TenantWiring {
   readonly tenantTools: TenantTools;
   readonly tools: ToolExecutor;
   readonly toolCatalog: ToolCatalog;
+  /** Remote MCP servers (issue 15): registrations, cached tool lists, and calls (at-most-once when mutating). */
+  readonly mcpServers: McpServers;
+  readonly mcpCalls: McpCalls;
   readonly subscriptions: SubscriptionStore;
   readonly metrics: TenantMetrics;
   readonly governance: Governance;
@@ -88,7 +91,7 @@ export class TenantWiring {
       db: this.db,
       env,
       policy: () => this.governance.policy(),
-      httpInputSchema: (name) => (this.tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? null,
+      httpInputSchema: (name) => (this.tenantTools.descriptors().find((tool) => tool.name === `http:${name}` || tool.name === name)?.inputSchema as Record<string, unknown> | undefined) ?? this.mcpServers.resolve(name)?.tool.inputSchema ?? null,
     });
     this.decisions = new Decisions(this.approvals.decisionsDeps());
     /** Change provenance shared by every writer (journal, events, webhooks, agent notifications). */
@@ -97,14 +100,25 @@ export class TenantWiring {
     this.journal = new Journal(this.db, this.notifications, dispatch);
     /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
     this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, mode, this.audit);
+    this.mcpServers = new McpServers({ db: this.db, mode, audit: this.audit, openSecret: (id, provider) => this.governance.openSecret(id, provider) });
+    const crashingMcpTools = faults ? (env.VIGIL_FAULT_MCP_ABORT ?? "").split(",").filter(Boolean) : [];
+    this.mcpCalls = new McpCalls({
+      db: this.db,
+      servers: this.mcpServers,
+      audit: this.audit,
+      flush: () => ctx.storage.sync(),
+      // Test seam: the object is reset between send and record, as an eviction or a crash there would.
+      ...(crashingMcpTools.length > 0 && { crashAfterSend: (toolName: string) => (crashingMcpTools.includes(toolName) ? ctx.abort(`injected crash after sending ${toolName}`) : undefined) }),
+    });
     this.tools = new ToolExecutor({
       db: this.db,
       journal: this.journal,
       timeZone: () => this.tenant()?.timeZone ?? "UTC",
       callHttpTool: (inv) => this.tenantTools.call(inv),
+      callMcpTool: (inv) => this.mcpCalls.call(inv),
       agentLifecycle: (agentId) => this.directory.lifecycle(agentId),
     });
-    this.toolCatalog = new ToolCatalog({ tenantTools: this.tenantTools, audit: this.audit });
+    this.toolCatalog = new ToolCatalog({ tenantTools: this.tenantTools, mcpServers: this.mcpServers, audit: this.audit });
     /** Agents' subscriptions and the materialized token index. */
     this.subscriptions = new SubscriptionStore(this.db);
     /** Counters for GET /v1/metrics. */
@@ -114,7 +128,7 @@ export class TenantWiring {
       masterKey: env.VIGIL_MASTER_KEY,
       mode,
       audit: this.audit,
-      toolHosts: () => this.tenantTools.list().map((tool) => new URL(tool.url).host),
+      toolHosts: () => [...this.tenantTools.list().map((tool) => new URL(tool.url).host), ...this.mcpServers.hosts()],
     });
     this.inboundEvents = new InboundEvents(this.db, this.notifications);
     /** Agents' external triggers (holon) and the tenant's signed webhook sources. */

@@ -36,7 +36,7 @@ export const SCOPE_RULES = ["none", "read_filtered", "target_category", "both_en
 export type ScopeRule = (typeof SCOPE_RULES)[number];
 
 /** Where a tool's effect lands: nowhere, the TenantDO journal, the AgentDO, or an outside host. */
-export const SIDE_EFFECT_KINDS = ["none", "journal_write", "agent_state", "external_http"] as const;
+export const SIDE_EFFECT_KINDS = ["none", "journal_write", "agent_state", "external_http", "external_mcp"] as const;
 export type SideEffectKind = (typeof SIDE_EFFECT_KINDS)[number];
 
 /**

@@ -18,7 +18,8 @@ export interface HttpToolGate {
 
 export function httpToolGate(listing: ToolListing): HttpToolGate {
   return {
-    name: httpModelName(listing.name),
+    // MCP tools keep their name: `mcp_<server>_<tool>` is already a valid function name.
+    name: listing.kind === "mcp" ? listing.name : httpModelName(listing.name),
     version: listing.version,
     description: listing.description,
     riskLevel: listing.riskLevel,
@@ -29,8 +30,8 @@ export function httpToolGate(listing: ToolListing): HttpToolGate {
   };
 }
 
-/** The tenant's registered HTTP tools, as the gate and the model see them. */
+/** The tenant's registered HTTP tools and MCP servers' tools, as the gate and the model see them. */
 export async function tenantHttpTools(tenant: { listTools(): Promise<ToolListing[]> }): Promise<HttpToolGate[]> {
   const listings = await tenant.listTools();
-  return listings.filter((listing) => listing.kind === "http").map(httpToolGate);
+  return listings.filter((listing) => listing.kind === "http" || listing.kind === "mcp").map(httpToolGate);
 }

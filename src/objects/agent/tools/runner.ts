@@ -8,7 +8,7 @@ import { getTool } from "../../../tools/registry";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import type { ActionStore, PlannedAction } from "./actions";
 import { AGENT_SIDE_TOOLS, executeAgentTool, type AgentToolDeps } from "./agent-tools";
-import { httpInvocationName, isHttpModelName } from "../../../schema/tools";
+import { httpInvocationName, isHttpModelName, isTenantToolModelName } from "../../../schema/tools";
 import type { HttpToolGate } from "./http-tools";
 
 /** What the gate and executor need of a tool, builtin (with zod schemas) or tenant HTTP. */
@@ -70,7 +70,7 @@ export class ToolRunner {
   constructor(private readonly deps: ToolRunnerDeps) {}
 
   async runStep(context: StepContext, calls: ReadonlyArray<ToolCallRequest>): Promise<"done" | "waiting"> {
-    const httpTools = calls.some((call) => isHttpModelName(call.toolName)) ? await this.deps.tenantTools() : [];
+    const httpTools = calls.some((call) => isTenantToolModelName(call.toolName)) ? await this.deps.tenantTools() : [];
     // Plan every call of the step first, in one synchronous stretch, so they commit together.
     const planned = calls.map((call, callIndex) => this.planCall(context, call, callIndex, httpTools));
     let waiting = false;
@@ -86,7 +86,7 @@ export class ToolRunner {
       }
       // ── Governance gate (helper "brakes"): brake → daily budget → tool quota → rate limit; a refusal is the call's toolResult ──
       if (this.deps.gateTool) {
-        const mutating = tool!.sideEffects.kind !== "none" && !(action.envelope.previewOnly && !isHttpModelName(action.toolName));
+        const mutating = tool!.sideEffects.kind !== "none" && !(action.envelope.previewOnly && !isTenantToolModelName(action.toolName));
         const refused = await this.deps.gateTool(context, action, mutating);
         if (refused) {
           this.complete(action.operationId, refused);
@@ -98,7 +98,7 @@ export class ToolRunner {
         this.complete(action.operationId, await this.deps.spawn(context, action));
       } else if (AGENT_SIDE_TOOLS.has(action.toolName)) {
         this.complete(action.operationId, await executeAgentTool(this.deps.agentTools, action));
-      } else if (tool!.sideEffects.kind === "none" || (action.envelope.previewOnly && !isHttpModelName(action.toolName))) {
+      } else if (tool!.sideEffects.kind === "none" || (action.envelope.previewOnly && !isTenantToolModelName(action.toolName))) {
         this.complete(action.operationId, await this.deps.executeTenantTool(invocation));
       } else {
         // ── Approval gate (helper "approvals", seed 002): the plan is persisted; a decision opens; the saga waits for it ──

@@ -91,6 +91,11 @@ export class Governance {
     return resolveInferenceGrant({ policy: () => this.policy(), consents: this.consents, secrets: this.secrets, audit: this.audit }, request);
   }
 
+  /** A live stored secret for `provider`, opened (an MCP server's bearer token, issue 15). */
+  openSecret(id: string, provider: string): ReturnType<ProviderSecrets["open"]> {
+    return this.secrets.open(id, provider);
+  }
+
   /** The tenant's egress allowlist: configured provider endpoints' hosts, its HTTP tools' hosts, its IdP's JWKS host, then its OTLP collector's host. */
   egressHosts(): string[] {
     const { identityProvider: idp, telemetry } = this.policy();

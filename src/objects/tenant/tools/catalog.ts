@@ -3,14 +3,16 @@ import type { RegisterToolBody, TenantTool, ToolListing } from "../../../schema/
 import { listToolDescriptors } from "../../../tools/registry";
 import type { Audit } from "../types";
 import type { TenantTools, ToolRegistration } from "./http-tools";
+import type { McpServers } from "./mcp-servers";
 
-/** `GET/POST/DELETE /v1/tools`: the built-in registry and the tenant's HTTP tools (registrations audited). */
+/** `GET/POST/DELETE /v1/tools`: the built-in registry, the tenant's HTTP tools (registrations audited) and its MCP tools. */
 export class ToolCatalog {
-  constructor(private readonly deps: { tenantTools: TenantTools; audit: Audit }) {}
+  constructor(private readonly deps: { tenantTools: TenantTools; mcpServers: McpServers; audit: Audit }) {}
 
-  /** The built-in registry, then the tenant's HTTP tools. */
-  list(): ToolListing[] {
-    return [...listToolDescriptors().map((descriptor): ToolListing => ({ kind: "builtin", ...descriptor })), ...this.deps.tenantTools.descriptors()];
+  /** The built-in registry, then the tenant's HTTP tools, then its MCP servers' tools (lists past their TTL fetched first). */
+  async list(): Promise<ToolListing[]> {
+    const builtin = listToolDescriptors().map((descriptor): ToolListing => ({ kind: "builtin", ...descriptor }));
+    return [...builtin, ...this.deps.tenantTools.descriptors(), ...(await this.deps.mcpServers.listings())];
   }
 
   async register(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {

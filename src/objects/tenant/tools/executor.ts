@@ -25,6 +25,7 @@ import { H } from "../../../core/hash";
 import { normalizeTokens, tokenKey } from "../../../core/tokens";
 import { toolFailure, toolSuccess, type ToolEffectLink, type ToolResultEnvelope } from "../../../core/tool-envelopes";
 import type { JournalType } from "../../../schema/journal";
+import { MCP_TOOL_PREFIX } from "../../../schema/mcp-servers";
 import { isJournalToolName, journalHandlers, type HandlerContext, type HandlerOutcome } from "../../../tools/handlers";
 import type { ToolInvocation } from "../../../tools/invocation";
 import { describeIssues, toolInvocationSchema } from "../../../tools/invocation-schema";
@@ -48,6 +49,8 @@ export interface ToolExecutorDeps {
   timeZone: () => string;
   /** `http:<name>` calls (tenant HTTP tools). */
   callHttpTool: (invocation: ToolInvocation) => Promise<ToolResultEnvelope>;
+  /** `mcp_<server>_<tool>` calls (tenant MCP servers, issue 15). */
+  callMcpTool: (invocation: ToolInvocation) => Promise<ToolResultEnvelope>;
   /** The calling agent's lifecycle as the directory knows it (null: unknown here). */
   agentLifecycle: (agentId: string) => string | null;
 }
@@ -74,6 +77,7 @@ export class ToolExecutor {
     // Destroy means stop: a saga still out when its agent was destroyed changes nothing (and records nothing).
     if (this.deps.agentLifecycle(inv.agentId) === "destroyed") return refuse(unchecked, "agent_destroyed", "the agent is destroyed; nothing was applied");
     if (inv.toolName.startsWith("http:")) return this.deps.callHttpTool(inv);
+    if (inv.toolName.startsWith(MCP_TOOL_PREFIX)) return this.deps.callMcpTool(inv);
     const tool = getTool(inv.toolName);
     if (!tool) return refuse(unchecked, "unknown_tool", `${inv.toolName} is not a tool of this deployment`);
     const declared = { ...unchecked, toolName: tool.name, toolVersion: tool.version };
