@@ -6,7 +6,8 @@ import { idempotent } from "../http/idempotency";
 import { H } from "../core/hash";
 import { randomId } from "../ids";
 import { Agent, AgentState, CreateAgentBody, ListAgentsQuery, PatchAgentBody } from "../schema/agents";
-import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { AgentIdParam, PaginationQuery } from "../schema/common";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 export const agentRoutes = createRouter();
@@ -48,25 +49,24 @@ agentRoutes.openapi(
   },
 );
 
-agentRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents",
-    summary: "List agents (children only with ?include=children)",
-    request: { query: PaginationQuery.merge(ListAgentsQuery) },
-    responses: { 200: json(page(Agent), "A page of agents"), 400: problems[400], 401: problems[401] },
-    security,
-  }),
-  async (c) => {
+listRoute(agentRoutes, {
+  path: "/v1/agents",
+  summary: "List agents (children only with ?include=children)",
+  query: PaginationQuery.merge(ListAgentsQuery),
+  item: Agent,
+  pageDescription: "A page of agents",
+  errors: { 400: problems[400], 401: problems[401] },
+  read: (c, { query }) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
-    const query = c.req.valid("query");
-    const result = await tenantStub(c.env, principal.tenantId).listAgents({ limit: query.limit, cursor: query.cursor, includeChildren: query.include === "children" });
-    if (!result.ok) fail(result);
-    const data = principal.kind === "jwt" ? result.data.filter((agent) => principal.agents.includes(agent.id)) : result.data;
-    return c.json({ data, nextCursor: result.nextCursor }, 200);
+    return tenantStub(c.env, principal.tenantId).listAgents({ limit: query.limit, cursor: query.cursor, includeChildren: query.include === "children" });
   },
-);
+  // A widget token sees only the agents it names.
+  view: (agents, c) => {
+    const principal = c.get("principal");
+    return principal.kind === "jwt" ? agents.filter((agent) => principal.agents.includes(agent.id)) : agents;
+  },
+});
 
 agentRoutes.openapi(
   createRoute({

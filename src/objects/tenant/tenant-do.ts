@@ -40,7 +40,7 @@ import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions
 import type { AgentRunActivity } from "./directory/agent-activity";
 import { delegationContextFor, recordSpawnDecision } from "./directory/lineage";
 import type { TenantErasure } from "./directory/erasure";
-import { findAudit, listAudit, type AuditEntry } from "./governance/audit-log";
+import { auditPage, findAudit, listAudit, type AuditEntry } from "./governance/audit-log";
 import type { Governance } from "./governance/governance";
 import type { InferenceGrantRequest } from "./governance/inference-grant";
 import { runGovernanceFor, type RunGovernance } from "./governance/run-policy";
@@ -317,6 +317,10 @@ export class TenantDO extends DurableObject<Env> {
 
   listAudit(limit: number, beforeSeq?: number): AuditEntry[] {
     return listAudit(this.parts.db, limit, beforeSeq);
+  }
+
+  listAuditPage(query: PageQuery): Result<Page<AuditEntry>> {
+    return auditPage(this.parts.db, query);
   }
 
   /** Operator audit object only: the newest audit entry about `target` with `action`. */
