@@ -4,11 +4,8 @@ import { REPORT_SCOPES } from "../../core/reports";
 import { defineFamily } from "./types";
 import { dateTime, text } from "./shared";
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const agentTool = defineFamily({
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["none"],
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const agentTool = defineFamily({ idempotencyStrategy: "operation_id", scopeRules: ["none"] });
 
 export const publishReport = agentTool({
   name: "publish_report",

@@ -8,14 +8,8 @@ const itemText = text("text", 2_000);
 const newItem = z.strictObject({ text: itemText, done: z.boolean().default(false) });
 const preserveCheckedState = z.boolean().default(true).describe("keep each item's done flag; false reopens moved items");
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const checklistTool = defineFamily({
-  capabilitiesRequired: ["checklistWrite"],
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: CHECKLIST_EFFECTS,
-  dataMinimizationPolicyRef: "dm.journal.checklists.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const checklistTool = defineFamily({ capabilitiesRequired: ["checklistWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category"], sideEffects: CHECKLIST_EFFECTS, dataMinimizationPolicyRef: "dm.journal.checklists.v1" });
 
 export const createChecklist = checklistTool({
   name: "create_checklist",

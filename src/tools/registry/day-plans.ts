@@ -24,14 +24,8 @@ const BLOCK_RULE = "a block needs categoryId or taskId, and endTime after startT
 const upsertBlock = z.strictObject({ id: entityId("upserts[].id", "block id; an unknown id creates the block"), ...blockFields }).refine(blockIsValid, BLOCK_RULE);
 const layoutBlock = z.strictObject({ id: entityId("blocks[].id", "keep an existing block's id to move it").optional(), ...blockFields }).refine(blockIsValid, BLOCK_RULE);
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const dayPlanTool = defineFamily({
-  capabilitiesRequired: ["dayPlanWrite"],
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: DAY_PLAN_EFFECTS,
-  dataMinimizationPolicyRef: "dm.journal.day_plans.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const dayPlanTool = defineFamily({ capabilitiesRequired: ["dayPlanWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category"], sideEffects: DAY_PLAN_EFFECTS, dataMinimizationPolicyRef: "dm.journal.day_plans.v1" });
 
 export const getOrCreateDayPlan = dayPlanTool({
   name: "get_or_create_day_plan",

@@ -4,11 +4,8 @@ import { SLOT_KEYS } from "../../core/slots";
 import { defineFamily, READ_ONLY } from "./types";
 import { limit, text } from "./shared";
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const memoryTool = defineFamily({
-  scopeRules: ["none"],
-  dataMinimizationPolicyRef: "dm.agent.memory.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const memoryTool = defineFamily({ scopeRules: ["none"], dataMinimizationPolicyRef: "dm.agent.memory.v1" });
 
 export const memorySearch = memoryTool({
   name: "memory_search",

@@ -5,14 +5,8 @@ import { calendarDate, entityId, ratingOut, ratingTargetType } from "./shared";
 
 const target = { targetType: ratingTargetType, targetId: entityId("targetId") };
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const ratingTool = defineFamily({
-  capabilitiesRequired: ["ratingRead"],
-  idempotencyStrategy: "read_only",
-  scopeRules: ["target_category"],
-  sideEffects: READ_ONLY,
-  dataMinimizationPolicyRef: "dm.journal.ratings.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const ratingTool = defineFamily({ capabilitiesRequired: ["ratingRead"], idempotencyStrategy: "read_only", scopeRules: ["target_category"], sideEffects: READ_ONLY, dataMinimizationPolicyRef: "dm.journal.ratings.v1" });
 
 export const getRatingsSummary = ratingTool({
   name: "get_ratings_summary",

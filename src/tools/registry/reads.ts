@@ -9,14 +9,8 @@ const categoryFilter = z
   .optional()
   .describe("narrow to these categories; ids outside the agent's scope are ignored");
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const readTool = defineFamily({
-  capabilitiesRequired: ["taskRead"],
-  idempotencyStrategy: "read_only",
-  scopeRules: ["read_filtered"],
-  sideEffects: READ_ONLY,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const readTool = defineFamily({ capabilitiesRequired: ["taskRead"], idempotencyStrategy: "read_only", scopeRules: ["read_filtered"], sideEffects: READ_ONLY, dataMinimizationPolicyRef: "dm.journal.tasks.v1" });
 
 export const listAllowedCategories = readTool({
   name: "list_allowed_categories",

@@ -18,14 +18,8 @@ const fields = {
   notes: z.string().max(20_000),
 };
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const taskTool = defineFamily({
-  capabilitiesRequired: ["taskWrite"],
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category", "both_ends"],
-  sideEffects: TASK_EFFECTS,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const taskTool = defineFamily({ capabilitiesRequired: ["taskWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category", "both_ends"], sideEffects: TASK_EFFECTS, dataMinimizationPolicyRef: "dm.journal.tasks.v1" });
 
 export const createTask = taskTool({
   name: "create_task",

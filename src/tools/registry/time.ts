@@ -6,14 +6,8 @@ import { dateTime, endsAfterStart, entityId, timeEntryOut, text } from "./shared
 const TIME_EFFECTS = { kind: "journal_write", entityTypes: ["time_entry"], semanticKeys: ["TIME_ENTRY"] } as const;
 const note = z.string().max(2_000);
 
-/** What the tools of this file share; each declaration states only what differs (types.ts `defineFamily`). */
-const timeTool = defineFamily({
-  capabilitiesRequired: ["timeWrite"],
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: TIME_EFFECTS,
-  dataMinimizationPolicyRef: "dm.journal.time.v1",
-});
+/** The metadata this file's tools share; each tool states only what differs. */
+const timeTool = defineFamily({ capabilitiesRequired: ["timeWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category"], sideEffects: TIME_EFFECTS, dataMinimizationPolicyRef: "dm.journal.time.v1" });
 
 export const createRetrospectiveTimeEntry = timeTool({
   name: "create_retrospective_time_entry",
