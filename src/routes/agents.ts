@@ -7,11 +7,20 @@ import { H } from "../core/hash";
 import { randomId } from "../ids";
 import { Agent, AgentState, CreateAgentBody, ListAgentsQuery, PatchAgentBody } from "../schema/agents";
 import { AgentIdParam, PaginationQuery } from "../schema/common";
+import type { Env } from "../env";
+import type { Principal } from "../http/context";
 import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 export const agentRoutes = createRouter();
 agentRoutes.post("/v1/agents", idempotent());
+
+/** The agent a change names, for a caller with `agents:write` that is not a widget token (they cannot `refusal`). */
+function agentToChange(principal: Principal, env: Env, agentId: string, refusal: string) {
+  requireScope(principal, "agents:write");
+  if (principal.kind === "jwt") throw new ApiError("forbidden", `widget tokens cannot ${refusal}`);
+  return agentStub(env, principal.tenantId, agentId);
+}
 
 agentRoutes.openapi(
   createRoute({
@@ -95,10 +104,7 @@ agentRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:write");
-    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot reconfigure agents");
-    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).patchAgent(c.req.valid("json"));
+    const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "reconfigure agents").patchAgent(c.req.valid("json"));
     if (!result.ok) fail(result);
     return c.json(result.agent, 200);
   },
@@ -114,10 +120,7 @@ agentRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:write");
-    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot destroy agents");
-    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).applyLifecycle("destroy");
+    const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "destroy agents").applyLifecycle("destroy");
     if (!result.ok) fail(result);
     return c.json(result.agent, 200);
   },
@@ -134,10 +137,7 @@ for (const [action, command] of [["pause", "pause"], ["resume", "resume"]] as co
       security,
     }),
     async (c) => {
-      const principal = c.get("principal");
-      requireScope(principal, "agents:write");
-      if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot change lifecycle");
-      const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).applyLifecycle(command);
+      const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "change lifecycle").applyLifecycle(command);
       if (!result.ok) fail(result);
       return c.json(result.agent, 200);
     },
