@@ -1453,6 +1453,9 @@ export abstract class VigilOperations {
   /** One request whose 2xx response the caller reads (HTML, scripts, metrics, event streams); a non-2xx answer throws `VigilApiError`. */
   protected abstract requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response>;
 
+  // One method per OPERATIONS row, on the prototype. Pure-marked: a bundle that never uses the client (the widget) drops it all.
+  private static readonly methods = /* @__PURE__ */ installOperationMethods(this);
+
   /** The one request function behind every operation method: the arguments are read in the order the row gives. */
   protected operation(name: OperationName, args: unknown[]): Promise<unknown> {
     const row: OperationRow = OPERATIONS[name];
@@ -1467,15 +1470,19 @@ export abstract class VigilOperations {
 
 export interface VigilOperations extends OperationMethods {}
 
-for (const name of Object.keys(OPERATIONS) as OperationName[]) {
-  // Like a class method: on the prototype, not enumerable.
-  Object.defineProperty(VigilOperations.prototype, name, {
-    value(this: VigilOperations, ...args: unknown[]) {
-      return this.operation(name, args);
-    },
-    writable: true,
-    configurable: true,
-  });
+/** Defines each operation's method like a class method: on the prototype, not enumerable. */
+function installOperationMethods(target: typeof VigilOperations): OperationName[] {
+  const names = Object.keys(OPERATIONS) as OperationName[];
+  for (const name of names) {
+    Object.defineProperty(target.prototype, name, {
+      value(this: VigilOperations, ...args: unknown[]) {
+        return this.operation(name, args);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+  return names;
 }
 
 function queryString(query: object): string {
