@@ -177,37 +177,52 @@ export function operations(document) {
   return list;
 }
 
+/** A type on one line when it carries no doc comments (most query and result objects): short, table-like declarations. */
+function compact(text) {
+  return text.includes("/**") ? text : text.replace(/\n\s*/g, " ").replace(/; \}/g, " }");
+}
+
+/** `{data: Array<T>, nextCursor}` is `Page<T>`. */
+function pageOf(text) {
+  const match = /^\{ data: Array<([A-Za-z0-9_$]+)>; nextCursor: string \| null \}$/.exec(text);
+  return match ? `Page<${match[1]}>` : text;
+}
+
+/** One operation: its method signature (for the typed interface) and its row in the OPERATIONS table. */
 function renderOperation(document, entry) {
   const { method, path, op, name, pathParams, query, headers, bodySchema, jsonResults } = entry;
-  const args = pathParams.map((param) => ({ name: paramName(path, param), type: "string", original: param }));
-  const taken = new Set(args.map((arg) => arg.name));
-  const signature = args.map((arg) => `${arg.name}: string`);
-  let bodyArg = "undefined";
+  const args = pathParams.map((param) => paramName(path, param));
+  const signature = args.map((arg) => `${arg}: string`);
+  const row = { method: JSON.stringify(method), path: JSON.stringify(path) };
   if (bodySchema) {
     const resolved = resolveRef(document, bodySchema);
     const optional = !entry.op.requestBody.required || (resolved?.type === "object" && !(resolved.required ?? []).length);
-    const argName = taken.has("body") ? "requestBody" : "body";
-    signature.push(`${argName}: ${tsType(bodySchema, "  ")}${optional ? " = {}" : ""}`);
-    bodyArg = argName;
+    const argName = args.includes("body") ? "requestBody" : "body";
+    signature.push(`${argName}${optional ? "?" : ""}: ${compact(tsType(bodySchema, "  "))}`);
+    row.body = JSON.stringify(optional ? "optional" : "required");
   }
-  let queryArg = "";
   if (query.length > 0) {
     const required = query.some((parameter) => parameter.required);
     const type = objectType({ properties: Object.fromEntries(query.map((p) => [p.name, { ...p.schema, description: p.description ?? p.schema?.description }])), required: query.filter((p) => p.required).map((p) => p.name) }, "  ");
-    signature.push(`query: ${type}${required ? "" : " = {}"}`);
-    queryArg = " + queryString(query)";
+    signature.push(`query${required ? "" : "?"}: ${compact(type)}`);
+    row.query = "true";
   }
   signature.push("options?: RequestOptions");
-  const urlPath = path.replace(/\{([^}]+)\}/g, (_, param) => `\${encodeURIComponent(${args.find((arg) => arg.original === param).name})}`);
-  const url = pathParams.length > 0 ? `\`${urlPath}\`` : JSON.stringify(path);
   const raw = jsonResults.length === 0 && !entry.emptyResult;
-  const result = raw ? "Response" : jsonResults.length ? union(jsonResults.map((schema) => tsType(schema, "  "))) : "void";
-  const notes = [op.summary, op.description && op.description !== op.summary ? op.description : null];
+  if (raw) row.raw = "true";
+  const result = raw ? "Response" : jsonResults.length ? pageOf(compact(union(jsonResults.map((schema) => tsType(schema, "  "))))) : "void";
+  const notes = op.description && op.description !== op.summary ? [op.description] : [];
   if (headers.length) notes.push(`Headers (pass in \`options.headers\`): ${headers.map((h) => `\`${h.name}\`${h.description ? ` — ${h.description}` : ""}`).join("; ")}.`);
   if (raw) notes.push(`Answers ${success(op).join(", ")}: the response is returned unread.`);
-  notes.push(`\`${method} ${path}\`${entry.derived ? " (no operationId: name derived from the path)" : ""}`);
-  const call = raw ? "this.requestRaw" : `this.request<${result}>`;
-  return `${doc(notes.filter(Boolean).join("\n\n"), "  ")}  ${name}(${signature.join(", ")}): Promise<${result}> {\n    return ${call}(${JSON.stringify(method)}, ${url}${queryArg}, ${bodyArg}, options);\n  }`;
+  // The common case, a summary and the route, is one doc line; longer notes keep their paragraphs.
+  const route = `\`${method} ${path}\`${entry.derived ? " (no operationId: name derived from the path)" : ""}`;
+  const text = notes.length ? [op.summary, ...notes, route].filter(Boolean).join("\n\n") : `${op.summary ? `${op.summary} — ` : ""}${route}`;
+  return {
+    // A one-line doc stands on the signature's line: the interface reads as a table too.
+    method: `${text.includes("\n") ? `${doc(text, "  ")}  ` : `  /** ${text.replace(/\*\//g, "*\\/")} */ `}${name}(${signature.join(", ")}): Promise<${result}>;`,
+    row: `${name}: { ${Object.entries(row).map(([key, value]) => `${key}: ${value}`).join(", ")} },`,
+    resource: path.replace(/(\/\{[^}]+\})+$/, ""),
+  };
 }
 
 function success(op) {
@@ -233,24 +248,69 @@ export function renderClientModule(document) {
   out.push("");
   out.push("// --- operations --------------------------------------------------------------------------------");
   out.push("");
-  out.push("/** Every operation of the API as a method; `VigilClient` supplies the transport and the hand-written helpers. */");
+  out.push("/** A page of a list: its rows in the list's order and the cursor of the next page (null on the last). */");
+  out.push("export type Page<T> = { data: Array<T>; nextCursor: string | null };");
+  out.push("");
+  const rendered = ops.map((entry) => renderOperation(document, entry));
+  out.push("/** Every operation of the API as a typed method; each one runs through `VigilOperations.operation` with its OPERATIONS row. */");
+  out.push("export interface OperationMethods {");
+  for (const { method } of rendered) out.push(method);
+  out.push("}");
+  out.push("");
+  out.push("/** Each method's operation: the generic request reads it, the route-coverage test compares it with the live document. */");
+  out.push("export const OPERATIONS = {");
+  // One line per resource (a collection and its items): a CRUD family is one row of the table.
+  for (let i = 0; i < rendered.length; ) {
+    let j = i + 1;
+    while (j < rendered.length && rendered[j].resource === rendered[i].resource) j += 1;
+    out.push(`  ${rendered.slice(i, j).map((entry) => entry.row).join(" ")}`);
+    i = j;
+  }
+  out.push("} as const;");
+  out.push("");
+  out.push("export type OperationName = keyof typeof OPERATIONS;");
+  out.push("");
+  out.push("/** An OPERATIONS row: path parameters fill `{…}` in order, then come the body and the query, if any, then the options. */");
+  out.push('type OperationRow = { method: string; path: string; body?: "optional" | "required"; query?: true; raw?: true };');
+  out.push("");
+  out.push("/** Every operation as a method (OperationMethods); `VigilClient` supplies the transport and the hand-written helpers. */");
   out.push("export abstract class VigilOperations {");
   out.push("  /** One request answered with JSON (or nothing); a non-2xx answer throws `VigilApiError`. */");
   out.push("  protected abstract request<T>(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<T>;");
   out.push("  /** One request whose 2xx response the caller reads (HTML, scripts, metrics, event streams); a non-2xx answer throws `VigilApiError`. */");
   out.push("  protected abstract requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response>;");
-  for (const entry of ops) {
-    out.push("");
-    out.push(renderOperation(document, entry));
-  }
+  out.push("");
+  out.push("  // One method per OPERATIONS row, on the prototype. Pure-marked: a bundle that never uses the client (the widget) drops it all.");
+  out.push("  private static readonly methods = /* @__PURE__ */ installOperationMethods(this);");
+  out.push("");
+  out.push("  /** The one request function behind every operation method: the arguments are read in the order the row gives. */");
+  out.push("  protected operation(name: OperationName, args: unknown[]): Promise<unknown> {");
+  out.push("    const row: OperationRow = OPERATIONS[name];");
+  out.push("    let next = 0;");
+  out.push("    const path = row.path.replace(/\\{[^}]+\\}/g, () => encodeURIComponent(String(args[next++])));");
+  out.push('    const body = row.body ? (args[next++] ?? (row.body === "optional" ? {} : undefined)) : undefined;');
+  out.push('    const query = row.query ? queryString((args[next++] ?? {}) as object) : "";');
+  out.push("    const options = args[next] as RequestOptions | undefined;");
+  out.push("    return row.raw ? this.requestRaw(row.method, path + query, body, options) : this.request(row.method, path + query, body, options);");
+  out.push("  }");
   out.push("}");
   out.push("");
-  out.push("/** Each method's operation: what the route-coverage test compares with the live document. */");
-  out.push("export const OPERATIONS = {");
-  for (const entry of ops) out.push(`  ${entry.name}: { method: ${JSON.stringify(entry.method)}, path: ${JSON.stringify(entry.path)} },`);
-  out.push("} as const;");
+  out.push("export interface VigilOperations extends OperationMethods {}");
   out.push("");
-  out.push("export type OperationName = keyof typeof OPERATIONS;");
+  out.push("/** Defines each operation's method like a class method: on the prototype, not enumerable. */");
+  out.push("function installOperationMethods(target: typeof VigilOperations): OperationName[] {");
+  out.push("  const names = Object.keys(OPERATIONS) as OperationName[];");
+  out.push("  for (const name of names) {");
+  out.push("    Object.defineProperty(target.prototype, name, {");
+  out.push("      value(this: VigilOperations, ...args: unknown[]) {");
+  out.push("        return this.operation(name, args);");
+  out.push("      },");
+  out.push("      writable: true,");
+  out.push("      configurable: true,");
+  out.push("    });");
+  out.push("  }");
+  out.push("  return names;");
+  out.push("}");
   out.push("");
   out.push("function queryString(query: object): string {");
   out.push("  const params = new URLSearchParams();");

@@ -108,21 +108,7 @@ export type Agent = {
       maxRiskLevel?: "low" | "medium" | "high";
     } | null;
     instructions: string | null;
-    playbook: {
-      rules: Array<{
-        when?: {
-          reason?: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
-          textPattern?: string;
-          token?: string;
-        };
-        reply?: string;
-        tools?: Array<{
-          name: string;
-          args?: Record<string, unknown>;
-        }>;
-      }>;
-      fallbackReply?: string;
-    } | null;
+    playbook: Playbook;
     modelOptions: {
       chunkDelayMs?: number;
     };
@@ -150,6 +136,22 @@ export type Agent = {
   updatedAt: string;
 };
 
+export type Playbook = {
+  rules: Array<{
+    when?: {
+      reason?: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
+      textPattern?: string;
+      token?: string;
+    };
+    reply?: string;
+    tools?: Array<{
+      name: string;
+      args?: Record<string, unknown>;
+    }>;
+  }>;
+  fallbackReply?: string;
+} | null;
+
 export type CreateAgent = {
   kind: string;
   displayName: string;
@@ -160,21 +162,7 @@ export type CreateAgent = {
   modelOptions?: {
     chunkDelayMs?: number;
   };
-  playbook?: {
-    rules: Array<{
-      when?: {
-        reason?: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
-        textPattern?: string;
-        token?: string;
-      };
-      reply?: string;
-      tools?: Array<{
-        name: string;
-        args?: Record<string, unknown>;
-      }>;
-    }>;
-    fallbackReply?: string;
-  };
+  playbook?: Playbook;
   capabilities?: {
     /** start from this profile instead of the kind's */
     profile?: "default" | "reader" | "planner" | "coach";
@@ -246,21 +234,7 @@ export type PatchAgent = {
   modelOptions?: {
     chunkDelayMs?: number;
   };
-  playbook?: {
-    rules: Array<{
-      when?: {
-        reason?: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
-        textPattern?: string;
-        token?: string;
-      };
-      reply?: string;
-      tools?: Array<{
-        name: string;
-        args?: Record<string, unknown>;
-      }>;
-    }>;
-    fallbackReply?: string;
-  } | null;
+  playbook?: Playbook;
   capabilities?: {
     /** start from this profile instead of the kind's */
     profile?: "default" | "reader" | "planner" | "coach";
@@ -1195,55 +1169,15 @@ export type CreateConsentBody = {
 
 // --- operations --------------------------------------------------------------------------------
 
-/** Every operation of the API as a method; `VigilClient` supplies the transport and the hand-written helpers. */
-export abstract class VigilOperations {
-  /** One request answered with JSON (or nothing); a non-2xx answer throws `VigilApiError`. */
-  protected abstract request<T>(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<T>;
-  /** One request whose 2xx response the caller reads (HTML, scripts, metrics, event streams); a non-2xx answer throws `VigilApiError`. */
-  protected abstract requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response>;
+/** A page of a list: its rows in the list's order and the cursor of the next page (null on the last). */
+export type Page<T> = { data: Array<T>; nextCursor: string | null };
 
-  /**
-   * Liveness
-   *
-   * `GET /healthz`
-   */
-  health(options?: RequestOptions): Promise<{
-    ok: true;
-    service: "vigil";
-  }> {
-    return this.request<{
-    ok: true;
-    service: "vigil";
-  }>("GET", "/healthz", undefined, options);
-  }
-
-  /**
-   * Create a tenant (operator); returns its first API key once
-   *
-   * `POST /v1/tenants`
-   */
-  createTenant(body: CreateTenant, options?: RequestOptions): Promise<CreateTenantResponse> {
-    return this.request<CreateTenantResponse>("POST", "/v1/tenants", body, options);
-  }
-
-  /**
-   * Erase a tenant for real (operator): every agent and its SQLite, the journal, keys, policies, audit — everything; the erasure record survives in the operator audit
-   *
-   * `DELETE /v1/tenants/{id}`
-   */
-  eraseTenant(tenantId: string, options?: RequestOptions): Promise<TenantErasure> {
-    return this.request<TenantErasure>("DELETE", `/v1/tenants/${encodeURIComponent(tenantId)}`, undefined, options);
-  }
-
-  /**
-   * The operator audit record of a tenant's erasure (operator)
-   *
-   * `GET /v1/tenants/{id}/erasure`
-   */
-  getTenantErasure(tenantId: string, options?: RequestOptions): Promise<TenantErasureRecord> {
-    return this.request<TenantErasureRecord>("GET", `/v1/tenants/${encodeURIComponent(tenantId)}/erasure`, undefined, options);
-  }
-
+/** Every operation of the API as a typed method; each one runs through `VigilOperations.operation` with its OPERATIONS row. */
+export interface OperationMethods {
+  /** Liveness — `GET /healthz` */ health(options?: RequestOptions): Promise<{ ok: true; service: "vigil" }>;
+  /** Create a tenant (operator); returns its first API key once — `POST /v1/tenants` */ createTenant(body: CreateTenant, options?: RequestOptions): Promise<CreateTenantResponse>;
+  /** Erase a tenant for real (operator): every agent and its SQLite, the journal, keys, policies, audit — everything; the erasure record survives in the operator audit — `DELETE /v1/tenants/{id}` */ eraseTenant(tenantId: string, options?: RequestOptions): Promise<TenantErasure>;
+  /** The operator audit record of a tenant's erasure (operator) — `GET /v1/tenants/{id}/erasure` */ getTenantErasure(tenantId: string, options?: RequestOptions): Promise<TenantErasureRecord>;
   /**
    * External trigger ingress: wakes the agent with the body as external evidence
    *
@@ -1251,13 +1185,10 @@ export abstract class VigilOperations {
    *
    * `POST /v1/hooks/t/{triggerId}`
    */
-  deliverTrigger(triggerId: string, query: {
+  deliverTrigger(triggerId: string, query?: {
     /** The trigger's secret (part of its URL) */
     token?: string;
-  } = {}, options?: RequestOptions): Promise<TriggerDeliveryAccepted> {
-    return this.request<TriggerDeliveryAccepted>("POST", `/v1/hooks/t/${encodeURIComponent(triggerId)}` + queryString(query), undefined, options);
-  }
-
+  }, options?: RequestOptions): Promise<TriggerDeliveryAccepted>;
   /**
    * Signed webhook source ingress (vigil, github or stripe signatures over the raw body)
    *
@@ -1265,10 +1196,7 @@ export abstract class VigilOperations {
    *
    * `POST /v1/hooks/s/{sourceId}`
    */
-  deliverWebhookSource(sourceId: string, options?: RequestOptions): Promise<WebhookDeliveryAccepted> {
-    return this.request<WebhookDeliveryAccepted>("POST", `/v1/hooks/s/${encodeURIComponent(sourceId)}`, undefined, options);
-  }
-
+  deliverWebhookSource(sourceId: string, options?: RequestOptions): Promise<WebhookDeliveryAccepted>;
   /**
    * Human-readable API reference rendered from /v1/openapi.json
    *
@@ -1276,10 +1204,7 @@ export abstract class VigilOperations {
    *
    * `GET /docs`
    */
-  getDocs(options?: RequestOptions): Promise<Response> {
-    return this.requestRaw("GET", "/docs", undefined, options);
-  }
-
+  getDocs(options?: RequestOptions): Promise<Response>;
   /**
    * The chat widget: a dependency-free Web Component <vigil-chat agent token endpoint> (ETag; ?v=<version> is immutable)
    *
@@ -1287,13 +1212,10 @@ export abstract class VigilOperations {
    *
    * `GET /widget.js`
    */
-  getWidgetScript(query: {
+  getWidgetScript(query?: {
     /** The build version (as /demo links it); any other value is served like the bare URL */
     v?: string;
-  } = {}, options?: RequestOptions): Promise<Response> {
-    return this.requestRaw("GET", "/widget.js" + queryString(query), undefined, options);
-  }
-
+  }, options?: RequestOptions): Promise<Response>;
   /**
    * A page showing the chat widget against this server; pass agent and token in the fragment: /demo#agent=<id>&token=<widget JWT>
    *
@@ -1301,166 +1223,21 @@ export abstract class VigilOperations {
    *
    * `GET /demo`
    */
-  getDemoPage(query: {
-    agent?: string;
-    token?: string;
-  } = {}, options?: RequestOptions): Promise<Response> {
-    return this.requestRaw("GET", "/demo" + queryString(query), undefined, options);
-  }
-
-  /**
-   * List API keys (never their secrets)
-   *
-   * `GET /v1/keys`
-   */
-  listKeys(options?: RequestOptions): Promise<{
-    data: Array<ApiKey>;
-    nextCursor: null;
-  }> {
-    return this.request<{
-    data: Array<ApiKey>;
-    nextCursor: null;
-  }>("GET", "/v1/keys", undefined, options);
-  }
-
-  /**
-   * Create an API key (the secret is returned once)
-   *
-   * `POST /v1/keys`
-   */
-  createKey(body: CreateKey = {}, options?: RequestOptions): Promise<CreateKeyResponse> {
-    return this.request<CreateKeyResponse>("POST", "/v1/keys", body, options);
-  }
-
-  /**
-   * Revoke an API key (effective immediately)
-   *
-   * `DELETE /v1/keys/{id}`
-   */
-  revokeKey(keyId: string, options?: RequestOptions): Promise<ApiKey> {
-    return this.request<ApiKey>("DELETE", `/v1/keys/${encodeURIComponent(keyId)}`, undefined, options);
-  }
-
-  /**
-   * Mint a short-lived widget JWT limited to some agents
-   *
-   * `POST /v1/tokens`
-   */
-  mintToken(body: MintToken, options?: RequestOptions): Promise<MintTokenResponse> {
-    return this.request<MintTokenResponse>("POST", "/v1/tokens", body, options);
-  }
-
-  /**
-   * List agents (children only with ?include=children)
-   *
-   * `GET /v1/agents`
-   */
-  listAgents(query: {
-    limit?: number;
-    cursor?: string;
-    include?: "children";
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Agent>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Agent>;
-    nextCursor: string | null;
-  }>("GET", "/v1/agents" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create an agent
-   *
-   * `POST /v1/agents`
-   */
-  createAgent(body: CreateAgent, options?: RequestOptions): Promise<Agent> {
-    return this.request<Agent>("POST", "/v1/agents", body, options);
-  }
-
-  /**
-   * Get an agent
-   *
-   * `GET /v1/agents/{id}`
-   */
-  getAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.request<Agent>("GET", `/v1/agents/${encodeURIComponent(agentId)}`, undefined, options);
-  }
-
-  /**
-   * Change an agent's configuration (optional optimistic `version`)
-   *
-   * `PATCH /v1/agents/{id}`
-   */
-  updateAgent(agentId: string, body: PatchAgent = {}, options?: RequestOptions): Promise<Agent> {
-    return this.request<Agent>("PATCH", `/v1/agents/${encodeURIComponent(agentId)}`, body, options);
-  }
-
-  /**
-   * Destroy an agent (terminal)
-   *
-   * `DELETE /v1/agents/{id}`
-   */
-  destroyAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.request<Agent>("DELETE", `/v1/agents/${encodeURIComponent(agentId)}`, undefined, options);
-  }
-
-  /**
-   * Pause an agent (dormant)
-   *
-   * `POST /v1/agents/{id}/pause`
-   */
-  pauseAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.request<Agent>("POST", `/v1/agents/${encodeURIComponent(agentId)}/pause`, undefined, options);
-  }
-
-  /**
-   * Resume an agent (active)
-   *
-   * `POST /v1/agents/{id}/resume`
-   */
-  resumeAgent(agentId: string, options?: RequestOptions): Promise<Agent> {
-    return this.request<Agent>("POST", `/v1/agents/${encodeURIComponent(agentId)}/resume`, undefined, options);
-  }
-
-  /**
-   * The agent's state (seed 000 AgentState)
-   *
-   * `GET /v1/agents/{id}/state`
-   */
-  getAgentState(agentId: string, options?: RequestOptions): Promise<AgentState> {
-    return this.request<AgentState>("GET", `/v1/agents/${encodeURIComponent(agentId)}/state`, undefined, options);
-  }
-
-  /**
-   * Message history, newest first
-   *
-   * `GET /v1/agents/{id}/messages`
-   */
-  listMessages(agentId: string, query: {
-    limit?: number;
-    cursor?: string;
-    threadId?: string;
-    sessionId?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Message>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Message>;
-    nextCursor: string | null;
-  }>("GET", `/v1/agents/${encodeURIComponent(agentId)}/messages` + queryString(query), undefined, options);
-  }
-
-  /**
-   * Send a user message; 202 {runKey}, or the run as SSE with Accept: text/event-stream
-   *
-   * `POST /v1/agents/{id}/messages`
-   */
-  sendMessage(agentId: string, body: PostMessage, options?: RequestOptions): Promise<RunAccepted> {
-    return this.request<RunAccepted>("POST", `/v1/agents/${encodeURIComponent(agentId)}/messages`, body, options);
-  }
-
+  getDemoPage(query?: { agent?: string; token?: string }, options?: RequestOptions): Promise<Response>;
+  /** List API keys (never their secrets) — `GET /v1/keys` */ listKeys(options?: RequestOptions): Promise<{ data: Array<ApiKey>; nextCursor: null }>;
+  /** Create an API key (the secret is returned once) — `POST /v1/keys` */ createKey(body?: CreateKey, options?: RequestOptions): Promise<CreateKeyResponse>;
+  /** Revoke an API key (effective immediately) — `DELETE /v1/keys/{id}` */ revokeKey(keyId: string, options?: RequestOptions): Promise<ApiKey>;
+  /** Mint a short-lived widget JWT limited to some agents — `POST /v1/tokens` */ mintToken(body: MintToken, options?: RequestOptions): Promise<MintTokenResponse>;
+  /** List agents (children only with ?include=children) — `GET /v1/agents` */ listAgents(query?: { limit?: number; cursor?: string; include?: "children" }, options?: RequestOptions): Promise<Page<Agent>>;
+  /** Create an agent — `POST /v1/agents` */ createAgent(body: CreateAgent, options?: RequestOptions): Promise<Agent>;
+  /** Get an agent — `GET /v1/agents/{id}` */ getAgent(agentId: string, options?: RequestOptions): Promise<Agent>;
+  /** Change an agent's configuration (optional optimistic `version`) — `PATCH /v1/agents/{id}` */ updateAgent(agentId: string, body?: PatchAgent, options?: RequestOptions): Promise<Agent>;
+  /** Destroy an agent (terminal) — `DELETE /v1/agents/{id}` */ destroyAgent(agentId: string, options?: RequestOptions): Promise<Agent>;
+  /** Pause an agent (dormant) — `POST /v1/agents/{id}/pause` */ pauseAgent(agentId: string, options?: RequestOptions): Promise<Agent>;
+  /** Resume an agent (active) — `POST /v1/agents/{id}/resume` */ resumeAgent(agentId: string, options?: RequestOptions): Promise<Agent>;
+  /** The agent's state (seed 000 AgentState) — `GET /v1/agents/{id}/state` */ getAgentState(agentId: string, options?: RequestOptions): Promise<AgentState>;
+  /** Message history, newest first — `GET /v1/agents/{id}/messages` */ listMessages(agentId: string, query?: { limit?: number; cursor?: string; threadId?: string; sessionId?: string }, options?: RequestOptions): Promise<Page<Message>>;
+  /** Send a user message; 202 {runKey}, or the run as SSE with Accept: text/event-stream — `POST /v1/agents/{id}/messages` */ sendMessage(agentId: string, body: PostMessage, options?: RequestOptions): Promise<RunAccepted>;
   /**
    * The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live; a widget token sees only its own sessions' runs
    *
@@ -1468,136 +1245,22 @@ export abstract class VigilOperations {
    *
    * `GET /v1/agents/{id}/events`
    */
-  openAgentEventStream(agentId: string, query: {
-    after?: string;
-    access_token?: string;
-  } = {}, options?: RequestOptions): Promise<Response> {
-    return this.requestRaw("GET", `/v1/agents/${encodeURIComponent(agentId)}/events` + queryString(query), undefined, options);
-  }
-
-  /**
-   * The wake-run log, newest first
-   *
-   * `GET /v1/agents/{id}/runs`
-   */
-  listRuns(agentId: string, query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Run>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Run>;
-    nextCursor: string | null;
-  }>("GET", `/v1/agents/${encodeURIComponent(agentId)}/runs` + queryString(query), undefined, options);
-  }
-
-  /**
-   * One run with its trace
-   *
-   * `GET /v1/agents/{id}/runs/{runKey}`
-   */
-  getRun(agentId: string, runKey: string, options?: RequestOptions): Promise<Run> {
-    return this.request<Run>("GET", `/v1/agents/${encodeURIComponent(agentId)}/runs/${encodeURIComponent(runKey)}`, undefined, options);
-  }
-
-  /**
-   * Wake the agent now (reason manual), through the wake queue
-   *
-   * `POST /v1/agents/{id}/wake`
-   */
-  wakeAgent(agentId: string, options?: RequestOptions): Promise<RunAccepted> {
-    return this.request<RunAccepted>("POST", `/v1/agents/${encodeURIComponent(agentId)}/wake`, undefined, options);
-  }
-
-  /**
-   * Every report the agent has published (immutable), newest first
-   *
-   * `GET /v1/agents/{id}/reports`
-   */
-  listReports(agentId: string, query: {
-    limit?: number;
-    cursor?: string;
-    scope?: "current" | "daily" | "weekly" | "monthly";
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Report>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Report>;
-    nextCursor: string | null;
-  }>("GET", `/v1/agents/${encodeURIComponent(agentId)}/reports` + queryString(query), undefined, options);
-  }
-
-  /**
-   * The scope's head report with its freshness (stale by max age or by newer processed wakes)
-   *
-   * `GET /v1/agents/{id}/reports/{scope}`
-   */
-  getReport(agentId: string, scope: string, options?: RequestOptions): Promise<ReportHead> {
-    return this.request<ReportHead>("GET", `/v1/agents/${encodeURIComponent(agentId)}/reports/${encodeURIComponent(scope)}`, undefined, options);
-  }
-
-  /**
-   * The agent's core memory slots (with per-slot versions) and history counts
-   *
-   * `GET /v1/agents/{id}/memory`
-   */
-  getMemory(agentId: string, options?: RequestOptions): Promise<AgentMemory> {
-    return this.request<AgentMemory>("GET", `/v1/agents/${encodeURIComponent(agentId)}/memory`, undefined, options);
-  }
-
-  /**
-   * Replace one slot's value (optimistic concurrency with expectedVersion); API keys only
-   *
-   * `PUT /v1/agents/{id}/memory/slots/{key}`
-   */
-  setMemorySlot(agentId: string, key: string, body: {
+  openAgentEventStream(agentId: string, query?: { after?: string; access_token?: string }, options?: RequestOptions): Promise<Response>;
+  /** The wake-run log, newest first — `GET /v1/agents/{id}/runs` */ listRuns(agentId: string, query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<Run>>;
+  /** One run with its trace — `GET /v1/agents/{id}/runs/{runKey}` */ getRun(agentId: string, runKey: string, options?: RequestOptions): Promise<Run>;
+  /** Wake the agent now (reason manual), through the wake queue — `POST /v1/agents/{id}/wake` */ wakeAgent(agentId: string, options?: RequestOptions): Promise<RunAccepted>;
+  /** Every report the agent has published (immutable), newest first — `GET /v1/agents/{id}/reports` */ listReports(agentId: string, query?: { limit?: number; cursor?: string; scope?: "current" | "daily" | "weekly" | "monthly" }, options?: RequestOptions): Promise<Page<Report>>;
+  /** The scope's head report with its freshness (stale by max age or by newer processed wakes) — `GET /v1/agents/{id}/reports/{scope}` */ getReport(agentId: string, scope: string, options?: RequestOptions): Promise<ReportHead>;
+  /** The agent's core memory slots (with per-slot versions) and history counts — `GET /v1/agents/{id}/memory` */ getMemory(agentId: string, options?: RequestOptions): Promise<AgentMemory>;
+  /** Replace one slot's value (optimistic concurrency with expectedVersion); API keys only — `PUT /v1/agents/{id}/memory/slots/{key}` */ setMemorySlot(agentId: string, key: string, body?: {
     /** the slot's new value, shaped as the slot requires (null clears primaryGoal / activeTaskId) */
     value?: unknown;
     /** 409 version_conflict unless the slot is still at this version */
     expectedVersion?: number;
-  } = {}, options?: RequestOptions): Promise<SlotWriteResult> {
-    return this.request<SlotWriteResult>("PUT", `/v1/agents/${encodeURIComponent(agentId)}/memory/slots/${encodeURIComponent(key)}`, body, options);
-  }
-
-  /**
-   * Full-text recall over the agent's messages and summaries, best (bm25) first
-   *
-   * `GET /v1/agents/{id}/memory/search`
-   */
-  searchMemory(agentId: string, query: {
-    q?: string;
-    limit?: number;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<RecallHit>;
-    nextCursor: null;
-  }> {
-    return this.request<{
-    data: Array<RecallHit>;
-    nextCursor: null;
-  }>("GET", `/v1/agents/${encodeURIComponent(agentId)}/memory/search` + queryString(query), undefined, options);
-  }
-
-  /**
-   * Everything the agent holds as one JSON document, streamed page by page; API keys only, audited
-   *
-   * `GET /v1/agents/{id}/export`
-   */
-  exportAgent(agentId: string, options?: RequestOptions): Promise<Record<string, unknown>> {
-    return this.request<Record<string, unknown>>("GET", `/v1/agents/${encodeURIComponent(agentId)}/export`, undefined, options);
-  }
-
-  /**
-   * Requeue the agent's failed_terminal compaction jobs with a fresh attempt budget; they run in the background; API keys only
-   *
-   * `POST /v1/agents/{id}/memory/compaction/retry`
-   */
-  retryCompaction(agentId: string, options?: RequestOptions): Promise<CompactionRetry> {
-    return this.request<CompactionRetry>("POST", `/v1/agents/${encodeURIComponent(agentId)}/memory/compaction/retry`, undefined, options);
-  }
-
+  }, options?: RequestOptions): Promise<SlotWriteResult>;
+  /** Full-text recall over the agent's messages and summaries, best (bm25) first — `GET /v1/agents/{id}/memory/search` */ searchMemory(agentId: string, query?: { q?: string; limit?: number }, options?: RequestOptions): Promise<{ data: Array<RecallHit>; nextCursor: null }>;
+  /** Everything the agent holds as one JSON document, streamed page by page; API keys only, audited — `GET /v1/agents/{id}/export` */ exportAgent(agentId: string, options?: RequestOptions): Promise<Record<string, unknown>>;
+  /** Requeue the agent's failed_terminal compaction jobs with a fresh attempt budget; they run in the background; API keys only — `POST /v1/agents/{id}/memory/compaction/retry` */ retryCompaction(agentId: string, options?: RequestOptions): Promise<CompactionRetry>;
   /**
    * Close an interactive session now; idempotent (a closed session answers as it is)
    *
@@ -1605,536 +1268,52 @@ export abstract class VigilOperations {
    *
    * `POST /v1/agents/{id}/sessions/{sid}/close`
    */
-  closeSession(agentId: string, sid: string, options?: RequestOptions): Promise<Session> {
-    return this.request<Session>("POST", `/v1/agents/${encodeURIComponent(agentId)}/sessions/${encodeURIComponent(sid)}/close`, undefined, options);
-  }
-
-  /**
-   * Decisions waiting on (or answered by) a person, newest first; widget tokens see only their own conversations' decisions
-   *
-   * `GET /v1/decisions`
-   */
-  listDecisions(query: {
-    limit?: number;
-    cursor?: string;
-    status?: "pending" | "resolved" | "suspended" | "cancelled";
-    agentId?: string;
-    type?: "decision/tool_approval" | "decision/option";
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Decision>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Decision>;
-    nextCursor: string | null;
-  }>("GET", "/v1/decisions" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Answer a decision: tool_approval takes approve (alwaysApprove: later calls of that tool in the thread skip approval) | modify (modifiedArgs, re-validated against the tool's input schema) | reject; option takes choose_option | reject (answerText when the question allows free text). Wakes the waiting saga or the asking agent
-   *
-   * `POST /v1/decisions/{id}/resolve`
-   */
-  resolveDecision(decisionId: string, body: DecisionResolution, options?: RequestOptions): Promise<Decision> {
-    return this.request<Decision>("POST", `/v1/decisions/${encodeURIComponent(decisionId)}/resolve`, body, options);
-  }
-
-  /**
-   * List categories (oldest first; filters: none)
-   *
-   * `GET /v1/journal/categories`
-   */
-  listJournalCategories(query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalCategory>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalCategory>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/categories" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a category
-   *
-   * `POST /v1/journal/categories`
-   */
-  createJournalCategory(body: JournalCategoryCreate, options?: RequestOptions): Promise<JournalCategory> {
-    return this.request<JournalCategory>("POST", "/v1/journal/categories", body, options);
-  }
-
-  /**
-   * Get a category
-   *
-   * `GET /v1/journal/categories/{id}`
-   */
-  getJournalCategory(categoryId: string, options?: RequestOptions): Promise<JournalCategory> {
-    return this.request<JournalCategory>("GET", `/v1/journal/categories/${encodeURIComponent(categoryId)}`, undefined, options);
-  }
-
-  /**
-   * Change a category; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/categories/{id}`
-   */
-  updateJournalCategory(categoryId: string, body: JournalCategoryPatch, options?: RequestOptions): Promise<JournalCategory> {
-    return this.request<JournalCategory>("PATCH", `/v1/journal/categories/${encodeURIComponent(categoryId)}`, body, options);
-  }
-
-  /**
-   * Delete a category (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/categories/{id}`
-   */
-  deleteJournalCategory(categoryId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalCategory> {
-    return this.request<JournalCategory>("DELETE", `/v1/journal/categories/${encodeURIComponent(categoryId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List tasks (oldest first; filters: categoryId, status)
-   *
-   * `GET /v1/journal/tasks`
-   */
-  listJournalTasks(query: {
-    limit?: number;
-    cursor?: string;
-    categoryId?: string;
-    status?: "open" | "in_progress" | "blocked" | "done" | "cancelled";
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalTask>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalTask>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/tasks" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a task
-   *
-   * `POST /v1/journal/tasks`
-   */
-  createJournalTask(body: JournalTaskCreate, options?: RequestOptions): Promise<JournalTask> {
-    return this.request<JournalTask>("POST", "/v1/journal/tasks", body, options);
-  }
-
-  /**
-   * Get a task
-   *
-   * `GET /v1/journal/tasks/{id}`
-   */
-  getJournalTask(taskId: string, options?: RequestOptions): Promise<JournalTask> {
-    return this.request<JournalTask>("GET", `/v1/journal/tasks/${encodeURIComponent(taskId)}`, undefined, options);
-  }
-
-  /**
-   * Change a task; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/tasks/{id}`
-   */
-  updateJournalTask(taskId: string, body: JournalTaskPatch, options?: RequestOptions): Promise<JournalTask> {
-    return this.request<JournalTask>("PATCH", `/v1/journal/tasks/${encodeURIComponent(taskId)}`, body, options);
-  }
-
-  /**
-   * Delete a task (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/tasks/{id}`
-   */
-  deleteJournalTask(taskId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalTask> {
-    return this.request<JournalTask>("DELETE", `/v1/journal/tasks/${encodeURIComponent(taskId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List checklists (oldest first; filters: categoryId, taskId)
-   *
-   * `GET /v1/journal/checklists`
-   */
-  listJournalChecklists(query: {
-    limit?: number;
-    cursor?: string;
-    categoryId?: string;
-    taskId?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalChecklist>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalChecklist>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/checklists" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a checklist
-   *
-   * `POST /v1/journal/checklists`
-   */
-  createJournalChecklist(body: JournalChecklistCreate, options?: RequestOptions): Promise<JournalChecklist> {
-    return this.request<JournalChecklist>("POST", "/v1/journal/checklists", body, options);
-  }
-
-  /**
-   * Get a checklist
-   *
-   * `GET /v1/journal/checklists/{id}`
-   */
-  getJournalChecklist(checklistId: string, options?: RequestOptions): Promise<JournalChecklist> {
-    return this.request<JournalChecklist>("GET", `/v1/journal/checklists/${encodeURIComponent(checklistId)}`, undefined, options);
-  }
-
-  /**
-   * Change a checklist; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/checklists/{id}`
-   */
-  updateJournalChecklist(checklistId: string, body: JournalChecklistPatch, options?: RequestOptions): Promise<JournalChecklist> {
-    return this.request<JournalChecklist>("PATCH", `/v1/journal/checklists/${encodeURIComponent(checklistId)}`, body, options);
-  }
-
-  /**
-   * Delete a checklist (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/checklists/{id}`
-   */
-  deleteJournalChecklist(checklistId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalChecklist> {
-    return this.request<JournalChecklist>("DELETE", `/v1/journal/checklists/${encodeURIComponent(checklistId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List checklist items (oldest first; filters: categoryId, checklistId)
-   *
-   * `GET /v1/journal/checklist-items`
-   */
-  listJournalChecklistItems(query: {
-    limit?: number;
-    cursor?: string;
-    categoryId?: string;
-    checklistId?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalChecklistItem>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalChecklistItem>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/checklist-items" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a checklist item
-   *
-   * `POST /v1/journal/checklist-items`
-   */
-  createJournalChecklistItem(body: JournalChecklistItemCreate, options?: RequestOptions): Promise<JournalChecklistItem> {
-    return this.request<JournalChecklistItem>("POST", "/v1/journal/checklist-items", body, options);
-  }
-
-  /**
-   * Get a checklist item
-   *
-   * `GET /v1/journal/checklist-items/{id}`
-   */
-  getJournalChecklistItem(checklistItemId: string, options?: RequestOptions): Promise<JournalChecklistItem> {
-    return this.request<JournalChecklistItem>("GET", `/v1/journal/checklist-items/${encodeURIComponent(checklistItemId)}`, undefined, options);
-  }
-
-  /**
-   * Change a checklist item; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/checklist-items/{id}`
-   */
-  updateJournalChecklistItem(checklistItemId: string, body: JournalChecklistItemPatch, options?: RequestOptions): Promise<JournalChecklistItem> {
-    return this.request<JournalChecklistItem>("PATCH", `/v1/journal/checklist-items/${encodeURIComponent(checklistItemId)}`, body, options);
-  }
-
-  /**
-   * Delete a checklist item (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/checklist-items/{id}`
-   */
-  deleteJournalChecklistItem(checklistItemId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalChecklistItem> {
-    return this.request<JournalChecklistItem>("DELETE", `/v1/journal/checklist-items/${encodeURIComponent(checklistItemId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List time entries (oldest first; filters: categoryId, taskId)
-   *
-   * `GET /v1/journal/time-entries`
-   */
-  listJournalTimeEntries(query: {
-    limit?: number;
-    cursor?: string;
-    categoryId?: string;
-    taskId?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalTimeEntry>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalTimeEntry>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/time-entries" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a time entry
-   *
-   * `POST /v1/journal/time-entries`
-   */
-  createJournalTimeEntry(body: JournalTimeEntryCreate, options?: RequestOptions): Promise<JournalTimeEntry> {
-    return this.request<JournalTimeEntry>("POST", "/v1/journal/time-entries", body, options);
-  }
-
-  /**
-   * Get a time entry
-   *
-   * `GET /v1/journal/time-entries/{id}`
-   */
-  getJournalTimeEntry(timeEntryId: string, options?: RequestOptions): Promise<JournalTimeEntry> {
-    return this.request<JournalTimeEntry>("GET", `/v1/journal/time-entries/${encodeURIComponent(timeEntryId)}`, undefined, options);
-  }
-
-  /**
-   * Change a time entry; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/time-entries/{id}`
-   */
-  updateJournalTimeEntry(timeEntryId: string, body: JournalTimeEntryPatch, options?: RequestOptions): Promise<JournalTimeEntry> {
-    return this.request<JournalTimeEntry>("PATCH", `/v1/journal/time-entries/${encodeURIComponent(timeEntryId)}`, body, options);
-  }
-
-  /**
-   * Delete a time entry (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/time-entries/{id}`
-   */
-  deleteJournalTimeEntry(timeEntryId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalTimeEntry> {
-    return this.request<JournalTimeEntry>("DELETE", `/v1/journal/time-entries/${encodeURIComponent(timeEntryId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List day plans (oldest first; filters: date)
-   *
-   * `GET /v1/journal/day-plans`
-   */
-  listJournalDayPlans(query: {
-    limit?: number;
-    cursor?: string;
-    date?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalDayPlan>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalDayPlan>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/day-plans" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a day plan
-   *
-   * `POST /v1/journal/day-plans`
-   */
-  createJournalDayPlan(body: JournalDayPlanCreate, options?: RequestOptions): Promise<JournalDayPlan> {
-    return this.request<JournalDayPlan>("POST", "/v1/journal/day-plans", body, options);
-  }
-
-  /**
-   * Get a day plan
-   *
-   * `GET /v1/journal/day-plans/{id}`
-   */
-  getJournalDayPlan(dayPlanId: string, options?: RequestOptions): Promise<JournalDayPlan> {
-    return this.request<JournalDayPlan>("GET", `/v1/journal/day-plans/${encodeURIComponent(dayPlanId)}`, undefined, options);
-  }
-
-  /**
-   * Change a day plan; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/day-plans/{id}`
-   */
-  updateJournalDayPlan(dayPlanId: string, body: JournalDayPlanPatch, options?: RequestOptions): Promise<JournalDayPlan> {
-    return this.request<JournalDayPlan>("PATCH", `/v1/journal/day-plans/${encodeURIComponent(dayPlanId)}`, body, options);
-  }
-
-  /**
-   * Delete a day plan (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/day-plans/{id}`
-   */
-  deleteJournalDayPlan(dayPlanId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalDayPlan> {
-    return this.request<JournalDayPlan>("DELETE", `/v1/journal/day-plans/${encodeURIComponent(dayPlanId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List ratings (oldest first; filters: targetType, targetId)
-   *
-   * `GET /v1/journal/ratings`
-   */
-  listJournalRatings(query: {
-    limit?: number;
-    cursor?: string;
-    targetType?: "task" | "time_entry" | "day_plan" | "entry";
-    targetId?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalRating>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalRating>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/ratings" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a rating
-   *
-   * `POST /v1/journal/ratings`
-   */
-  createJournalRating(body: JournalRatingCreate, options?: RequestOptions): Promise<JournalRating> {
-    return this.request<JournalRating>("POST", "/v1/journal/ratings", body, options);
-  }
-
-  /**
-   * Get a rating
-   *
-   * `GET /v1/journal/ratings/{id}`
-   */
-  getJournalRating(ratingId: string, options?: RequestOptions): Promise<JournalRating> {
-    return this.request<JournalRating>("GET", `/v1/journal/ratings/${encodeURIComponent(ratingId)}`, undefined, options);
-  }
-
-  /**
-   * Change a rating; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/ratings/{id}`
-   */
-  updateJournalRating(ratingId: string, body: JournalRatingPatch, options?: RequestOptions): Promise<JournalRating> {
-    return this.request<JournalRating>("PATCH", `/v1/journal/ratings/${encodeURIComponent(ratingId)}`, body, options);
-  }
-
-  /**
-   * Delete a rating (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/ratings/{id}`
-   */
-  deleteJournalRating(ratingId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalRating> {
-    return this.request<JournalRating>("DELETE", `/v1/journal/ratings/${encodeURIComponent(ratingId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * List entries (oldest first; filters: categoryId)
-   *
-   * `GET /v1/journal/entries`
-   */
-  listJournalEntries(query: {
-    limit?: number;
-    cursor?: string;
-    categoryId?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<JournalEntry>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<JournalEntry>;
-    nextCursor: string | null;
-  }>("GET", "/v1/journal/entries" + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a entry
-   *
-   * `POST /v1/journal/entries`
-   */
-  createJournalEntry(body: JournalEntryCreate, options?: RequestOptions): Promise<JournalEntry> {
-    return this.request<JournalEntry>("POST", "/v1/journal/entries", body, options);
-  }
-
-  /**
-   * Get a entry
-   *
-   * `GET /v1/journal/entries/{id}`
-   */
-  getJournalEntry(entryId: string, options?: RequestOptions): Promise<JournalEntry> {
-    return this.request<JournalEntry>("GET", `/v1/journal/entries/${encodeURIComponent(entryId)}`, undefined, options);
-  }
-
-  /**
-   * Change a entry; `version` must be the current one (else 409 version_conflict)
-   *
-   * `PATCH /v1/journal/entries/{id}`
-   */
-  updateJournalEntry(entryId: string, body: JournalEntryPatch, options?: RequestOptions): Promise<JournalEntry> {
-    return this.request<JournalEntry>("PATCH", `/v1/journal/entries/${encodeURIComponent(entryId)}`, body, options);
-  }
-
-  /**
-   * Delete a entry (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it)
-   *
-   * `DELETE /v1/journal/entries/{id}`
-   */
-  deleteJournalEntry(entryId: string, query: {
-    version: number;
-  }, options?: RequestOptions): Promise<JournalEntry> {
-    return this.request<JournalEntry>("DELETE", `/v1/journal/entries/${encodeURIComponent(entryId)}` + queryString(query), undefined, options);
-  }
-
-  /**
-   * The agent's active subscriptions, oldest first
-   *
-   * `GET /v1/agents/{id}/subscriptions`
-   */
-  listSubscriptions(agentId: string, query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Subscription>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Subscription>;
-    nextCursor: string | null;
-  }>("GET", `/v1/agents/${encodeURIComponent(agentId)}/subscriptions` + queryString(query), undefined, options);
-  }
-
-  /**
-   * Subscribe an agent to changes: tokens (any-of), optional predicate and eligibility window
-   *
-   * `POST /v1/agents/{id}/subscriptions`
-   */
-  createSubscription(agentId: string, body: CreateSubscription, options?: RequestOptions): Promise<Subscription> {
-    return this.request<Subscription>("POST", `/v1/agents/${encodeURIComponent(agentId)}/subscriptions`, body, options);
-  }
-
-  /**
-   * Delete (tombstone) a subscription and drop its index entries
-   *
-   * `DELETE /v1/agents/{id}/subscriptions/{sid}`
-   */
-  deleteSubscription(agentId: string, sid: string, options?: RequestOptions): Promise<Subscription> {
-    return this.request<Subscription>("DELETE", `/v1/agents/${encodeURIComponent(agentId)}/subscriptions/${encodeURIComponent(sid)}`, undefined, options);
-  }
-
+  closeSession(agentId: string, sid: string, options?: RequestOptions): Promise<Session>;
+  /** Decisions waiting on (or answered by) a person, newest first; widget tokens see only their own conversations' decisions — `GET /v1/decisions` */ listDecisions(query?: { limit?: number; cursor?: string; status?: "pending" | "resolved" | "suspended" | "cancelled"; agentId?: string; type?: "decision/tool_approval" | "decision/option" }, options?: RequestOptions): Promise<Page<Decision>>;
+  /** Answer a decision: tool_approval takes approve (alwaysApprove: later calls of that tool in the thread skip approval) | modify (modifiedArgs, re-validated against the tool's input schema) | reject; option takes choose_option | reject (answerText when the question allows free text). Wakes the waiting saga or the asking agent — `POST /v1/decisions/{id}/resolve` */ resolveDecision(decisionId: string, body: DecisionResolution, options?: RequestOptions): Promise<Decision>;
+  /** List categories (oldest first; filters: none) — `GET /v1/journal/categories` */ listJournalCategories(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<JournalCategory>>;
+  /** Create a category — `POST /v1/journal/categories` */ createJournalCategory(body: JournalCategoryCreate, options?: RequestOptions): Promise<JournalCategory>;
+  /** Get a category — `GET /v1/journal/categories/{id}` */ getJournalCategory(categoryId: string, options?: RequestOptions): Promise<JournalCategory>;
+  /** Change a category; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/categories/{id}` */ updateJournalCategory(categoryId: string, body: JournalCategoryPatch, options?: RequestOptions): Promise<JournalCategory>;
+  /** Delete a category (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/categories/{id}` */ deleteJournalCategory(categoryId: string, query: { version: number }, options?: RequestOptions): Promise<JournalCategory>;
+  /** List tasks (oldest first; filters: categoryId, status) — `GET /v1/journal/tasks` */ listJournalTasks(query?: { limit?: number; cursor?: string; categoryId?: string; status?: "open" | "in_progress" | "blocked" | "done" | "cancelled" }, options?: RequestOptions): Promise<Page<JournalTask>>;
+  /** Create a task — `POST /v1/journal/tasks` */ createJournalTask(body: JournalTaskCreate, options?: RequestOptions): Promise<JournalTask>;
+  /** Get a task — `GET /v1/journal/tasks/{id}` */ getJournalTask(taskId: string, options?: RequestOptions): Promise<JournalTask>;
+  /** Change a task; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/tasks/{id}` */ updateJournalTask(taskId: string, body: JournalTaskPatch, options?: RequestOptions): Promise<JournalTask>;
+  /** Delete a task (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/tasks/{id}` */ deleteJournalTask(taskId: string, query: { version: number }, options?: RequestOptions): Promise<JournalTask>;
+  /** List checklists (oldest first; filters: categoryId, taskId) — `GET /v1/journal/checklists` */ listJournalChecklists(query?: { limit?: number; cursor?: string; categoryId?: string; taskId?: string }, options?: RequestOptions): Promise<Page<JournalChecklist>>;
+  /** Create a checklist — `POST /v1/journal/checklists` */ createJournalChecklist(body: JournalChecklistCreate, options?: RequestOptions): Promise<JournalChecklist>;
+  /** Get a checklist — `GET /v1/journal/checklists/{id}` */ getJournalChecklist(checklistId: string, options?: RequestOptions): Promise<JournalChecklist>;
+  /** Change a checklist; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/checklists/{id}` */ updateJournalChecklist(checklistId: string, body: JournalChecklistPatch, options?: RequestOptions): Promise<JournalChecklist>;
+  /** Delete a checklist (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/checklists/{id}` */ deleteJournalChecklist(checklistId: string, query: { version: number }, options?: RequestOptions): Promise<JournalChecklist>;
+  /** List checklist items (oldest first; filters: categoryId, checklistId) — `GET /v1/journal/checklist-items` */ listJournalChecklistItems(query?: { limit?: number; cursor?: string; categoryId?: string; checklistId?: string }, options?: RequestOptions): Promise<Page<JournalChecklistItem>>;
+  /** Create a checklist item — `POST /v1/journal/checklist-items` */ createJournalChecklistItem(body: JournalChecklistItemCreate, options?: RequestOptions): Promise<JournalChecklistItem>;
+  /** Get a checklist item — `GET /v1/journal/checklist-items/{id}` */ getJournalChecklistItem(checklistItemId: string, options?: RequestOptions): Promise<JournalChecklistItem>;
+  /** Change a checklist item; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/checklist-items/{id}` */ updateJournalChecklistItem(checklistItemId: string, body: JournalChecklistItemPatch, options?: RequestOptions): Promise<JournalChecklistItem>;
+  /** Delete a checklist item (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/checklist-items/{id}` */ deleteJournalChecklistItem(checklistItemId: string, query: { version: number }, options?: RequestOptions): Promise<JournalChecklistItem>;
+  /** List time entries (oldest first; filters: categoryId, taskId) — `GET /v1/journal/time-entries` */ listJournalTimeEntries(query?: { limit?: number; cursor?: string; categoryId?: string; taskId?: string }, options?: RequestOptions): Promise<Page<JournalTimeEntry>>;
+  /** Create a time entry — `POST /v1/journal/time-entries` */ createJournalTimeEntry(body: JournalTimeEntryCreate, options?: RequestOptions): Promise<JournalTimeEntry>;
+  /** Get a time entry — `GET /v1/journal/time-entries/{id}` */ getJournalTimeEntry(timeEntryId: string, options?: RequestOptions): Promise<JournalTimeEntry>;
+  /** Change a time entry; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/time-entries/{id}` */ updateJournalTimeEntry(timeEntryId: string, body: JournalTimeEntryPatch, options?: RequestOptions): Promise<JournalTimeEntry>;
+  /** Delete a time entry (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/time-entries/{id}` */ deleteJournalTimeEntry(timeEntryId: string, query: { version: number }, options?: RequestOptions): Promise<JournalTimeEntry>;
+  /** List day plans (oldest first; filters: date) — `GET /v1/journal/day-plans` */ listJournalDayPlans(query?: { limit?: number; cursor?: string; date?: string }, options?: RequestOptions): Promise<Page<JournalDayPlan>>;
+  /** Create a day plan — `POST /v1/journal/day-plans` */ createJournalDayPlan(body: JournalDayPlanCreate, options?: RequestOptions): Promise<JournalDayPlan>;
+  /** Get a day plan — `GET /v1/journal/day-plans/{id}` */ getJournalDayPlan(dayPlanId: string, options?: RequestOptions): Promise<JournalDayPlan>;
+  /** Change a day plan; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/day-plans/{id}` */ updateJournalDayPlan(dayPlanId: string, body: JournalDayPlanPatch, options?: RequestOptions): Promise<JournalDayPlan>;
+  /** Delete a day plan (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/day-plans/{id}` */ deleteJournalDayPlan(dayPlanId: string, query: { version: number }, options?: RequestOptions): Promise<JournalDayPlan>;
+  /** List ratings (oldest first; filters: targetType, targetId) — `GET /v1/journal/ratings` */ listJournalRatings(query?: { limit?: number; cursor?: string; targetType?: "task" | "time_entry" | "day_plan" | "entry"; targetId?: string }, options?: RequestOptions): Promise<Page<JournalRating>>;
+  /** Create a rating — `POST /v1/journal/ratings` */ createJournalRating(body: JournalRatingCreate, options?: RequestOptions): Promise<JournalRating>;
+  /** Get a rating — `GET /v1/journal/ratings/{id}` */ getJournalRating(ratingId: string, options?: RequestOptions): Promise<JournalRating>;
+  /** Change a rating; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/ratings/{id}` */ updateJournalRating(ratingId: string, body: JournalRatingPatch, options?: RequestOptions): Promise<JournalRating>;
+  /** Delete a rating (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/ratings/{id}` */ deleteJournalRating(ratingId: string, query: { version: number }, options?: RequestOptions): Promise<JournalRating>;
+  /** List entries (oldest first; filters: categoryId) — `GET /v1/journal/entries` */ listJournalEntries(query?: { limit?: number; cursor?: string; categoryId?: string }, options?: RequestOptions): Promise<Page<JournalEntry>>;
+  /** Create a entry — `POST /v1/journal/entries` */ createJournalEntry(body: JournalEntryCreate, options?: RequestOptions): Promise<JournalEntry>;
+  /** Get a entry — `GET /v1/journal/entries/{id}` */ getJournalEntry(entryId: string, options?: RequestOptions): Promise<JournalEntry>;
+  /** Change a entry; `version` must be the current one (else 409 version_conflict) — `PATCH /v1/journal/entries/{id}` */ updateJournalEntry(entryId: string, body: JournalEntryPatch, options?: RequestOptions): Promise<JournalEntry>;
+  /** Delete a entry (soft; ?version= must be the current one; its checklists, items, time entries and ratings go with it) — `DELETE /v1/journal/entries/{id}` */ deleteJournalEntry(entryId: string, query: { version: number }, options?: RequestOptions): Promise<JournalEntry>;
+  /** The agent's active subscriptions, oldest first — `GET /v1/agents/{id}/subscriptions` */ listSubscriptions(agentId: string, query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<Subscription>>;
+  /** Subscribe an agent to changes: tokens (any-of), optional predicate and eligibility window — `POST /v1/agents/{id}/subscriptions` */ createSubscription(agentId: string, body: CreateSubscription, options?: RequestOptions): Promise<Subscription>;
+  /** Delete (tombstone) a subscription and drop its index entries — `DELETE /v1/agents/{id}/subscriptions/{sid}` */ deleteSubscription(agentId: string, sid: string, options?: RequestOptions): Promise<Subscription>;
   /**
    * Post a change notification; idempotent by (source, deliveryId)
    *
@@ -2142,57 +1321,16 @@ export abstract class VigilOperations {
    *
    * `POST /v1/events`
    */
-  ingestEvent(body: IngestEvent, options?: RequestOptions): Promise<EventAccepted> {
-    return this.request<EventAccepted>("POST", "/v1/events", body, options);
-  }
-
-  /**
-   * List timers with their next run and recent scheduler decisions
-   *
-   * `GET /v1/agents/{id}/timers`
-   */
-  listTimers(agentId: string, query: {
+  ingestEvent(body: IngestEvent, options?: RequestOptions): Promise<EventAccepted>;
+  /** List timers with their next run and recent scheduler decisions — `GET /v1/agents/{id}/timers` */ listTimers(agentId: string, query?: {
     limit?: number;
     cursor?: string;
     /** `deleted` also lists tombstoned timers */
     include?: "deleted";
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Timer>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Timer>;
-    nextCursor: string | null;
-  }>("GET", `/v1/agents/${encodeURIComponent(agentId)}/timers` + queryString(query), undefined, options);
-  }
-
-  /**
-   * Create a timer (cron in an IANA zone, interval, or once)
-   *
-   * `POST /v1/agents/{id}/timers`
-   */
-  createTimer(agentId: string, body: CreateTimer, options?: RequestOptions): Promise<Timer> {
-    return this.request<Timer>("POST", `/v1/agents/${encodeURIComponent(agentId)}/timers`, body, options);
-  }
-
-  /**
-   * Delete a timer (tombstoned; it never fires again)
-   *
-   * `DELETE /v1/agents/{id}/timers/{tid}`
-   */
-  cancelTimer(agentId: string, tid: string, options?: RequestOptions): Promise<Timer> {
-    return this.request<Timer>("DELETE", `/v1/agents/${encodeURIComponent(agentId)}/timers/${encodeURIComponent(tid)}`, undefined, options);
-  }
-
-  /**
-   * Run a timer now (reason manual); its schedule is unchanged
-   *
-   * `POST /v1/agents/{id}/timers/{tid}/trigger`
-   */
-  triggerTimer(agentId: string, tid: string, options?: RequestOptions): Promise<RunAccepted> {
-    return this.request<RunAccepted>("POST", `/v1/agents/${encodeURIComponent(agentId)}/timers/${encodeURIComponent(tid)}/trigger`, undefined, options);
-  }
-
+  }, options?: RequestOptions): Promise<Page<Timer>>;
+  /** Create a timer (cron in an IANA zone, interval, or once) — `POST /v1/agents/{id}/timers` */ createTimer(agentId: string, body: CreateTimer, options?: RequestOptions): Promise<Timer>;
+  /** Delete a timer (tombstoned; it never fires again) — `DELETE /v1/agents/{id}/timers/{tid}` */ cancelTimer(agentId: string, tid: string, options?: RequestOptions): Promise<Timer>;
+  /** Run a timer now (reason manual); its schedule is unchanged — `POST /v1/agents/{id}/timers/{tid}/trigger` */ triggerTimer(agentId: string, tid: string, options?: RequestOptions): Promise<RunAccepted>;
   /**
    * Provision (default), rotate or revoke the agent's external trigger
    *
@@ -2200,28 +1338,8 @@ export abstract class VigilOperations {
    *
    * `POST /v1/agents/{id}/trigger`
    */
-  manageTrigger(agentId: string, body: TriggerRequest = {}, options?: RequestOptions): Promise<TriggerDescriptor> {
-    return this.request<TriggerDescriptor>("POST", `/v1/agents/${encodeURIComponent(agentId)}/trigger`, body, options);
-  }
-
-  /**
-   * List webhook sources (never their secrets)
-   *
-   * `GET /v1/webhook-sources`
-   */
-  listWebhookSources(query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<WebhookSource>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<WebhookSource>;
-    nextCursor: string | null;
-  }>("GET", "/v1/webhook-sources" + queryString(query), undefined, options);
-  }
-
+  manageTrigger(agentId: string, body?: TriggerRequest, options?: RequestOptions): Promise<TriggerDescriptor>;
+  /** List webhook sources (never their secrets) — `GET /v1/webhook-sources` */ listWebhookSources(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<WebhookSource>>;
   /**
    * Register a signed webhook source; its secret is returned in this answer only
    *
@@ -2229,46 +1347,10 @@ export abstract class VigilOperations {
    *
    * `POST /v1/webhook-sources`
    */
-  createWebhookSource(body: CreateWebhookSource, options?: RequestOptions): Promise<CreatedWebhookSource> {
-    return this.request<CreatedWebhookSource>("POST", "/v1/webhook-sources", body, options);
-  }
-
-  /**
-   * Get a webhook source (never its secret)
-   *
-   * `GET /v1/webhook-sources/{id}`
-   */
-  getWebhookSource(webhookSourceId: string, options?: RequestOptions): Promise<WebhookSource> {
-    return this.request<WebhookSource>("GET", `/v1/webhook-sources/${encodeURIComponent(webhookSourceId)}`, undefined, options);
-  }
-
-  /**
-   * Delete a webhook source; its URL stops verifying at once
-   *
-   * `DELETE /v1/webhook-sources/{id}`
-   */
-  deleteWebhookSource(webhookSourceId: string, options?: RequestOptions): Promise<WebhookSource> {
-    return this.request<WebhookSource>("DELETE", `/v1/webhook-sources/${encodeURIComponent(webhookSourceId)}`, undefined, options);
-  }
-
-  /**
-   * List outbound webhook endpoints (never their secrets)
-   *
-   * `GET /v1/webhooks`
-   */
-  listWebhooks(query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<WebhookEndpoint>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<WebhookEndpoint>;
-    nextCursor: string | null;
-  }>("GET", "/v1/webhooks" + queryString(query), undefined, options);
-  }
-
+  createWebhookSource(body: CreateWebhookSource, options?: RequestOptions): Promise<CreatedWebhookSource>;
+  /** Get a webhook source (never its secret) — `GET /v1/webhook-sources/{id}` */ getWebhookSource(webhookSourceId: string, options?: RequestOptions): Promise<WebhookSource>;
+  /** Delete a webhook source; its URL stops verifying at once — `DELETE /v1/webhook-sources/{id}` */ deleteWebhookSource(webhookSourceId: string, options?: RequestOptions): Promise<WebhookSource>;
+  /** List outbound webhook endpoints (never their secrets) — `GET /v1/webhooks` */ listWebhooks(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<WebhookEndpoint>>;
   /**
    * Register an outbound webhook endpoint; its signing secret is returned in this answer only
    *
@@ -2276,46 +1358,10 @@ export abstract class VigilOperations {
    *
    * `POST /v1/webhooks`
    */
-  createWebhook(body: CreateWebhook, options?: RequestOptions): Promise<CreatedWebhookEndpoint> {
-    return this.request<CreatedWebhookEndpoint>("POST", "/v1/webhooks", body, options);
-  }
-
-  /**
-   * Get an outbound webhook endpoint (never its secret)
-   *
-   * `GET /v1/webhooks/{id}`
-   */
-  getWebhook(webhookId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
-    return this.request<WebhookEndpoint>("GET", `/v1/webhooks/${encodeURIComponent(webhookId)}`, undefined, options);
-  }
-
-  /**
-   * Delete an outbound webhook endpoint; deliveries still pending settle as dead
-   *
-   * `DELETE /v1/webhooks/{id}`
-   */
-  deleteWebhook(webhookId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
-    return this.request<WebhookEndpoint>("DELETE", `/v1/webhooks/${encodeURIComponent(webhookId)}`, undefined, options);
-  }
-
-  /**
-   * The endpoint's delivery log, newest first: status (pending, delivered, dead, blocked) and every attempt
-   *
-   * `GET /v1/webhooks/{id}/deliveries`
-   */
-  listWebhookDeliveries(webhookId: string, query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<WebhookDelivery>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<WebhookDelivery>;
-    nextCursor: string | null;
-  }>("GET", `/v1/webhooks/${encodeURIComponent(webhookId)}/deliveries` + queryString(query), undefined, options);
-  }
-
+  createWebhook(body: CreateWebhook, options?: RequestOptions): Promise<CreatedWebhookEndpoint>;
+  /** Get an outbound webhook endpoint (never its secret) — `GET /v1/webhooks/{id}` */ getWebhook(webhookId: string, options?: RequestOptions): Promise<WebhookEndpoint>;
+  /** Delete an outbound webhook endpoint; deliveries still pending settle as dead — `DELETE /v1/webhooks/{id}` */ deleteWebhook(webhookId: string, options?: RequestOptions): Promise<WebhookEndpoint>;
+  /** The endpoint's delivery log, newest first: status (pending, delivered, dead, blocked) and every attempt — `GET /v1/webhooks/{id}/deliveries` */ listWebhookDeliveries(webhookId: string, query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<WebhookDelivery>>;
   /**
    * Every agent's events (and tenant-level ones) as SSE: replay after Last-Event-ID (or ?after=), then live
    *
@@ -2325,29 +1371,8 @@ export abstract class VigilOperations {
    *
    * `GET /v1/events/stream`
    */
-  openTenantEventStream(query: {
-    after?: string;
-    agentId?: string;
-    access_token?: string;
-  } = {}, options?: RequestOptions): Promise<Response> {
-    return this.requestRaw("GET", "/v1/events/stream" + queryString(query), undefined, options);
-  }
-
-  /**
-   * List the tools agents can be given: every built-in tool, then the tenant's HTTP tools (`http:<name>`)
-   *
-   * `GET /v1/tools`
-   */
-  listTools(options?: RequestOptions): Promise<{
-    data: Array<ToolListing>;
-    nextCursor: null;
-  }> {
-    return this.request<{
-    data: Array<ToolListing>;
-    nextCursor: null;
-  }>("GET", "/v1/tools", undefined, options);
-  }
-
+  openTenantEventStream(query?: { after?: string; agentId?: string; access_token?: string }, options?: RequestOptions): Promise<Response>;
+  /** List the tools agents can be given: every built-in tool, then the tenant's HTTP tools (`http:<name>`) — `GET /v1/tools` */ listTools(options?: RequestOptions): Promise<{ data: Array<ToolListing>; nextCursor: null }>;
   /**
    * Register a tenant HTTP tool; its signing secret is returned in this answer only
    *
@@ -2355,34 +1380,9 @@ export abstract class VigilOperations {
    *
    * `POST /v1/tools`
    */
-  registerTool(body: RegisterTenantTool, options?: RequestOptions): Promise<RegisteredTenantTool> {
-    return this.request<RegisteredTenantTool>("POST", "/v1/tools", body, options);
-  }
-
-  /**
-   * Delete a tenant HTTP tool; calls to it answer unknown_tool at once
-   *
-   * `DELETE /v1/tools/{id}`
-   */
-  deleteTool(toolId: string, options?: RequestOptions): Promise<TenantTool> {
-    return this.request<TenantTool>("DELETE", `/v1/tools/${encodeURIComponent(toolId)}`, undefined, options);
-  }
-
-  /**
-   * List the tenant's MCP servers with their cached tool lists
-   *
-   * `GET /v1/mcp-servers`
-   */
-  listMcpServers(options?: RequestOptions): Promise<{
-    data: Array<McpServer>;
-    nextCursor: null;
-  }> {
-    return this.request<{
-    data: Array<McpServer>;
-    nextCursor: null;
-  }>("GET", "/v1/mcp-servers", undefined, options);
-  }
-
+  registerTool(body: RegisterTenantTool, options?: RequestOptions): Promise<RegisteredTenantTool>;
+  /** Delete a tenant HTTP tool; calls to it answer unknown_tool at once — `DELETE /v1/tools/{id}` */ deleteTool(toolId: string, options?: RequestOptions): Promise<TenantTool>;
+  /** List the tenant's MCP servers with their cached tool lists — `GET /v1/mcp-servers` */ listMcpServers(options?: RequestOptions): Promise<{ data: Array<McpServer>; nextCursor: null }>;
   /**
    * Register a remote MCP server (streamable HTTP); its tools are offered to agents as `mcp_<server>_<tool>`
    *
@@ -2390,37 +1390,9 @@ export abstract class VigilOperations {
    *
    * `POST /v1/mcp-servers`
    */
-  registerMcpServer(body: RegisterMcpServer, options?: RequestOptions): Promise<McpServer> {
-    return this.request<McpServer>("POST", "/v1/mcp-servers", body, options);
-  }
-
-  /**
-   * Delete an MCP server; calls to its tools answer unknown_tool at once
-   *
-   * `DELETE /v1/mcp-servers/{id}`
-   */
-  deleteMcpServer(mcpServerId: string, options?: RequestOptions): Promise<McpServer> {
-    return this.request<McpServer>("DELETE", `/v1/mcp-servers/${encodeURIComponent(mcpServerId)}`, undefined, options);
-  }
-
-  /**
-   * The tenant's append-only audit log, newest first
-   *
-   * `GET /v1/audit`
-   */
-  listAudit(query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<AuditEntry>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<AuditEntry>;
-    nextCursor: string | null;
-  }>("GET", "/v1/audit" + queryString(query), undefined, options);
-  }
-
+  registerMcpServer(body: RegisterMcpServer, options?: RequestOptions): Promise<McpServer>;
+  /** Delete an MCP server; calls to its tools answer unknown_tool at once — `DELETE /v1/mcp-servers/{id}` */ deleteMcpServer(mcpServerId: string, options?: RequestOptions): Promise<McpServer>;
+  /** The tenant's append-only audit log, newest first — `GET /v1/audit` */ listAudit(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<AuditEntry>>;
   /**
    * Per-tenant counters in the Prometheus text exposition format
    *
@@ -2430,29 +1402,8 @@ export abstract class VigilOperations {
    *
    * `GET /v1/metrics`
    */
-  getMetrics(options?: RequestOptions): Promise<Response> {
-    return this.requestRaw("GET", "/v1/metrics", undefined, options);
-  }
-
-  /**
-   * The tenant's brakes, newest first (?status=active|released)
-   *
-   * `GET /v1/brakes`
-   */
-  listBrakes(query: {
-    limit?: number;
-    cursor?: string;
-    status?: "active" | "released";
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<Brake>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<Brake>;
-    nextCursor: string | null;
-  }>("GET", "/v1/brakes" + queryString(query), undefined, options);
-  }
-
+  getMetrics(options?: RequestOptions): Promise<Response>;
+  /** The tenant's brakes, newest first (?status=active|released) — `GET /v1/brakes` */ listBrakes(query?: { limit?: number; cursor?: string; status?: "active" | "released" }, options?: RequestOptions): Promise<Page<Brake>>;
   /**
    * Engage a brake: stop new wakes, block mutating tools, settle in-flight runs
    *
@@ -2460,19 +1411,8 @@ export abstract class VigilOperations {
    *
    * `POST /v1/brakes`
    */
-  engageBrake(body: EngageBrake, options?: RequestOptions): Promise<Brake> {
-    return this.request<Brake>("POST", "/v1/brakes", body, options);
-  }
-
-  /**
-   * Release an active brake by hand (whatever its release condition)
-   *
-   * `POST /v1/brakes/{id}/release`
-   */
-  releaseBrake(brakeId: string, options?: RequestOptions): Promise<Brake> {
-    return this.request<Brake>("POST", `/v1/brakes/${encodeURIComponent(brakeId)}/release`, undefined, options);
-  }
-
+  engageBrake(body: EngageBrake, options?: RequestOptions): Promise<Brake>;
+  /** Release an active brake by hand (whatever its release condition) — `POST /v1/brakes/{id}/release` */ releaseBrake(brakeId: string, options?: RequestOptions): Promise<Brake>;
   /**
    * Daily usage (tokens, cost, runtime, tool calls) against the budgets and tool quotas in force
    *
@@ -2480,21 +1420,8 @@ export abstract class VigilOperations {
    *
    * `GET /v1/agents/{id}/usage`
    */
-  getAgentUsage(agentId: string, query: {
-    day?: string;
-  } = {}, options?: RequestOptions): Promise<AgentUsage> {
-    return this.request<AgentUsage>("GET", `/v1/agents/${encodeURIComponent(agentId)}/usage` + queryString(query), undefined, options);
-  }
-
-  /**
-   * The tenant's current governance policy (version 0 is the empty default)
-   *
-   * `GET /v1/policy`
-   */
-  getPolicy(options?: RequestOptions): Promise<Policy> {
-    return this.request<Policy>("GET", "/v1/policy", undefined, options);
-  }
-
+  getAgentUsage(agentId: string, query?: { day?: string }, options?: RequestOptions): Promise<AgentUsage>;
+  /** The tenant's current governance policy (version 0 is the empty default) — `GET /v1/policy` */ getPolicy(options?: RequestOptions): Promise<Policy>;
   /**
    * Replace the governance policy; each change becomes the next version and is audited
    *
@@ -2504,28 +1431,8 @@ export abstract class VigilOperations {
    *
    * `PUT /v1/policy`
    */
-  setPolicy(body: PolicyBody = {}, options?: RequestOptions): Promise<Policy> {
-    return this.request<Policy>("PUT", "/v1/policy", body, options);
-  }
-
-  /**
-   * List stored provider secrets (metadata only, revoked ones included), oldest first
-   *
-   * `GET /v1/providers/secrets`
-   */
-  listProviderSecrets(query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<ProviderSecret>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<ProviderSecret>;
-    nextCursor: string | null;
-  }>("GET", "/v1/providers/secrets" + queryString(query), undefined, options);
-  }
-
+  setPolicy(body?: PolicyBody, options?: RequestOptions): Promise<Policy>;
+  /** List stored provider secrets (metadata only, revoked ones included), oldest first — `GET /v1/providers/secrets` */ listProviderSecrets(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<ProviderSecret>>;
   /**
    * Store a provider API key, encrypted; answers its secretRefId (the key is never shown again)
    *
@@ -2533,37 +1440,9 @@ export abstract class VigilOperations {
    *
    * `POST /v1/providers/secrets`
    */
-  createProviderSecret(body: CreateProviderSecretBody, options?: RequestOptions): Promise<ProviderSecret> {
-    return this.request<ProviderSecret>("POST", "/v1/providers/secrets", body, options);
-  }
-
-  /**
-   * Revoke a provider secret: its ciphertext is erased and endpoints referencing it answer secret_unavailable
-   *
-   * `DELETE /v1/providers/secrets/{id}`
-   */
-  deleteProviderSecret(secretId: string, options?: RequestOptions): Promise<ProviderSecret> {
-    return this.request<ProviderSecret>("DELETE", `/v1/providers/secrets/${encodeURIComponent(secretId)}`, undefined, options);
-  }
-
-  /**
-   * List privacy receipts, oldest first
-   *
-   * `GET /v1/providers/consents`
-   */
-  listProviderConsents(query: {
-    limit?: number;
-    cursor?: string;
-  } = {}, options?: RequestOptions): Promise<{
-    data: Array<ProviderConsent>;
-    nextCursor: string | null;
-  }> {
-    return this.request<{
-    data: Array<ProviderConsent>;
-    nextCursor: string | null;
-  }>("GET", "/v1/providers/consents" + queryString(query), undefined, options);
-  }
-
+  createProviderSecret(body: CreateProviderSecretBody, options?: RequestOptions): Promise<ProviderSecret>;
+  /** Revoke a provider secret: its ciphertext is erased and endpoints referencing it answer secret_unavailable — `DELETE /v1/providers/secrets/{id}` */ deleteProviderSecret(secretId: string, options?: RequestOptions): Promise<ProviderSecret>;
+  /** List privacy receipts, oldest first — `GET /v1/providers/consents` */ listProviderConsents(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<ProviderConsent>>;
   /**
    * Record a privacy receipt for (provider, model, policyVersion); required before the first call and after every policyVersion change
    *
@@ -2571,131 +1450,110 @@ export abstract class VigilOperations {
    *
    * `POST /v1/providers/consents`
    */
-  createProviderConsent(body: CreateConsentBody, options?: RequestOptions): Promise<ProviderConsent> {
-    return this.request<ProviderConsent>("POST", "/v1/providers/consents", body, options);
-  }
+  createProviderConsent(body: CreateConsentBody, options?: RequestOptions): Promise<ProviderConsent>;
 }
 
-/** Each method's operation: what the route-coverage test compares with the live document. */
+/** Each method's operation: the generic request reads it, the route-coverage test compares it with the live document. */
 export const OPERATIONS = {
   health: { method: "GET", path: "/healthz" },
-  createTenant: { method: "POST", path: "/v1/tenants" },
-  eraseTenant: { method: "DELETE", path: "/v1/tenants/{id}" },
+  createTenant: { method: "POST", path: "/v1/tenants", body: "required" }, eraseTenant: { method: "DELETE", path: "/v1/tenants/{id}" },
   getTenantErasure: { method: "GET", path: "/v1/tenants/{id}/erasure" },
-  deliverTrigger: { method: "POST", path: "/v1/hooks/t/{triggerId}" },
+  deliverTrigger: { method: "POST", path: "/v1/hooks/t/{triggerId}", query: true },
   deliverWebhookSource: { method: "POST", path: "/v1/hooks/s/{sourceId}" },
-  getDocs: { method: "GET", path: "/docs" },
-  getWidgetScript: { method: "GET", path: "/widget.js" },
-  getDemoPage: { method: "GET", path: "/demo" },
-  listKeys: { method: "GET", path: "/v1/keys" },
-  createKey: { method: "POST", path: "/v1/keys" },
-  revokeKey: { method: "DELETE", path: "/v1/keys/{id}" },
-  mintToken: { method: "POST", path: "/v1/tokens" },
-  listAgents: { method: "GET", path: "/v1/agents" },
-  createAgent: { method: "POST", path: "/v1/agents" },
-  getAgent: { method: "GET", path: "/v1/agents/{id}" },
-  updateAgent: { method: "PATCH", path: "/v1/agents/{id}" },
-  destroyAgent: { method: "DELETE", path: "/v1/agents/{id}" },
+  getDocs: { method: "GET", path: "/docs", raw: true },
+  getWidgetScript: { method: "GET", path: "/widget.js", query: true, raw: true },
+  getDemoPage: { method: "GET", path: "/demo", query: true, raw: true },
+  listKeys: { method: "GET", path: "/v1/keys" }, createKey: { method: "POST", path: "/v1/keys", body: "optional" }, revokeKey: { method: "DELETE", path: "/v1/keys/{id}" },
+  mintToken: { method: "POST", path: "/v1/tokens", body: "required" },
+  listAgents: { method: "GET", path: "/v1/agents", query: true }, createAgent: { method: "POST", path: "/v1/agents", body: "required" }, getAgent: { method: "GET", path: "/v1/agents/{id}" }, updateAgent: { method: "PATCH", path: "/v1/agents/{id}", body: "optional" }, destroyAgent: { method: "DELETE", path: "/v1/agents/{id}" },
   pauseAgent: { method: "POST", path: "/v1/agents/{id}/pause" },
   resumeAgent: { method: "POST", path: "/v1/agents/{id}/resume" },
   getAgentState: { method: "GET", path: "/v1/agents/{id}/state" },
-  listMessages: { method: "GET", path: "/v1/agents/{id}/messages" },
-  sendMessage: { method: "POST", path: "/v1/agents/{id}/messages" },
-  openAgentEventStream: { method: "GET", path: "/v1/agents/{id}/events" },
-  listRuns: { method: "GET", path: "/v1/agents/{id}/runs" },
-  getRun: { method: "GET", path: "/v1/agents/{id}/runs/{runKey}" },
+  listMessages: { method: "GET", path: "/v1/agents/{id}/messages", query: true }, sendMessage: { method: "POST", path: "/v1/agents/{id}/messages", body: "required" },
+  openAgentEventStream: { method: "GET", path: "/v1/agents/{id}/events", query: true, raw: true },
+  listRuns: { method: "GET", path: "/v1/agents/{id}/runs", query: true }, getRun: { method: "GET", path: "/v1/agents/{id}/runs/{runKey}" },
   wakeAgent: { method: "POST", path: "/v1/agents/{id}/wake" },
-  listReports: { method: "GET", path: "/v1/agents/{id}/reports" },
-  getReport: { method: "GET", path: "/v1/agents/{id}/reports/{scope}" },
+  listReports: { method: "GET", path: "/v1/agents/{id}/reports", query: true }, getReport: { method: "GET", path: "/v1/agents/{id}/reports/{scope}" },
   getMemory: { method: "GET", path: "/v1/agents/{id}/memory" },
-  setMemorySlot: { method: "PUT", path: "/v1/agents/{id}/memory/slots/{key}" },
-  searchMemory: { method: "GET", path: "/v1/agents/{id}/memory/search" },
+  setMemorySlot: { method: "PUT", path: "/v1/agents/{id}/memory/slots/{key}", body: "optional" },
+  searchMemory: { method: "GET", path: "/v1/agents/{id}/memory/search", query: true },
   exportAgent: { method: "GET", path: "/v1/agents/{id}/export" },
   retryCompaction: { method: "POST", path: "/v1/agents/{id}/memory/compaction/retry" },
   closeSession: { method: "POST", path: "/v1/agents/{id}/sessions/{sid}/close" },
-  listDecisions: { method: "GET", path: "/v1/decisions" },
-  resolveDecision: { method: "POST", path: "/v1/decisions/{id}/resolve" },
-  listJournalCategories: { method: "GET", path: "/v1/journal/categories" },
-  createJournalCategory: { method: "POST", path: "/v1/journal/categories" },
-  getJournalCategory: { method: "GET", path: "/v1/journal/categories/{id}" },
-  updateJournalCategory: { method: "PATCH", path: "/v1/journal/categories/{id}" },
-  deleteJournalCategory: { method: "DELETE", path: "/v1/journal/categories/{id}" },
-  listJournalTasks: { method: "GET", path: "/v1/journal/tasks" },
-  createJournalTask: { method: "POST", path: "/v1/journal/tasks" },
-  getJournalTask: { method: "GET", path: "/v1/journal/tasks/{id}" },
-  updateJournalTask: { method: "PATCH", path: "/v1/journal/tasks/{id}" },
-  deleteJournalTask: { method: "DELETE", path: "/v1/journal/tasks/{id}" },
-  listJournalChecklists: { method: "GET", path: "/v1/journal/checklists" },
-  createJournalChecklist: { method: "POST", path: "/v1/journal/checklists" },
-  getJournalChecklist: { method: "GET", path: "/v1/journal/checklists/{id}" },
-  updateJournalChecklist: { method: "PATCH", path: "/v1/journal/checklists/{id}" },
-  deleteJournalChecklist: { method: "DELETE", path: "/v1/journal/checklists/{id}" },
-  listJournalChecklistItems: { method: "GET", path: "/v1/journal/checklist-items" },
-  createJournalChecklistItem: { method: "POST", path: "/v1/journal/checklist-items" },
-  getJournalChecklistItem: { method: "GET", path: "/v1/journal/checklist-items/{id}" },
-  updateJournalChecklistItem: { method: "PATCH", path: "/v1/journal/checklist-items/{id}" },
-  deleteJournalChecklistItem: { method: "DELETE", path: "/v1/journal/checklist-items/{id}" },
-  listJournalTimeEntries: { method: "GET", path: "/v1/journal/time-entries" },
-  createJournalTimeEntry: { method: "POST", path: "/v1/journal/time-entries" },
-  getJournalTimeEntry: { method: "GET", path: "/v1/journal/time-entries/{id}" },
-  updateJournalTimeEntry: { method: "PATCH", path: "/v1/journal/time-entries/{id}" },
-  deleteJournalTimeEntry: { method: "DELETE", path: "/v1/journal/time-entries/{id}" },
-  listJournalDayPlans: { method: "GET", path: "/v1/journal/day-plans" },
-  createJournalDayPlan: { method: "POST", path: "/v1/journal/day-plans" },
-  getJournalDayPlan: { method: "GET", path: "/v1/journal/day-plans/{id}" },
-  updateJournalDayPlan: { method: "PATCH", path: "/v1/journal/day-plans/{id}" },
-  deleteJournalDayPlan: { method: "DELETE", path: "/v1/journal/day-plans/{id}" },
-  listJournalRatings: { method: "GET", path: "/v1/journal/ratings" },
-  createJournalRating: { method: "POST", path: "/v1/journal/ratings" },
-  getJournalRating: { method: "GET", path: "/v1/journal/ratings/{id}" },
-  updateJournalRating: { method: "PATCH", path: "/v1/journal/ratings/{id}" },
-  deleteJournalRating: { method: "DELETE", path: "/v1/journal/ratings/{id}" },
-  listJournalEntries: { method: "GET", path: "/v1/journal/entries" },
-  createJournalEntry: { method: "POST", path: "/v1/journal/entries" },
-  getJournalEntry: { method: "GET", path: "/v1/journal/entries/{id}" },
-  updateJournalEntry: { method: "PATCH", path: "/v1/journal/entries/{id}" },
-  deleteJournalEntry: { method: "DELETE", path: "/v1/journal/entries/{id}" },
-  listSubscriptions: { method: "GET", path: "/v1/agents/{id}/subscriptions" },
-  createSubscription: { method: "POST", path: "/v1/agents/{id}/subscriptions" },
-  deleteSubscription: { method: "DELETE", path: "/v1/agents/{id}/subscriptions/{sid}" },
-  ingestEvent: { method: "POST", path: "/v1/events" },
-  listTimers: { method: "GET", path: "/v1/agents/{id}/timers" },
-  createTimer: { method: "POST", path: "/v1/agents/{id}/timers" },
-  cancelTimer: { method: "DELETE", path: "/v1/agents/{id}/timers/{tid}" },
+  listDecisions: { method: "GET", path: "/v1/decisions", query: true },
+  resolveDecision: { method: "POST", path: "/v1/decisions/{id}/resolve", body: "required" },
+  listJournalCategories: { method: "GET", path: "/v1/journal/categories", query: true }, createJournalCategory: { method: "POST", path: "/v1/journal/categories", body: "required" }, getJournalCategory: { method: "GET", path: "/v1/journal/categories/{id}" }, updateJournalCategory: { method: "PATCH", path: "/v1/journal/categories/{id}", body: "required" }, deleteJournalCategory: { method: "DELETE", path: "/v1/journal/categories/{id}", query: true },
+  listJournalTasks: { method: "GET", path: "/v1/journal/tasks", query: true }, createJournalTask: { method: "POST", path: "/v1/journal/tasks", body: "required" }, getJournalTask: { method: "GET", path: "/v1/journal/tasks/{id}" }, updateJournalTask: { method: "PATCH", path: "/v1/journal/tasks/{id}", body: "required" }, deleteJournalTask: { method: "DELETE", path: "/v1/journal/tasks/{id}", query: true },
+  listJournalChecklists: { method: "GET", path: "/v1/journal/checklists", query: true }, createJournalChecklist: { method: "POST", path: "/v1/journal/checklists", body: "required" }, getJournalChecklist: { method: "GET", path: "/v1/journal/checklists/{id}" }, updateJournalChecklist: { method: "PATCH", path: "/v1/journal/checklists/{id}", body: "required" }, deleteJournalChecklist: { method: "DELETE", path: "/v1/journal/checklists/{id}", query: true },
+  listJournalChecklistItems: { method: "GET", path: "/v1/journal/checklist-items", query: true }, createJournalChecklistItem: { method: "POST", path: "/v1/journal/checklist-items", body: "required" }, getJournalChecklistItem: { method: "GET", path: "/v1/journal/checklist-items/{id}" }, updateJournalChecklistItem: { method: "PATCH", path: "/v1/journal/checklist-items/{id}", body: "required" }, deleteJournalChecklistItem: { method: "DELETE", path: "/v1/journal/checklist-items/{id}", query: true },
+  listJournalTimeEntries: { method: "GET", path: "/v1/journal/time-entries", query: true }, createJournalTimeEntry: { method: "POST", path: "/v1/journal/time-entries", body: "required" }, getJournalTimeEntry: { method: "GET", path: "/v1/journal/time-entries/{id}" }, updateJournalTimeEntry: { method: "PATCH", path: "/v1/journal/time-entries/{id}", body: "required" }, deleteJournalTimeEntry: { method: "DELETE", path: "/v1/journal/time-entries/{id}", query: true },
+  listJournalDayPlans: { method: "GET", path: "/v1/journal/day-plans", query: true }, createJournalDayPlan: { method: "POST", path: "/v1/journal/day-plans", body: "required" }, getJournalDayPlan: { method: "GET", path: "/v1/journal/day-plans/{id}" }, updateJournalDayPlan: { method: "PATCH", path: "/v1/journal/day-plans/{id}", body: "required" }, deleteJournalDayPlan: { method: "DELETE", path: "/v1/journal/day-plans/{id}", query: true },
+  listJournalRatings: { method: "GET", path: "/v1/journal/ratings", query: true }, createJournalRating: { method: "POST", path: "/v1/journal/ratings", body: "required" }, getJournalRating: { method: "GET", path: "/v1/journal/ratings/{id}" }, updateJournalRating: { method: "PATCH", path: "/v1/journal/ratings/{id}", body: "required" }, deleteJournalRating: { method: "DELETE", path: "/v1/journal/ratings/{id}", query: true },
+  listJournalEntries: { method: "GET", path: "/v1/journal/entries", query: true }, createJournalEntry: { method: "POST", path: "/v1/journal/entries", body: "required" }, getJournalEntry: { method: "GET", path: "/v1/journal/entries/{id}" }, updateJournalEntry: { method: "PATCH", path: "/v1/journal/entries/{id}", body: "required" }, deleteJournalEntry: { method: "DELETE", path: "/v1/journal/entries/{id}", query: true },
+  listSubscriptions: { method: "GET", path: "/v1/agents/{id}/subscriptions", query: true }, createSubscription: { method: "POST", path: "/v1/agents/{id}/subscriptions", body: "required" }, deleteSubscription: { method: "DELETE", path: "/v1/agents/{id}/subscriptions/{sid}" },
+  ingestEvent: { method: "POST", path: "/v1/events", body: "required" },
+  listTimers: { method: "GET", path: "/v1/agents/{id}/timers", query: true }, createTimer: { method: "POST", path: "/v1/agents/{id}/timers", body: "required" }, cancelTimer: { method: "DELETE", path: "/v1/agents/{id}/timers/{tid}" },
   triggerTimer: { method: "POST", path: "/v1/agents/{id}/timers/{tid}/trigger" },
-  manageTrigger: { method: "POST", path: "/v1/agents/{id}/trigger" },
-  listWebhookSources: { method: "GET", path: "/v1/webhook-sources" },
-  createWebhookSource: { method: "POST", path: "/v1/webhook-sources" },
-  getWebhookSource: { method: "GET", path: "/v1/webhook-sources/{id}" },
-  deleteWebhookSource: { method: "DELETE", path: "/v1/webhook-sources/{id}" },
-  listWebhooks: { method: "GET", path: "/v1/webhooks" },
-  createWebhook: { method: "POST", path: "/v1/webhooks" },
-  getWebhook: { method: "GET", path: "/v1/webhooks/{id}" },
-  deleteWebhook: { method: "DELETE", path: "/v1/webhooks/{id}" },
-  listWebhookDeliveries: { method: "GET", path: "/v1/webhooks/{id}/deliveries" },
-  openTenantEventStream: { method: "GET", path: "/v1/events/stream" },
-  listTools: { method: "GET", path: "/v1/tools" },
-  registerTool: { method: "POST", path: "/v1/tools" },
-  deleteTool: { method: "DELETE", path: "/v1/tools/{id}" },
-  listMcpServers: { method: "GET", path: "/v1/mcp-servers" },
-  registerMcpServer: { method: "POST", path: "/v1/mcp-servers" },
-  deleteMcpServer: { method: "DELETE", path: "/v1/mcp-servers/{id}" },
-  listAudit: { method: "GET", path: "/v1/audit" },
-  getMetrics: { method: "GET", path: "/v1/metrics" },
-  listBrakes: { method: "GET", path: "/v1/brakes" },
-  engageBrake: { method: "POST", path: "/v1/brakes" },
+  manageTrigger: { method: "POST", path: "/v1/agents/{id}/trigger", body: "optional" },
+  listWebhookSources: { method: "GET", path: "/v1/webhook-sources", query: true }, createWebhookSource: { method: "POST", path: "/v1/webhook-sources", body: "required" }, getWebhookSource: { method: "GET", path: "/v1/webhook-sources/{id}" }, deleteWebhookSource: { method: "DELETE", path: "/v1/webhook-sources/{id}" },
+  listWebhooks: { method: "GET", path: "/v1/webhooks", query: true }, createWebhook: { method: "POST", path: "/v1/webhooks", body: "required" }, getWebhook: { method: "GET", path: "/v1/webhooks/{id}" }, deleteWebhook: { method: "DELETE", path: "/v1/webhooks/{id}" },
+  listWebhookDeliveries: { method: "GET", path: "/v1/webhooks/{id}/deliveries", query: true },
+  openTenantEventStream: { method: "GET", path: "/v1/events/stream", query: true, raw: true },
+  listTools: { method: "GET", path: "/v1/tools" }, registerTool: { method: "POST", path: "/v1/tools", body: "required" }, deleteTool: { method: "DELETE", path: "/v1/tools/{id}" },
+  listMcpServers: { method: "GET", path: "/v1/mcp-servers" }, registerMcpServer: { method: "POST", path: "/v1/mcp-servers", body: "required" }, deleteMcpServer: { method: "DELETE", path: "/v1/mcp-servers/{id}" },
+  listAudit: { method: "GET", path: "/v1/audit", query: true },
+  getMetrics: { method: "GET", path: "/v1/metrics", raw: true },
+  listBrakes: { method: "GET", path: "/v1/brakes", query: true }, engageBrake: { method: "POST", path: "/v1/brakes", body: "required" },
   releaseBrake: { method: "POST", path: "/v1/brakes/{id}/release" },
-  getAgentUsage: { method: "GET", path: "/v1/agents/{id}/usage" },
-  getPolicy: { method: "GET", path: "/v1/policy" },
-  setPolicy: { method: "PUT", path: "/v1/policy" },
-  listProviderSecrets: { method: "GET", path: "/v1/providers/secrets" },
-  createProviderSecret: { method: "POST", path: "/v1/providers/secrets" },
-  deleteProviderSecret: { method: "DELETE", path: "/v1/providers/secrets/{id}" },
-  listProviderConsents: { method: "GET", path: "/v1/providers/consents" },
-  createProviderConsent: { method: "POST", path: "/v1/providers/consents" },
+  getAgentUsage: { method: "GET", path: "/v1/agents/{id}/usage", query: true },
+  getPolicy: { method: "GET", path: "/v1/policy" }, setPolicy: { method: "PUT", path: "/v1/policy", body: "optional" },
+  listProviderSecrets: { method: "GET", path: "/v1/providers/secrets", query: true }, createProviderSecret: { method: "POST", path: "/v1/providers/secrets", body: "required" }, deleteProviderSecret: { method: "DELETE", path: "/v1/providers/secrets/{id}" },
+  listProviderConsents: { method: "GET", path: "/v1/providers/consents", query: true }, createProviderConsent: { method: "POST", path: "/v1/providers/consents", body: "required" },
 } as const;
 
 export type OperationName = keyof typeof OPERATIONS;
+
+/** An OPERATIONS row: path parameters fill `{…}` in order, then come the body and the query, if any, then the options. */
+type OperationRow = { method: string; path: string; body?: "optional" | "required"; query?: true; raw?: true };
+
+/** Every operation as a method (OperationMethods); `VigilClient` supplies the transport and the hand-written helpers. */
+export abstract class VigilOperations {
+  /** One request answered with JSON (or nothing); a non-2xx answer throws `VigilApiError`. */
+  protected abstract request<T>(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<T>;
+  /** One request whose 2xx response the caller reads (HTML, scripts, metrics, event streams); a non-2xx answer throws `VigilApiError`. */
+  protected abstract requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response>;
+
+  // One method per OPERATIONS row, on the prototype. Pure-marked: a bundle that never uses the client (the widget) drops it all.
+  private static readonly methods = /* @__PURE__ */ installOperationMethods(this);
+
+  /** The one request function behind every operation method: the arguments are read in the order the row gives. */
+  protected operation(name: OperationName, args: unknown[]): Promise<unknown> {
+    const row: OperationRow = OPERATIONS[name];
+    let next = 0;
+    const path = row.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(String(args[next++])));
+    const body = row.body ? (args[next++] ?? (row.body === "optional" ? {} : undefined)) : undefined;
+    const query = row.query ? queryString((args[next++] ?? {}) as object) : "";
+    const options = args[next] as RequestOptions | undefined;
+    return row.raw ? this.requestRaw(row.method, path + query, body, options) : this.request(row.method, path + query, body, options);
+  }
+}
+
+export interface VigilOperations extends OperationMethods {}
+
+/** Defines each operation's method like a class method: on the prototype, not enumerable. */
+function installOperationMethods(target: typeof VigilOperations): OperationName[] {
+  const names = Object.keys(OPERATIONS) as OperationName[];
+  for (const name of names) {
+    Object.defineProperty(target.prototype, name, {
+      value(this: VigilOperations, ...args: unknown[]) {
+        return this.operation(name, args);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+  return names;
+}
 
 function queryString(query: object): string {
   const params = new URLSearchParams();

@@ -33,6 +33,7 @@ export interface Eligibility {
   activeUntil?: string;
 }
 
+/** A subscription as matching reads it; the stored and API shape adds `createdAt` (schema/subscriptions.ts). */
 export interface Subscription {
   id: string;
   agentId: string;

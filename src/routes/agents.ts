@@ -6,11 +6,21 @@ import { idempotent } from "../http/idempotency";
 import { H } from "../core/hash";
 import { randomId } from "../ids";
 import { Agent, AgentState, CreateAgentBody, ListAgentsQuery, PatchAgentBody } from "../schema/agents";
-import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { AgentIdParam, PaginationQuery } from "../schema/common";
+import type { Env } from "../env";
+import type { Principal } from "../http/context";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 export const agentRoutes = createRouter();
 agentRoutes.post("/v1/agents", idempotent());
+
+/** The agent a change names, for a caller with `agents:write` that is not a widget token (they cannot `refusal`). */
+function agentToChange(principal: Principal, env: Env, agentId: string, refusal: string) {
+  requireScope(principal, "agents:write");
+  if (principal.kind === "jwt") throw new ApiError("forbidden", `widget tokens cannot ${refusal}`);
+  return agentStub(env, principal.tenantId, agentId);
+}
 
 agentRoutes.openapi(
   createRoute({
@@ -51,25 +61,24 @@ agentRoutes.openapi(
   },
 );
 
-agentRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents",
-    summary: "List agents (children only with ?include=children)",
-    request: { query: PaginationQuery.merge(ListAgentsQuery) },
-    responses: { 200: json(page(Agent), "A page of agents"), 400: problems[400], 401: problems[401] },
-    security,
-  }),
-  async (c) => {
+listRoute(agentRoutes, {
+  path: "/v1/agents",
+  summary: "List agents (children only with ?include=children)",
+  query: PaginationQuery.merge(ListAgentsQuery),
+  item: Agent,
+  pageDescription: "A page of agents",
+  errors: { 400: problems[400], 401: problems[401] },
+  read: (c, { query }) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
-    const query = c.req.valid("query");
-    const result = await tenantStub(c.env, principal.tenantId).listAgents({ limit: query.limit, cursor: query.cursor, includeChildren: query.include === "children" });
-    if (!result.ok) fail(result);
-    const data = principal.kind === "jwt" ? result.data.filter((agent) => principal.agents.includes(agent.id)) : result.data;
-    return c.json({ data, nextCursor: result.nextCursor }, 200);
+    return tenantStub(c.env, principal.tenantId).listAgents({ limit: query.limit, cursor: query.cursor, includeChildren: query.include === "children" });
   },
-);
+  // A widget token sees only the agents it names.
+  view: (agents, c) => {
+    const principal = c.get("principal");
+    return principal.kind === "jwt" ? agents.filter((agent) => principal.agents.includes(agent.id)) : agents;
+  },
+});
 
 agentRoutes.openapi(
   createRoute({
@@ -98,10 +107,7 @@ agentRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:write");
-    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot reconfigure agents");
-    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).patchAgent(c.req.valid("json"));
+    const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "reconfigure agents").patchAgent(c.req.valid("json"));
     if (!result.ok) fail(result);
     return c.json(result.agent, 200);
   },
@@ -117,10 +123,7 @@ agentRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:write");
-    if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot destroy agents");
-    const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).applyLifecycle("destroy");
+    const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "destroy agents").applyLifecycle("destroy");
     if (!result.ok) fail(result);
     return c.json(result.agent, 200);
   },
@@ -137,10 +140,7 @@ for (const [action, command] of [["pause", "pause"], ["resume", "resume"]] as co
       security,
     }),
     async (c) => {
-      const principal = c.get("principal");
-      requireScope(principal, "agents:write");
-      if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot change lifecycle");
-      const result = await agentStub(c.env, principal.tenantId, c.req.valid("param").id).applyLifecycle(command);
+      const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "change lifecycle").applyLifecycle(command);
       if (!result.ok) fail(result);
       return c.json(result.agent, 200);
     },

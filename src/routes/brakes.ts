@@ -5,7 +5,8 @@ import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { idempotencyKeyOf, idempotent, requestKeyedId } from "../http/idempotency";
 import { BrakeIdParam, BrakeView, EngageBrakeBody, ListBrakesQuery } from "../schema/brakes";
-import { page, PaginationQuery, Problem } from "../schema/common";
+import { PaginationQuery, Problem } from "../schema/common";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /**
@@ -39,24 +40,20 @@ brakeRoutes.openapi(
   },
 );
 
-brakeRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/brakes",
-    summary: "The tenant's brakes, newest first (?status=active|released)",
-    request: { query: PaginationQuery.merge(ListBrakesQuery) },
-    responses: { 200: json(page(BrakeView), "A page of brakes"), 400: problems[400], 401: problems[401], 403: forbidden },
-    security,
-  }),
-  async (c) => {
+listRoute(brakeRoutes, {
+  path: "/v1/brakes",
+  summary: "The tenant's brakes, newest first (?status=active|released)",
+  query: PaginationQuery.merge(ListBrakesQuery),
+  item: BrakeView,
+  pageDescription: "A page of brakes",
+  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
+  read: (c, { query }) => {
     const principal = c.get("principal");
     requireApiKey(principal);
     requireScope(principal, "agents:read");
-    const result = await tenantStub(c.env, principal.tenantId).listBrakes(c.req.valid("query"));
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+    return tenantStub(c.env, principal.tenantId).listBrakes(query);
   },
-);
+});
 
 brakeRoutes.openapi(
   createRoute({

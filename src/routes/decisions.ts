@@ -3,7 +3,8 @@ import { ApiError, fail } from "../http/api-error";
 import { requireScope, tenantStub, widgetNamespace } from "../http/auth";
 import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
-import { IsoTimestamp, PaginationQuery, ResourceId, page } from "../schema/common";
+import { IsoTimestamp, PaginationQuery, ResourceId } from "../schema/common";
+import { listRoute } from "./list-route";
 import { json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** Seed 002 decisions, tenant-wide: `decision/tool_approval` (a mutating tool call waiting for a person) and `decision/option` (ask_user). */
@@ -52,24 +53,20 @@ const ResolveBody = z
 
 const DecisionIdParam = z.object({ id: ResourceId.openapi({ param: { name: "id", in: "path" } }) });
 
-decisionRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/decisions",
-    summary: "Decisions waiting on (or answered by) a person, newest first; widget tokens see only their own conversations' decisions",
-    request: { query: ListDecisionsQuery },
-    responses: { 200: json(page(Decision), "A page of decisions"), 400: problems[400] },
-    security,
-  }),
-  async (c) => {
+listRoute(decisionRoutes, {
+  path: "/v1/decisions",
+  summary: "Decisions waiting on (or answered by) a person, newest first; widget tokens see only their own conversations' decisions",
+  query: ListDecisionsQuery,
+  item: Decision,
+  pageDescription: "A page of decisions",
+  errors: { 400: problems[400] },
+  read: (c, { query }) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
-    const query = c.req.valid("query");
-    const result = await tenantStub(c.env, principal.tenantId).listDecisions({ ...query, agentIds: principal.kind === "jwt" ? principal.agents : undefined, widgetNamespace: widgetNamespace(principal) });
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data as z.infer<typeof Decision>[], nextCursor: result.nextCursor }, 200);
+    return tenantStub(c.env, principal.tenantId).listDecisions({ ...query, agentIds: principal.kind === "jwt" ? principal.agents : undefined, widgetNamespace: widgetNamespace(principal) });
   },
-);
+  view: (rows) => rows as z.infer<typeof Decision>[],
+});
 
 decisionRoutes.openapi(
   createRoute({

@@ -7,7 +7,7 @@ import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import type { AppEnv, Principal } from "../http/context";
 import { idempotent, requestKeyedId } from "../http/idempotency";
 import { KIND_META } from "../objects/tenant/journal";
-import { page, Problem } from "../schema/common";
+import { Problem } from "../schema/common";
 import {
   JOURNAL_KINDS,
   JOURNAL_TYPES,
@@ -18,6 +18,7 @@ import {
   type JournalFilters,
   type JournalType,
 } from "../schema/journal";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** Journal CRUD under /v1/journal/… (categories, tasks, checklists, checklist items, time entries, day plans, ratings, entries). */
@@ -64,24 +65,20 @@ function registerKind(type: JournalType): void {
     },
   );
 
-  journalRoutes.openapi(
-    createRoute({
-      method: "get",
-      path: collection,
-      tags,
-      summary: `List ${path.replace("-", " ")} (oldest first; filters: ${JOURNAL_KINDS[type].filters.join(", ") || "none"})`,
-      request: { query: journalListQuery(type) },
-      responses: { 200: json(page(schemas.record), `A page of ${path}`), 400: problems[400], 401: problems[401], 403: forbidden },
-      security,
-    }),
-    async (c) => {
+  listRoute(journalRoutes, {
+    path: collection,
+    tags,
+    summary: `List ${path.replace("-", " ")} (oldest first; filters: ${JOURNAL_KINDS[type].filters.join(", ") || "none"})`,
+    query: journalListQuery(type),
+    item: schemas.record,
+    pageDescription: `A page of ${path}`,
+    errors: { 400: problems[400], 401: problems[401], 403: forbidden },
+    read: (c, { query }) => {
       const principal = journalCaller(c, "journal:read");
-      const { limit, cursor, ...filters } = c.req.valid("query") as { limit: number; cursor?: string } & JournalFilters;
-      const result = await tenantStub(c.env, principal.tenantId).journalList(type, { limit, cursor, filters });
-      if (!result.ok) fail(result);
-      return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+      const { limit, cursor, ...filters } = query as { limit: number; cursor?: string } & JournalFilters;
+      return tenantStub(c.env, principal.tenantId).journalList(type, { limit, cursor, filters });
     },
-  );
+  });
 
   journalRoutes.openapi(
     createRoute({

@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError } from "../http/api-error";
 import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
-import { decodeCursor, encodeCursor, IsoTimestamp, page, PaginationQuery, Problem } from "../schema/common";
-import { json, problems, security } from "./openapi-helpers";
+import { IsoTimestamp, Problem } from "../schema/common";
+import { listRoute } from "./list-route";
+import { problems, security } from "./openapi-helpers";
 
 /** GET /v1/audit and GET /v1/metrics: the tenant's audit log and counters (admin API keys only). */
 export const observabilityRoutes = createRouter();
@@ -21,26 +21,15 @@ export const AuditEntry = z
   })
   .openapi("AuditEntry");
 
-observabilityRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/audit",
-    summary: "The tenant's append-only audit log, newest first",
-    request: { query: PaginationQuery },
-    responses: { 200: json(page(AuditEntry), "Audit entries"), 400: problems[400], 401: problems[401], 403: forbidden },
-    security,
-  }),
-  async (c) => {
-    const principal = requireAdminKey(c.get("principal"));
-    const query = c.req.valid("query");
-    const before = decodeCursor(query.cursor, z.object({ s: z.number().int() }));
-    if (query.cursor && !before) throw new ApiError("validation_failed", "cursor is not valid", { fields: [{ path: "cursor", message: "not a valid cursor" }] });
-    const rows = await tenantStub(c.env, principal.tenantId).listAudit(query.limit + 1, before?.s);
-    const data = rows.slice(0, query.limit);
-    const last = data[data.length - 1];
-    return c.json({ data, nextCursor: rows.length > query.limit && last ? encodeCursor({ s: last.seq }) : null }, 200);
-  },
-);
+listRoute(observabilityRoutes, {
+  path: "/v1/audit",
+  summary: "The tenant's append-only audit log, newest first",
+  item: AuditEntry,
+  pageDescription: "Audit entries",
+  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
+  read: (c, { query }) => tenantStub(c.env, requireAdminKey(c.get("principal")).tenantId).listAuditPage(query),
+  cursorField: true,
+});
 
 observabilityRoutes.openapi(
   createRoute({

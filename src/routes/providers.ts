@@ -3,8 +3,9 @@ import { ApiError, fail } from "../http/api-error";
 import { requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent, idempotencyKeyOf } from "../http/idempotency";
-import { page, PaginationQuery, Problem } from "../schema/common";
+import { Problem } from "../schema/common";
 import { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret, SecretIdParam } from "../schema/providers";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** /v1/providers/secrets and /v1/providers/consents: provider keys (write-only) and privacy receipts (admin API keys only). */
@@ -38,22 +39,15 @@ providerRoutes.openapi(
   },
 );
 
-providerRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/providers/secrets",
-    summary: "List stored provider secrets (metadata only, revoked ones included), oldest first",
-    request: { query: PaginationQuery },
-    responses: { 200: json(page(ProviderSecret), "Secret metadata"), 400: problems[400], 401: problems[401], 403: forbidden },
-    security,
-  }),
-  async (c) => {
-    const principal = adminOf(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).listProviderSecrets(c.req.valid("query"));
-    if (!result.ok) throw new ApiError(result.code, result.message, { fields: [{ path: "cursor", message: "not a valid cursor" }] });
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(providerRoutes, {
+  path: "/v1/providers/secrets",
+  summary: "List stored provider secrets (metadata only, revoked ones included), oldest first",
+  item: ProviderSecret,
+  pageDescription: "Secret metadata",
+  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
+  read: (c, { query }) => tenantStub(c.env, adminOf(c.get("principal")).tenantId).listProviderSecrets(query),
+  cursorField: true,
+});
 
 providerRoutes.openapi(
   createRoute({
@@ -92,19 +86,12 @@ providerRoutes.openapi(
   },
 );
 
-providerRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/providers/consents",
-    summary: "List privacy receipts, oldest first",
-    request: { query: PaginationQuery },
-    responses: { 200: json(page(ProviderConsent), "Privacy receipts"), 400: problems[400], 401: problems[401], 403: forbidden },
-    security,
-  }),
-  async (c) => {
-    const principal = adminOf(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).listProviderConsents(c.req.valid("query"));
-    if (!result.ok) throw new ApiError(result.code, result.message, { fields: [{ path: "cursor", message: "not a valid cursor" }] });
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(providerRoutes, {
+  path: "/v1/providers/consents",
+  summary: "List privacy receipts, oldest first",
+  item: ProviderConsent,
+  pageDescription: "Privacy receipts",
+  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
+  read: (c, { query }) => tenantStub(c.env, adminOf(c.get("principal")).tenantId).listProviderConsents(query),
+  cursorField: true,
+});

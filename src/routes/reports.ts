@@ -2,28 +2,23 @@ import { createRoute } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
 import { agentFor } from "../http/auth";
 import { createRouter } from "../http/app";
-import { AgentIdParam, page } from "../schema/common";
+import { AgentIdParam } from "../schema/common";
 import { ListReportsQuery, Report, ReportHeadView, ReportScopeParam } from "../schema/reports";
+import { listRoute } from "./list-route";
 import { json, problems, security } from "./openapi-helpers";
 
 export const reportRoutes = createRouter();
 
-reportRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents/{id}/reports",
-    summary: "Every report the agent has published (immutable), newest first",
-    request: { params: AgentIdParam, query: ListReportsQuery },
-    responses: { 200: json(page(Report), "A page of reports"), 400: problems[400], 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const { id } = c.req.valid("param");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listReports(c.req.valid("query"));
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(reportRoutes, {
+  path: "/v1/agents/{id}/reports",
+  summary: "Every report the agent has published (immutable), newest first",
+  params: AgentIdParam,
+  query: ListReportsQuery,
+  item: Report,
+  pageDescription: "A page of reports",
+  errors: { 400: problems[400], 404: problems[404] },
+  read: (c, { param: { id }, query }) => agentFor(c.get("principal"), c.env, id, "agents:read").listReports(query),
+});
 
 reportRoutes.openapi(
   createRoute({

@@ -5,34 +5,30 @@ import { createRouter } from "../http/app";
 import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
 import { runKeys, threadIds } from "../core/run-keys";
-import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { AgentIdParam } from "../schema/common";
 import { RunAccepted } from "../schema/messages";
 import { Run } from "../schema/runs";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, problems, security } from "./openapi-helpers";
 
 export const runRoutes = createRouter();
 runRoutes.post("/v1/agents/:id/wake", idempotent());
 
-runRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents/{id}/runs",
-    summary: "The wake-run log, newest first",
-    request: { params: AgentIdParam, query: PaginationQuery },
-    responses: { 200: json(page(Run), "A page of runs"), 400: problems[400], 403: problems[403], 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const { id } = c.req.valid("param");
+listRoute(runRoutes, {
+  path: "/v1/agents/{id}/runs",
+  summary: "The wake-run log, newest first",
+  params: AgentIdParam,
+  item: Run,
+  pageDescription: "A page of runs",
+  errors: { 400: problems[400], 403: problems[403], 404: problems[404] },
+  read: (c, { param: { id }, query }) => {
     const principal = c.get("principal");
     const agent = agentFor(principal, c.env, id, "agents:read");
     // Runs carry every session's inputs and traces: API keys only (docs/decisions.md "Widget session isolation").
     requireApiKey(principal);
-    const result = await agent.listRuns(c.req.valid("query"));
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+    return agent.listRuns(query);
   },
-);
+});
 
 runRoutes.openapi(
   createRoute({

@@ -4,8 +4,9 @@ import { createRouter } from "../http/app";
 import { requireAgentAccess, requireScope, tenantStub } from "../http/auth";
 import type { Principal } from "../http/context";
 import { idempotent, requestKeyedId } from "../http/idempotency";
-import { AgentIdParam, page, PaginationQuery } from "../schema/common";
+import { AgentIdParam } from "../schema/common";
 import { CreateSubscriptionBody, SubscriptionParams, SubscriptionSchema } from "../schema/subscriptions";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** Per-agent subscriptions: GET|POST /v1/agents/:id/subscriptions, DELETE …/:sid. The agent must be in the caller's tenant directory. */
@@ -36,26 +37,20 @@ subscriptionRoutes.openapi(
   },
 );
 
-subscriptionRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents/{id}/subscriptions",
-    summary: "The agent's active subscriptions, oldest first",
-    request: { params: AgentIdParam, query: PaginationQuery },
-    responses: { 200: json(page(SubscriptionSchema), "A page of subscriptions"), 400: problems[400], 404: problems[404] },
-    security,
-  }),
-  async (c) => {
+listRoute(subscriptionRoutes, {
+  path: "/v1/agents/{id}/subscriptions",
+  summary: "The agent's active subscriptions, oldest first",
+  params: AgentIdParam,
+  item: SubscriptionSchema,
+  pageDescription: "A page of subscriptions",
+  errors: { 400: problems[400], 404: problems[404] },
+  read: (c, { param: { id }, query }) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
-    const { id } = c.req.valid("param");
     requireAgentAccess(principal, id);
-    const query = c.req.valid("query");
-    const result = await tenantStub(c.env, principal.tenantId).listSubscriptions(id, { limit: query.limit, cursor: query.cursor });
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
+    return tenantStub(c.env, principal.tenantId).listSubscriptions(id, { limit: query.limit, cursor: query.cursor });
   },
-);
+});
 
 subscriptionRoutes.openapi(
   createRoute({

@@ -5,9 +5,10 @@ import type { Principal } from "../http/context";
 import { createRouter } from "../http/app";
 import { idempotent, requestKeyedId } from "../http/idempotency";
 import { randomId } from "../ids";
-import { AgentIdParam, page } from "../schema/common";
+import { AgentIdParam } from "../schema/common";
 import { RunAccepted } from "../schema/messages";
 import { CreateTimerBody, ListTimersQuery, Timer, TimerParams } from "../schema/timers";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** Per-agent timers: GET|POST /v1/agents/:id/timers, DELETE …/:tid, POST …/:tid/trigger. */
@@ -39,22 +40,16 @@ timerRoutes.openapi(
   },
 );
 
-timerRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents/{id}/timers",
-    summary: "List timers with their next run and recent scheduler decisions",
-    request: { params: AgentIdParam, query: ListTimersQuery },
-    responses: { 200: json(page(Timer), "A page of timers"), 400: problems[400], 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const { id } = c.req.valid("param");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").listTimers(c.req.valid("query"));
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(timerRoutes, {
+  path: "/v1/agents/{id}/timers",
+  summary: "List timers with their next run and recent scheduler decisions",
+  params: AgentIdParam,
+  query: ListTimersQuery,
+  item: Timer,
+  pageDescription: "A page of timers",
+  errors: { 400: problems[400], 404: problems[404] },
+  read: (c, { param: { id }, query }) => agentFor(c.get("principal"), c.env, id, "agents:read").listTimers(query),
+});
 
 timerRoutes.openapi(
   createRoute({

@@ -3,8 +3,8 @@ import { fail } from "../http/api-error";
 import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotencyKeyOf } from "../http/idempotency";
-import { page, PaginationQuery } from "../schema/common";
 import { CreatedWebhookSource, CreateWebhookSourceBody, SourceIdParam, WebhookSource, type WebhookSourceRecord } from "../schema/webhooks";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** GET|POST|DELETE /v1/webhook-sources: signed inbound webhook sources (scope `admin`: they hold secrets). */
@@ -34,23 +34,15 @@ webhookSourceRoutes.openapi(
   },
 );
 
-webhookSourceRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/webhook-sources",
-    summary: "List webhook sources (never their secrets)",
-    request: { query: PaginationQuery },
-    responses: { 200: json(page(WebhookSource), "A page of sources"), 400: problems[400], 401: problems[401] },
-    security,
-  }),
-  async (c) => {
-    const principal = requireAdminKey(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).listWebhookSources(c.req.valid("query"));
-    if (!result.ok) fail(result);
-    const origin = new URL(c.req.url).origin;
-    return c.json({ data: result.data.map((source) => withUrl(origin, source)), nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(webhookSourceRoutes, {
+  path: "/v1/webhook-sources",
+  summary: "List webhook sources (never their secrets)",
+  item: WebhookSource,
+  pageDescription: "A page of sources",
+  errors: { 400: problems[400], 401: problems[401] },
+  read: (c, { query }) => tenantStub(c.env, requireAdminKey(c.get("principal")).tenantId).listWebhookSources(query),
+  view: (sources, c) => sources.map((source) => withUrl(new URL(c.req.url).origin, source)),
+});
 
 webhookSourceRoutes.openapi(
   createRoute({

@@ -3,8 +3,8 @@ import { fail } from "../http/api-error";
 import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotencyKeyOf } from "../http/idempotency";
-import { page, PaginationQuery } from "../schema/common";
 import { CreatedWebhookEndpoint, CreateWebhookBody, WebhookDelivery, WebhookEndpoint, WebhookIdParam } from "../schema/outbound-webhooks";
+import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** GET|POST|DELETE /v1/webhooks and the delivery log: outbound webhooks (scope `admin`, API keys only: they hold secrets). */
@@ -34,22 +34,14 @@ webhookRoutes.openapi(
   },
 );
 
-webhookRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/webhooks",
-    summary: "List outbound webhook endpoints (never their secrets)",
-    request: { query: PaginationQuery },
-    responses: { 200: json(page(WebhookEndpoint), "A page of endpoints"), 400: problems[400], 401: problems[401] },
-    security,
-  }),
-  async (c) => {
-    const principal = requireAdminKey(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).listWebhooks(c.req.valid("query"));
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(webhookRoutes, {
+  path: "/v1/webhooks",
+  summary: "List outbound webhook endpoints (never their secrets)",
+  item: WebhookEndpoint,
+  pageDescription: "A page of endpoints",
+  errors: { 400: problems[400], 401: problems[401] },
+  read: (c, { query }) => tenantStub(c.env, requireAdminKey(c.get("principal")).tenantId).listWebhooks(query),
+});
 
 webhookRoutes.openapi(
   createRoute({
@@ -85,19 +77,12 @@ webhookRoutes.openapi(
   },
 );
 
-webhookRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/webhooks/{id}/deliveries",
-    summary: "The endpoint's delivery log, newest first: status (pending, delivered, dead, blocked) and every attempt",
-    request: { params: WebhookIdParam, query: PaginationQuery },
-    responses: { 200: json(page(WebhookDelivery), "A page of deliveries"), 400: problems[400], 401: problems[401], 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const principal = requireAdminKey(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).listWebhookDeliveries(c.req.valid("param").id, c.req.valid("query"));
-    if (!result.ok) fail(result);
-    return c.json({ data: result.data, nextCursor: result.nextCursor }, 200);
-  },
-);
+listRoute(webhookRoutes, {
+  path: "/v1/webhooks/{id}/deliveries",
+  summary: "The endpoint's delivery log, newest first: status (pending, delivered, dead, blocked) and every attempt",
+  params: WebhookIdParam,
+  item: WebhookDelivery,
+  pageDescription: "A page of deliveries",
+  errors: { 400: problems[400], 401: problems[401], 404: problems[404] },
+  read: (c, { param, query }) => tenantStub(c.env, requireAdminKey(c.get("principal")).tenantId).listWebhookDeliveries(param.id, query),
+});

@@ -67,7 +67,11 @@ export const PlaybookRule = z
     tools: z.array(PlaybookToolCall).max(8).optional(),
   })
   .strict();
-export const Playbook = z.object({ rules: z.array(PlaybookRule).max(100), fallbackReply: z.string().max(4000).optional() }).strict();
+export const Playbook = z
+  .object({ rules: z.array(PlaybookRule).max(100), fallbackReply: z.string().max(4000).optional() })
+  .strict()
+  // Named: the create, patch and read shapes of an agent share it (one client type, not three inline copies).
+  .openapi("Playbook");
 export type Playbook = z.infer<typeof Playbook>;
 
 /** Options of the builtin provider; `chunkDelayMs` paces streamed words (demos, crash tests). */

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { predicateSchema, type Predicate } from "../core/predicate";
-import { eligibilitySchema, subscriptionSpecSchema, type Eligibility } from "../core/subscription-index";
-import { typedTokenSchema, type TypedToken } from "../core/tokens";
+import { eligibilitySchema, subscriptionSpecSchema, type Subscription as MatchedSubscription } from "../core/subscription-index";
+import { typedTokenSchema } from "../core/tokens";
 import { IsoTimestamp, ResourceId } from "./common";
 
 export type SubscriptionSpec = z.infer<typeof subscriptionSpecSchema>;
@@ -55,15 +55,13 @@ export const SubscriptionSchema = z
   })
   .openapi("Subscription");
 
-export interface Subscription {
-  id: string;
-  agentId: string;
-  tokens: TypedToken[];
-  predicate?: Predicate;
-  eligibility?: Eligibility;
-  sessionId?: string;
-  createdAt: string;
-}
+/**
+ * The one subscription type: the fields matching reads (core `Subscription`, declared once there)
+ * plus when it was stored. The API schema above must accept it (checked below).
+ */
+export type Subscription = MatchedSubscription & { createdAt: string };
+type AcceptedByApi<T extends z.input<typeof SubscriptionSchema>> = T;
+export type _SubscriptionFitsApi = AcceptedByApi<Subscription>;
 
 export const SubscriptionParams = z.object({
   id: ResourceId.openapi({ param: { name: "id", in: "path" } }),

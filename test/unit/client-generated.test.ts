@@ -2,6 +2,8 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { VigilOperations } from "../../src/client/api.generated";
+import type { RequestOptions } from "../../src/client/types";
 
 const ROOT = join(__dirname, "..", "..");
 
@@ -35,11 +37,43 @@ describe("the generated client operations (src/client/api.generated.ts)", () => 
     };
     const { text, derived } = renderClientModule(document);
     expect(derived.map((entry) => entry.name)).toEqual(["postAgentsSessionsClose"]);
-    expect(text).toContain("postAgentsSessionsClose(agentId: string, sid: string, options?: RequestOptions): Promise<{\n    closed: boolean;\n  }>");
-    expect(text).toContain('this.request<{\n    closed: boolean;\n  }>("POST", `/v1/agents/${encodeURIComponent(agentId)}/sessions/${encodeURIComponent(sid)}/close`, undefined, options)');
-    // A non-JSON answer is handed back unread.
-    expect(text).toContain('listThings(query: {\n    limit?: number;\n  } = {}, options?: RequestOptions): Promise<Response>');
+    // One typed method per operation; the generic request reads its OPERATIONS row (path parameters, body, query, raw).
+    expect(text).toContain("postAgentsSessionsClose(agentId: string, sid: string, options?: RequestOptions): Promise<{ closed: boolean }>;");
     expect(text).toContain('  postAgentsSessionsClose: { method: "POST", path: "/v1/agents/{id}/sessions/{sid}/close" },');
+    // A non-JSON answer is handed back unread.
+    expect(text).toContain("listThings(query?: { limit?: number }, options?: RequestOptions): Promise<Response>;");
+    expect(text).toContain('  listThings: { method: "GET", path: "/v1/things", query: true, raw: true },');
+  });
+
+  it("sends every operation through one request function, with its arguments in the OPERATIONS row's order", async () => {
+    const sent: unknown[][] = [];
+    class Recorder extends VigilOperations {
+      protected request<T>(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<T> {
+        sent.push([method, path, body, options]);
+        return Promise.resolve(undefined as T);
+      }
+      protected requestRaw(method: string, path: string, body: unknown, options: RequestOptions | undefined): Promise<Response> {
+        sent.push(["raw", method, path, body, options]);
+        return Promise.resolve(new Response("ok"));
+      }
+    }
+    const client = new Recorder();
+    const options = { idempotencyKey: "k" };
+    await client.setMemorySlot("ag 1", "a/b", undefined, options);
+    await client.deleteJournalTask("t1", { version: 3 });
+    await client.listJournalTasks({ limit: 2, categoryId: undefined });
+    await client.updateJournalTask("t1", { version: 1, title: "x" });
+    await client.getMetrics();
+    expect(sent).toEqual([
+      ["PUT", "/v1/agents/ag%201/memory/slots/a%2Fb", {}, options],
+      ["DELETE", "/v1/journal/tasks/t1?version=3", undefined, undefined],
+      ["GET", "/v1/journal/tasks?limit=2", undefined, undefined],
+      ["PATCH", "/v1/journal/tasks/t1", { version: 1, title: "x" }, undefined],
+      ["raw", "GET", "/v1/metrics", undefined, undefined],
+    ]);
+    // Methods sit on the prototype like class methods: not enumerable, one per operation.
+    expect(Object.keys(client)).toEqual([]);
+    expect(typeof VigilOperations.prototype.listJournalTasks).toBe("function");
   });
 
   it("refuses two operations that would get one method name", async () => {

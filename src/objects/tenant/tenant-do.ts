@@ -29,7 +29,7 @@ import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp, 
 import type { RunOutcome, AttemptReport, OutboundDeliveries, PreparedAttempt, ForwardedAgentEvent, EndpointCreation } from "./channels";
 import type { BrakeDecisionOutcome, DecisionHoldFilter, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome, DecisionListQuery, ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions";
 import { type AgentRunActivity, delegationContextFor, recordSpawnDecision, type TenantErasure } from "./directory";
-import { findAudit, listAudit, type AuditEntry, type Governance, type InferenceGrantRequest, runGovernanceFor, type RunGovernance } from "./governance";
+import { auditPage, findAudit, listAudit, type AuditEntry, type Governance, type InferenceGrantRequest, runGovernanceFor, type RunGovernance } from "./governance";
 import type { JournalListQuery, JournalResult, JournalWriteMeta } from "./journal";
 import type { ToolRegistration } from "./tools";
 import { TenantWiring } from "./wiring";
@@ -299,6 +299,10 @@ export class TenantDO extends DurableObject<Env> {
   }
   listAudit(limit: number, beforeSeq?: number): AuditEntry[] {
     return listAudit(this.parts.db, limit, beforeSeq);
+  }
+
+  listAuditPage(query: PageQuery): Result<Page<AuditEntry>> {
+    return auditPage(this.parts.db, query);
   }
 
   /** Operator audit object only: the newest audit entry about `target` with `action`. */

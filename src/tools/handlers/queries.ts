@@ -3,8 +3,9 @@
  * pages (newest first) and reference candidates. Category lists bind as one JSON parameter
  * (`json_each`), so a scope of any size stays under the DO's bound-parameter limit.
  */
-import { and, desc, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { journalEntities as t } from "../../db/tenant-schema";
+import { createdKey, keysetPage } from "../../objects/shared/keyset";
 import type { TaskReferenceCandidate } from "../../core/task-reference";
 import type { JournalRow, JournalRows } from "../../objects/tenant/journal";
 
@@ -32,11 +33,8 @@ export function tasksPage(rows: JournalRows, query: TaskPageQuery): { rows: Jour
   // SQLite's lower() folds ASCII only; folding both sides alike keeps the match consistent.
   if (query.titleContains) where.push(sql`instr(lower(${field("$.title")}), lower(${query.titleContains})) > 0`);
   if (query.dueBefore) where.push(sql`${field("$.dueDate")} <= ${query.dueBefore}`);
-  if (query.after) where.push(or(lt(t.createdAt, query.after.c), and(eq(t.createdAt, query.after.c), lt(t.id, query.after.i)))!);
-  const found = rows.db.select().from(t).where(and(...where)).orderBy(desc(t.createdAt), desc(t.id)).limit(query.limit + 1).all();
-  const page = found.slice(0, query.limit);
-  const tail = page[page.length - 1];
-  return { rows: page, last: found.length > query.limit && tail ? { c: tail.createdAt, i: tail.id } : null };
+  const page = keysetPage(rows.db, { table: t, sort: t.createdAt, tieBreak: t.id, order: "desc", where, limit: query.limit, from: query.after });
+  return { rows: page.rows, last: page.last && createdKey(page.last) };
 }
 
 /** Reference candidates: the most recently updated live tasks in the categories. */

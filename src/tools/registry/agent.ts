@@ -1,12 +1,14 @@
 /** The agent's own outputs and lifecycle: reports (SPEC §7), questions to people (§5), sleep (§3). */
 import { z } from "zod";
 import { REPORT_SCOPES } from "../../core/reports";
-import { ANY_WAKE, defineTool } from "./types";
+import { defineFamily } from "./types";
 import { dateTime, text } from "./shared";
 
-export const publishReport = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const agentTool = defineFamily({ idempotencyStrategy: "operation_id", scopeRules: ["none"] });
+
+export const publishReport = agentTool({
   name: "publish_report",
-  version: 1,
   description:
     "Publish an immutable report (current, daily, weekly or monthly) and move that scope's head to it. Republishing identical content only re-confirms the head.",
   inputSchema: z.strictObject({
@@ -21,20 +23,15 @@ export const publishReport = defineTool({
   }),
   outputSchema: z.object({ reportId: z.string(), scope: z.enum(REPORT_SCOPES), created: z.boolean() }),
   capabilitiesRequired: ["reportWrite"],
-  allowedWakeReasons: ANY_WAKE,
   idempotencyStrategy: "natural_key",
-  scopeRules: ["none"],
   sideEffects: { kind: "agent_state", entityTypes: ["report"], semanticKeys: ["agentChangedNotification"] },
-  riskLevel: "low",
-  supportsPreview: false,
   dataMinimizationPolicyRef: "dm.agent.reports.v1",
 });
 
 const optionId = z.string().regex(/^[a-z0-9_-]{1,32}$/, "option ids are 1-32 of a-z 0-9 _ -");
 
-export const askUser = defineTool({
+export const askUser = agentTool({
   name: "ask_user",
-  version: 1,
   description:
     "Ask a person a question, optionally with options to choose from. Opens a decision; the answer wakes the agent later (reason toolResult).",
   inputSchema: z
@@ -59,18 +56,12 @@ export const askUser = defineTool({
     answerText: z.string().nullable(),
   }),
   capabilitiesRequired: ["askUser"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["none"],
   sideEffects: { kind: "agent_state", entityTypes: ["decision"], semanticKeys: [] },
-  riskLevel: "low",
-  supportsPreview: false,
   dataMinimizationPolicyRef: "dm.agent.ask_user.v1",
 });
 
-export const sleep = defineTool({
+export const sleep = agentTool({
   name: "sleep",
-  version: 1,
   description: "Sleep until a time (or for a duration): autonomous wakes before then are skipped; user messages still arrive.",
   inputSchema: z
     .strictObject({
@@ -81,12 +72,7 @@ export const sleep = defineTool({
     .refine((args) => (args.until === undefined) !== (args.durationSeconds === undefined), "give exactly one of until and durationSeconds"),
   outputSchema: z.object({ sleepUntil: z.string() }),
   capabilitiesRequired: ["sleep"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["none"],
   sideEffects: { kind: "agent_state", entityTypes: ["agent_state"], semanticKeys: ["agentStateChangedNotification"] },
-  riskLevel: "low",
-  supportsPreview: false,
   dataMinimizationPolicyRef: "dm.agent.lifecycle.v1",
 });
 

@@ -1,6 +1,6 @@
 /** Checklist lifecycle tools (seed 000 §4.2, §4.3 `move_checklist_items`). */
 import { z } from "zod";
-import { ANY_WAKE, defineTool, NO_EXTERNAL_WAKE } from "./types";
+import { defineFamily, HIGH_RISK } from "./types";
 import { checklistItemOut, checklistOut, entityId, idList, previewOnly, taskOut, text } from "./shared";
 
 const CHECKLIST_EFFECTS = { kind: "journal_write", entityTypes: ["checklist", "checklist_item"], semanticKeys: ["CHECKLIST"] } as const;
@@ -8,9 +8,11 @@ const itemText = text("text", 2_000);
 const newItem = z.strictObject({ text: itemText, done: z.boolean().default(false) });
 const preserveCheckedState = z.boolean().default(true).describe("keep each item's done flag; false reopens moved items");
 
-export const createChecklist = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const checklistTool = defineFamily({ capabilitiesRequired: ["checklistWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category"], sideEffects: CHECKLIST_EFFECTS, dataMinimizationPolicyRef: "dm.journal.checklists.v1" });
+
+export const createChecklist = checklistTool({
   name: "create_checklist",
-  version: 1,
   description: "Create a checklist on a task, optionally with its first items.",
   inputSchema: z.strictObject({
     taskId: entityId("taskId"),
@@ -18,38 +20,20 @@ export const createChecklist = defineTool({
     items: z.array(newItem).max(100).default([]),
   }),
   outputSchema: z.object({ checklist: checklistOut, items: z.array(checklistItemOut) }),
-  capabilitiesRequired: ["checklistWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: CHECKLIST_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.checklists.v1",
 });
 
-export const addMultipleChecklistItems = defineTool({
+export const addMultipleChecklistItems = checklistTool({
   name: "add_multiple_checklist_items",
-  version: 1,
   description: "Append items to an existing checklist, in order.",
   inputSchema: z.strictObject({
     checklistId: entityId("checklistId"),
     items: z.array(newItem).min(1).max(100),
   }),
   outputSchema: z.object({ items: z.array(checklistItemOut) }),
-  capabilitiesRequired: ["checklistWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: CHECKLIST_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.checklists.v1",
 });
 
-export const updateChecklistItems = defineTool({
+export const updateChecklistItems = checklistTool({
   name: "update_checklist_items",
-  version: 1,
   description: "Check, uncheck or reword items of one checklist.",
   inputSchema: z.strictObject({
     checklistId: entityId("checklistId"),
@@ -64,19 +48,11 @@ export const updateChecklistItems = defineTool({
       .refine((updates) => new Set(updates.map((update) => update.itemId)).size === updates.length, "updates must not repeat an itemId"),
   }),
   outputSchema: z.object({ items: z.array(checklistItemOut) }),
-  capabilitiesRequired: ["checklistWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: CHECKLIST_EFFECTS,
   riskLevel: "medium",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.checklists.v1",
 });
 
-export const moveChecklistItems = defineTool({
+export const moveChecklistItems = checklistTool({
   name: "move_checklist_items",
-  version: 1,
   description: "Move items from one checklist to another (possibly on another task). Both ends must be in scope. High risk: preview first.",
   inputSchema: z
     .strictObject({
@@ -88,19 +64,12 @@ export const moveChecklistItems = defineTool({
     })
     .refine((args) => args.fromChecklistId !== args.toChecklistId, { message: "toChecklistId must differ from fromChecklistId", path: ["toChecklistId"] }),
   outputSchema: z.object({ movedItems: z.array(checklistItemOut) }),
-  capabilitiesRequired: ["checklistWrite"],
-  allowedWakeReasons: NO_EXTERNAL_WAKE,
-  idempotencyStrategy: "operation_id",
   scopeRules: ["both_ends"],
-  sideEffects: CHECKLIST_EFFECTS,
-  riskLevel: "high",
-  supportsPreview: true,
-  dataMinimizationPolicyRef: "dm.journal.checklists.v1",
+  ...HIGH_RISK,
 });
 
-export const moveChecklistItemsToNewTask = defineTool({
+export const moveChecklistItemsToNewTask = checklistTool({
   name: "move_checklist_items_to_new_task",
-  version: 1,
   description:
     "Create a task (in the source task's category unless categoryId is given) with a new checklist, and move the items there. High risk: preview first.",
   inputSchema: z.strictObject({
@@ -114,13 +83,9 @@ export const moveChecklistItemsToNewTask = defineTool({
   }),
   outputSchema: z.object({ task: taskOut, checklist: checklistOut, movedItems: z.array(checklistItemOut) }),
   capabilitiesRequired: ["checklistWrite", "taskWrite"],
-  allowedWakeReasons: NO_EXTERNAL_WAKE,
-  idempotencyStrategy: "operation_id",
   scopeRules: ["both_ends"],
   sideEffects: { kind: "journal_write", entityTypes: ["task", "checklist", "checklist_item"], semanticKeys: ["TASK", "CHECKLIST"] },
-  riskLevel: "high",
-  supportsPreview: true,
-  dataMinimizationPolicyRef: "dm.journal.checklists.v1",
+  ...HIGH_RISK,
 });
 
 export const checklistTools = [

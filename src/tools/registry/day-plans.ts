@@ -3,7 +3,7 @@
  * an offset, as in the seed's example; a block belongs to a category directly or through its task.
  */
 import { z } from "zod";
-import { ANY_WAKE, defineTool, NO_EXTERNAL_WAKE } from "./types";
+import { defineFamily, HIGH_RISK } from "./types";
 import { calendarDate, dateTime, dayPlanOut, entityId, idList, previewOnly } from "./shared";
 
 const DAY_PLAN_EFFECTS = { kind: "journal_write", entityTypes: ["day_plan"], semanticKeys: ["DAY_PLAN"] } as const;
@@ -24,25 +24,21 @@ const BLOCK_RULE = "a block needs categoryId or taskId, and endTime after startT
 const upsertBlock = z.strictObject({ id: entityId("upserts[].id", "block id; an unknown id creates the block"), ...blockFields }).refine(blockIsValid, BLOCK_RULE);
 const layoutBlock = z.strictObject({ id: entityId("blocks[].id", "keep an existing block's id to move it").optional(), ...blockFields }).refine(blockIsValid, BLOCK_RULE);
 
-export const getOrCreateDayPlan = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const dayPlanTool = defineFamily({ capabilitiesRequired: ["dayPlanWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category"], sideEffects: DAY_PLAN_EFFECTS, dataMinimizationPolicyRef: "dm.journal.day_plans.v1" });
+
+export const getOrCreateDayPlan = dayPlanTool({
   name: "get_or_create_day_plan",
-  version: 1,
   description: "Read the day plan of a date, creating an empty one if none exists. Blocks outside the agent's categories are hidden.",
   inputSchema: z.strictObject({ planDate }),
   outputSchema: z.object({ dayPlan: dayPlanOut, created: z.boolean() }),
   capabilitiesRequired: ["dayPlanRead", "dayPlanWrite"],
-  allowedWakeReasons: ANY_WAKE,
   idempotencyStrategy: "natural_key",
   scopeRules: ["read_filtered"],
-  sideEffects: DAY_PLAN_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.day_plans.v1",
 });
 
-export const upsertDayPlanBlocks = defineTool({
+export const upsertDayPlanBlocks = dayPlanTool({
   name: "upsert_day_plan_blocks",
-  version: 1,
   description: "Create or change time blocks of a day plan by id, and delete blocks by id. Every touched block's category must be in scope.",
   inputSchema: z
     .strictObject({
@@ -54,19 +50,12 @@ export const upsertDayPlanBlocks = defineTool({
     .refine((args) => args.upserts.length + args.deletes.length > 0, "give at least one upsert or delete")
     .refine((args) => new Set([...args.upserts.map((block) => block.id), ...args.deletes]).size === args.upserts.length + args.deletes.length, "a block id may appear once across upserts and deletes"),
   outputSchema: z.object({ dayPlan: dayPlanOut, upsertedBlockIds: z.array(z.string()), deletedBlockIds: z.array(z.string()) }),
-  capabilitiesRequired: ["dayPlanWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: DAY_PLAN_EFFECTS,
   riskLevel: "medium",
   supportsPreview: true,
-  dataMinimizationPolicyRef: "dm.journal.day_plans.v1",
 });
 
-export const pinDayPlanTasks = defineTool({
+export const pinDayPlanTasks = dayPlanTool({
   name: "pin_day_plan_tasks",
-  version: 1,
   description: "Pin tasks to (or unpin them from) a day plan.",
   inputSchema: z
     .strictObject({
@@ -76,19 +65,10 @@ export const pinDayPlanTasks = defineTool({
     })
     .refine((args) => args.pin !== undefined || args.unpin !== undefined, "give pin or unpin"),
   outputSchema: z.object({ dayPlan: dayPlanOut }),
-  capabilitiesRequired: ["dayPlanWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: DAY_PLAN_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.day_plans.v1",
 });
 
-export const replanDayBlocks = defineTool({
+export const replanDayBlocks = dayPlanTool({
   name: "replan_day_blocks",
-  version: 1,
   description:
     "Replace the layout of a day plan's in-scope blocks with a new one: blocks not listed are removed, listed ids are moved, new blocks get ids. High risk: preview first.",
   inputSchema: z.strictObject({
@@ -103,14 +83,8 @@ export const replanDayBlocks = defineTool({
     movedBlockIds: z.array(z.string()),
     removedBlockIds: z.array(z.string()),
   }),
-  capabilitiesRequired: ["dayPlanWrite"],
-  allowedWakeReasons: NO_EXTERNAL_WAKE,
-  idempotencyStrategy: "operation_id",
   scopeRules: ["read_filtered", "target_category"],
-  sideEffects: DAY_PLAN_EFFECTS,
-  riskLevel: "high",
-  supportsPreview: true,
-  dataMinimizationPolicyRef: "dm.journal.day_plans.v1",
+  ...HIGH_RISK,
 });
 
 export const dayPlanTools = [getOrCreateDayPlan, upsertDayPlanBlocks, pinDayPlanTasks, replanDayBlocks] as const;

@@ -4,13 +4,14 @@ import { config } from "../../config";
 import { ON_COMPLETE_STRATEGIES } from "../../core/spawn-admission";
 import { TOOL_NAME_PATTERN } from "../../core/tool-envelopes";
 import { entityId, text } from "./shared";
-import { NO_EXTERNAL_WAKE, defineTool } from "./types";
+import { defineFamily, NO_EXTERNAL_WAKE } from "./types";
 
 const distinct = <T>(values: readonly T[]) => new Set(values).size === values.length;
 
-export const spawnAgent = defineTool({
+const delegationTool = defineFamily({});
+
+export const spawnAgent = delegationTool({
   name: "spawn_agent",
-  version: 1,
   description:
     "Delegate a goal to a new child agent with a subset of your categories and tools and a token budget drawn from yours. The child starts at once; when its run ends you are woken (reason child) with its result. Admission may refuse (spawn_denied).",
   inputSchema: z.strictObject({
@@ -45,8 +46,6 @@ export const spawnAgent = defineTool({
   idempotencyStrategy: "operation_id",
   scopeRules: ["target_category"],
   sideEffects: { kind: "agent_state", entityTypes: ["agent"], semanticKeys: ["agentChangedNotification"] },
-  riskLevel: "low",
-  supportsPreview: false,
   dataMinimizationPolicyRef: "dm.agent.spawn_input.v1",
 });
 

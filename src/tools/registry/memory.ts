@@ -1,12 +1,14 @@
 /** Memory tools (SPEC §7): recall over the agent's own history, and its core memory slots. */
 import { z } from "zod";
 import { SLOT_KEYS } from "../../core/slots";
-import { ANY_WAKE, defineTool, READ_ONLY } from "./types";
+import { defineFamily, READ_ONLY } from "./types";
 import { limit, text } from "./shared";
 
-export const memorySearch = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const memoryTool = defineFamily({ scopeRules: ["none"], dataMinimizationPolicyRef: "dm.agent.memory.v1" });
+
+export const memorySearch = memoryTool({
   name: "memory_search",
-  version: 1,
   description: "Full-text search over this agent's messages and summaries (its own memory only).",
   inputSchema: z.strictObject({
     query: text("query", 500),
@@ -26,18 +28,12 @@ export const memorySearch = defineTool({
     ),
   }),
   capabilitiesRequired: ["memoryRead"],
-  allowedWakeReasons: ANY_WAKE,
   idempotencyStrategy: "read_only",
-  scopeRules: ["none"],
   sideEffects: READ_ONLY,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.agent.memory.v1",
 });
 
-export const memoryUpdateSlot = defineTool({
+export const memoryUpdateSlot = memoryTool({
   name: "memory_update_slot",
-  version: 1,
   description:
     "Replace one core memory slot: primaryGoal (string|null), activeTaskId (string|null), openLoopIds (string[]), preferenceByKey ({key: value}), extension ({\"namespace.name\": json}).",
   inputSchema: z.strictObject({
@@ -47,13 +43,8 @@ export const memoryUpdateSlot = defineTool({
   }),
   outputSchema: z.object({ slot: z.enum(SLOT_KEYS), version: z.int().min(0), changed: z.boolean() }),
   capabilitiesRequired: ["memoryWrite"],
-  allowedWakeReasons: ANY_WAKE,
   idempotencyStrategy: "operation_id",
-  scopeRules: ["none"],
   sideEffects: { kind: "agent_state", entityTypes: ["memory_slot"], semanticKeys: ["agentStateChangedNotification"] },
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.agent.memory.v1",
 });
 
 export const memoryTools = [memorySearch, memoryUpdateSlot] as const;

@@ -1,13 +1,15 @@
 /** Rating and productivity-signal tools (seed 000 §4.2). */
 import { z } from "zod";
-import { ANY_WAKE, defineTool, READ_ONLY } from "./types";
+import { defineFamily, READ_ONLY } from "./types";
 import { calendarDate, entityId, ratingOut, ratingTargetType } from "./shared";
 
 const target = { targetType: ratingTargetType, targetId: entityId("targetId") };
 
-export const getRatingsSummary = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const ratingTool = defineFamily({ capabilitiesRequired: ["ratingRead"], idempotencyStrategy: "read_only", scopeRules: ["target_category"], sideEffects: READ_ONLY, dataMinimizationPolicyRef: "dm.journal.ratings.v1" });
+
+export const getRatingsSummary = ratingTool({
   name: "get_ratings_summary",
-  version: 1,
   description: "Summarise ratings in a date range (count, average, distribution), over the agent's categories only.",
   inputSchema: z
     .strictObject({
@@ -23,35 +25,18 @@ export const getRatingsSummary = defineTool({
     byScore: z.object({ 1: z.int(), 2: z.int(), 3: z.int(), 4: z.int(), 5: z.int() }),
     byTargetType: z.record(z.string(), z.object({ count: z.int().min(0), average: z.number().nullable() })),
   }),
-  capabilitiesRequired: ["ratingRead"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "read_only",
   scopeRules: ["read_filtered"],
-  sideEffects: READ_ONLY,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.ratings.v1",
 });
 
-export const getRatingForTarget = defineTool({
+export const getRatingForTarget = ratingTool({
   name: "get_rating_for_target",
-  version: 1,
   description: "Read the rating of one task, time entry, day plan or entry (null when unrated).",
   inputSchema: z.strictObject(target),
   outputSchema: z.object({ rating: ratingOut.nullable() }),
-  capabilitiesRequired: ["ratingRead"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "read_only",
-  scopeRules: ["target_category"],
-  sideEffects: READ_ONLY,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.ratings.v1",
 });
 
-export const createOrUpdateRating = defineTool({
+export const createOrUpdateRating = ratingTool({
   name: "create_or_update_rating",
-  version: 1,
   description: "Set the 1-5 rating of a target (one rating per target: an existing one is updated).",
   inputSchema: z.strictObject({
     ...target,
@@ -60,13 +45,9 @@ export const createOrUpdateRating = defineTool({
   }),
   outputSchema: z.object({ rating: ratingOut, created: z.boolean() }),
   capabilitiesRequired: ["ratingWrite"],
-  allowedWakeReasons: ANY_WAKE,
   idempotencyStrategy: "natural_key",
-  scopeRules: ["target_category"],
   sideEffects: { kind: "journal_write", entityTypes: ["rating"], semanticKeys: ["RATING"] },
   riskLevel: "medium",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.ratings.v1",
 });
 
 export const ratingTools = [getRatingsSummary, getRatingForTarget, createOrUpdateRating] as const;

@@ -1,6 +1,6 @@
 /** Category and context reads (seed 000 §4.2): scoped, side-effect free, never a write. */
 import { z } from "zod";
-import { ANY_WAKE, defineTool, READ_ONLY } from "./types";
+import { defineFamily, READ_ONLY } from "./types";
 import { entityId, limit, taskOut, taskStatus, text } from "./shared";
 
 const categoryFilter = z
@@ -9,25 +9,20 @@ const categoryFilter = z
   .optional()
   .describe("narrow to these categories; ids outside the agent's scope are ignored");
 
-export const listAllowedCategories = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const readTool = defineFamily({ capabilitiesRequired: ["taskRead"], idempotencyStrategy: "read_only", scopeRules: ["read_filtered"], sideEffects: READ_ONLY, dataMinimizationPolicyRef: "dm.journal.tasks.v1" });
+
+export const listAllowedCategories = readTool({
   name: "list_allowed_categories",
-  version: 1,
   description: "List the categories this agent may read and write (its allowedCategoryIds), with names.",
   inputSchema: z.strictObject({}),
   outputSchema: z.object({ categories: z.array(z.object({ id: z.string(), name: z.string(), color: z.string().nullable() })) }),
   capabilitiesRequired: ["categoryRead"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "read_only",
-  scopeRules: ["read_filtered"],
-  sideEffects: READ_ONLY,
-  riskLevel: "low",
-  supportsPreview: false,
   dataMinimizationPolicyRef: "dm.journal.categories.v1",
 });
 
-export const listTasksInScope = defineTool({
+export const listTasksInScope = readTool({
   name: "list_tasks_in_scope",
-  version: 1,
   description: "List tasks in the agent's categories, newest first, optionally filtered by category, status, text or due date.",
   inputSchema: z.strictObject({
     categoryIds: categoryFilter,
@@ -38,19 +33,10 @@ export const listTasksInScope = defineTool({
     cursor: z.string().max(512).optional().describe("nextCursor of a previous page"),
   }),
   outputSchema: z.object({ tasks: z.array(taskOut), nextCursor: z.string().nullable() }),
-  capabilitiesRequired: ["taskRead"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "read_only",
-  scopeRules: ["read_filtered"],
-  sideEffects: READ_ONLY,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
 });
 
-export const resolveTaskReference = defineTool({
+export const resolveTaskReference = readTool({
   name: "resolve_task_reference",
-  version: 1,
   description:
     "Turn a loose reference (\"the migration task\", \"yesterday's workout\") into ranked task candidates. Never writes: pass the chosen taskId to a write tool; when `ambiguous` is true, ask the user.",
   inputSchema: z.strictObject({
@@ -72,14 +58,6 @@ export const resolveTaskReference = defineTool({
     ),
     ambiguous: z.boolean(),
   }),
-  capabilitiesRequired: ["taskRead"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "read_only",
-  scopeRules: ["read_filtered"],
-  sideEffects: READ_ONLY,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
 });
 
 export const readTools = [listAllowedCategories, listTasksInScope, resolveTaskReference] as const;

@@ -1,6 +1,6 @@
 /** Task lifecycle tools (seed 000 §4.2, §4.3 `create_follow_up_task`). */
 import { z } from "zod";
-import { ANY_WAKE, defineTool, NO_EXTERNAL_WAKE } from "./types";
+import { defineFamily, HIGH_RISK } from "./types";
 import { calendarDate, closingStatus, entityId, previewOnly, taskOut, taskPriority, taskStatus, text } from "./shared";
 
 const TASK_EFFECTS = { kind: "journal_write", entityTypes: ["task"], semanticKeys: ["TASK"] } as const;
@@ -18,9 +18,11 @@ const fields = {
   notes: z.string().max(20_000),
 };
 
-export const createTask = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const taskTool = defineFamily({ capabilitiesRequired: ["taskWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category", "both_ends"], sideEffects: TASK_EFFECTS, dataMinimizationPolicyRef: "dm.journal.tasks.v1" });
+
+export const createTask = taskTool({
   name: "create_task",
-  version: 1,
   description: "Create a task in one of the agent's categories.",
   inputSchema: z.strictObject({
     title: fields.title,
@@ -33,19 +35,11 @@ export const createTask = defineTool({
     notes: fields.notes.optional(),
   }),
   outputSchema: z.object({ task: taskOut }),
-  capabilitiesRequired: ["taskWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
   scopeRules: ["target_category"],
-  sideEffects: TASK_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
 });
 
-export const updateTaskFields = defineTool({
+export const updateTaskFields = taskTool({
   name: "update_task_fields",
-  version: 1,
   description:
     "Change fields of one task (title, status, priority, estimate, due date, labels, notes, category). null clears an optional field; moving to another category needs both categories in scope.",
   inputSchema: z.strictObject({
@@ -65,19 +59,11 @@ export const updateTaskFields = defineTool({
     expectedVersion: z.int().min(1).optional().describe("fail with version_conflict unless the task is still at this version"),
   }),
   outputSchema: z.object({ task: taskOut, changedFields: z.array(z.string()) }),
-  capabilitiesRequired: ["taskWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category", "both_ends"],
-  sideEffects: TASK_EFFECTS,
   riskLevel: "medium",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
 });
 
-export const createFollowUpTask = defineTool({
+export const createFollowUpTask = taskTool({
   name: "create_follow_up_task",
-  version: 1,
   description:
     "Create the next task after a source task: optionally carry its open checklist items over and close the source. The new task keeps the source's category and labels unless told otherwise.",
   inputSchema: z
@@ -95,13 +81,8 @@ export const createFollowUpTask = defineTool({
     }),
   outputSchema: z.object({ sourceTask: taskOut, followUpTask: taskOut, carriedItemIds: z.array(z.string()) }),
   capabilitiesRequired: ["taskWrite", "checklistWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category", "both_ends"],
   sideEffects: TASK_AND_CHECKLIST_EFFECTS,
   riskLevel: "medium",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
 });
 
 const rollover = z.discriminatedUnion("target", [
@@ -110,9 +91,8 @@ const rollover = z.discriminatedUnion("target", [
   z.strictObject({ target: z.literal("none") }),
 ]);
 
-export const concludeTaskWithRollover = defineTool({
+export const concludeTaskWithRollover = taskTool({
   name: "conclude_task_with_rollover",
-  version: 1,
   description:
     "Close a task and move its open checklist items to a new or an existing task (or drop them with target none). High risk: call with previewOnly first, then apply.",
   inputSchema: z.strictObject({
@@ -124,13 +104,8 @@ export const concludeTaskWithRollover = defineTool({
   }),
   outputSchema: z.object({ concludedTask: taskOut, rolloverTask: taskOut.nullable(), movedItemIds: z.array(z.string()) }),
   capabilitiesRequired: ["taskWrite", "checklistWrite"],
-  allowedWakeReasons: NO_EXTERNAL_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category", "both_ends"],
   sideEffects: TASK_AND_CHECKLIST_EFFECTS,
-  riskLevel: "high",
-  supportsPreview: true,
-  dataMinimizationPolicyRef: "dm.journal.tasks.v1",
+  ...HIGH_RISK,
 });
 
 export const taskTools = [createTask, updateTaskFields, createFollowUpTask, concludeTaskWithRollover] as const;

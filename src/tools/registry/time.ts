@@ -1,14 +1,16 @@
 /** Time capture tools (seed 000 §4.2, §4.3 `create_retrospective_time_entry`). */
 import { z } from "zod";
-import { ANY_WAKE, defineTool } from "./types";
+import { defineFamily } from "./types";
 import { dateTime, endsAfterStart, entityId, timeEntryOut, text } from "./shared";
 
 const TIME_EFFECTS = { kind: "journal_write", entityTypes: ["time_entry"], semanticKeys: ["TIME_ENTRY"] } as const;
 const note = z.string().max(2_000);
 
-export const createRetrospectiveTimeEntry = defineTool({
+/** The metadata this file's tools share; each tool states only what differs. */
+const timeTool = defineFamily({ capabilitiesRequired: ["timeWrite"], idempotencyStrategy: "operation_id", scopeRules: ["target_category"], sideEffects: TIME_EFFECTS, dataMinimizationPolicyRef: "dm.journal.time.v1" });
+
+export const createRetrospectiveTimeEntry = timeTool({
   name: "create_retrospective_time_entry",
-  version: 1,
   description: "Log a finished work session on a task from a dictated or remembered time range.",
   inputSchema: z
     .strictObject({
@@ -20,19 +22,10 @@ export const createRetrospectiveTimeEntry = defineTool({
     })
     .refine(endsAfterStart, { message: "endedAt must be after startedAt", path: ["endedAt"] }),
   outputSchema: z.object({ timeEntry: timeEntryOut }),
-  capabilitiesRequired: ["timeWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: TIME_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.time.v1",
 });
 
-export const startTaskTimer = defineTool({
+export const startTaskTimer = timeTool({
   name: "start_task_timer",
-  version: 1,
   description: "Start a running time entry on a task (at startedAt, default now). Fails if one is already running for the task.",
   inputSchema: z.strictObject({
     taskId: entityId("taskId"),
@@ -40,19 +33,10 @@ export const startTaskTimer = defineTool({
     note: note.optional(),
   }),
   outputSchema: z.object({ timeEntry: timeEntryOut }),
-  capabilitiesRequired: ["timeWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: TIME_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.time.v1",
 });
 
-export const stopTaskTimer = defineTool({
+export const stopTaskTimer = timeTool({
   name: "stop_task_timer",
-  version: 1,
   description: "Stop a running time entry, named by timeEntryId or by the task it runs on (at endedAt, default now).",
   inputSchema: z
     .strictObject({
@@ -62,19 +46,10 @@ export const stopTaskTimer = defineTool({
     })
     .refine((args) => (args.timeEntryId === undefined) !== (args.taskId === undefined), "give exactly one of timeEntryId and taskId"),
   outputSchema: z.object({ timeEntry: timeEntryOut }),
-  capabilitiesRequired: ["timeWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: TIME_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.time.v1",
 });
 
-export const annotateTimeEntry = defineTool({
+export const annotateTimeEntry = timeTool({
   name: "annotate_time_entry",
-  version: 1,
   description: "Add to (or replace) the note of a time entry.",
   inputSchema: z.strictObject({
     timeEntryId: entityId("timeEntryId"),
@@ -82,14 +57,6 @@ export const annotateTimeEntry = defineTool({
     mode: z.enum(["append", "replace"]).default("append"),
   }),
   outputSchema: z.object({ timeEntry: timeEntryOut }),
-  capabilitiesRequired: ["timeWrite"],
-  allowedWakeReasons: ANY_WAKE,
-  idempotencyStrategy: "operation_id",
-  scopeRules: ["target_category"],
-  sideEffects: TIME_EFFECTS,
-  riskLevel: "low",
-  supportsPreview: false,
-  dataMinimizationPolicyRef: "dm.journal.time.v1",
 });
 
 export const timeTools = [createRetrospectiveTimeEntry, startTaskTimer, stopTaskTimer, annotateTimeEntry] as const;

@@ -98,3 +98,43 @@ function deepFreeze<T>(value: T): T {
 export function defineTool<I extends z.ZodType, O extends z.ZodType, N extends string>(definition: ToolDefinition<I, O, N>): Readonly<ToolDefinition<I, O, N>> {
   return deepFreeze(definition);
 }
+
+/** What a declaration states besides its identity and schemas: the part families share. */
+export type ToolMetadata = Omit<ToolDefinition, "name" | "description" | "inputSchema" | "outputSchema">;
+
+/** What most tools are: version 1, any wake, low risk, no preview. */
+const TOOL_DEFAULTS = { version: 1, allowedWakeReasons: ANY_WAKE, riskLevel: "low", supportsPreview: false } as const satisfies Partial<ToolMetadata>;
+
+/** High-risk bulk changes: previewable, and never started by a webhook wake. */
+export const HIGH_RISK = { allowedWakeReasons: NO_EXTERNAL_WAKE, riskLevel: "high", supportsPreview: true } as const satisfies Partial<ToolMetadata>;
+
+/** A declaration in a family: identity and schemas, plus the metadata the family (or TOOL_DEFAULTS) does not give. */
+export type FamilyTool<I extends z.ZodType, O extends z.ZodType, N extends string, D> = Pick<ToolDefinition<I, O, N>, "name" | "description" | "inputSchema" | "outputSchema"> &
+  Partial<ToolMetadata> &
+  Omit<ToolMetadata, keyof D | keyof typeof TOOL_DEFAULTS>;
+
+/**
+ * A family of tools (one registry file) sharing metadata: each declaration states only what differs
+ * from `defaults` and TOOL_DEFAULTS. The result has the full declaration's keys in their canonical
+ * order, so the descriptors, contract spec and `GET /v1/tools` read exactly as when spelled out.
+ */
+export function defineFamily<D extends Partial<ToolMetadata>>(defaults: D) {
+  return <I extends z.ZodType, O extends z.ZodType, N extends string>(tool: FamilyTool<I, O, N, D>): Readonly<ToolDefinition<I, O, N>> => {
+    const merged = { ...TOOL_DEFAULTS, ...defaults, ...tool } as ToolDefinition<I, O, N>;
+    return defineTool({
+      name: merged.name,
+      version: merged.version,
+      description: merged.description,
+      inputSchema: merged.inputSchema,
+      outputSchema: merged.outputSchema,
+      capabilitiesRequired: merged.capabilitiesRequired,
+      allowedWakeReasons: merged.allowedWakeReasons,
+      idempotencyStrategy: merged.idempotencyStrategy,
+      scopeRules: merged.scopeRules,
+      sideEffects: merged.sideEffects,
+      riskLevel: merged.riskLevel,
+      supportsPreview: merged.supportsPreview,
+      dataMinimizationPolicyRef: merged.dataMinimizationPolicyRef,
+    });
+  };
+}

@@ -1,8 +1,9 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Page } from "../../../schema/common";
 import type { Message } from "../../../schema/messages";
 import { nowIso } from "../../shared/sqlite";
+import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage } from "../records";
 import type { AgentDb } from "../types";
@@ -81,22 +82,10 @@ export class History {
 
   /** Newest first; the cursor continues towards older messages. */
   list(options: { threadId?: string | undefined; beforeSeq?: number | undefined; limit: number }): Page<Message> & { lastSeq: number | null } {
-    const conditions = [];
-    if (options.threadId) conditions.push(eq(schema.messages.threadId, options.threadId));
-    if (options.beforeSeq !== undefined) conditions.push(lt(schema.messages.seq, options.beforeSeq));
-    const rows = this.db
-      .select()
-      .from(schema.messages)
-      .where(conditions.length ? and(...conditions) : undefined)
-      .orderBy(desc(schema.messages.seq))
-      .limit(options.limit + 1)
-      .all();
-    const pageRows = rows.slice(0, options.limit);
-    const more = rows.length > options.limit;
-    return {
-      data: pageRows.map((row) => toMessage(this.agentId(), row)),
-      nextCursor: null,
-      lastSeq: more ? pageRows[pageRows.length - 1]!.seq : null,
-    };
+    const m = schema.messages;
+    const where = [options.threadId ? eq(m.threadId, options.threadId) : undefined];
+    const from = options.beforeSeq === undefined ? undefined : { c: options.beforeSeq };
+    const { rows, last } = keysetPage(this.db, { table: m, sort: m.seq, order: "desc", where, limit: options.limit, from });
+    return { data: rows.map((row) => toMessage(this.agentId(), row)), nextCursor: null, lastSeq: last ? last.seq : null };
   }
 }

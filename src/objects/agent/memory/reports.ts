@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { InferSelectModel } from "drizzle-orm";
 import {
   buildReport,
@@ -17,6 +17,7 @@ import { failure, type Result } from "../../../core/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
 import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/reports";
 import { z } from "zod";
+import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
@@ -136,21 +137,9 @@ export class Reports {
     const before = decodeCursor(query.cursor, z.object({ c: z.number().int(), i: z.string() }));
     if (query.cursor && !before) return failure("validation_failed", "cursor is not valid");
     const agentId = this.agentId();
-    const rows = this.db
-      .select()
-      .from(schema.reports)
-      .where(
-        and(
-          query.scope ? eq(schema.reports.scope, query.scope) : undefined,
-          before ? or(lt(schema.reports.createdAt, before.c), and(eq(schema.reports.createdAt, before.c), lt(schema.reports.id, before.i))) : undefined,
-        ),
-      )
-      .orderBy(desc(schema.reports.createdAt), desc(schema.reports.id))
-      .limit(query.limit + 1)
-      .all();
-    const data = rows.slice(0, query.limit);
-    const last = data[data.length - 1];
-    return { ok: true, data: data.map((row) => toView(toReport(agentId, row))), nextCursor: rows.length > query.limit && last ? encodeCursor({ c: last.createdAt, i: last.id }) : null };
+    const r = schema.reports;
+    const { rows, last } = keysetPage(this.db, { table: r, sort: r.createdAt, tieBreak: r.id, order: "desc", where: [query.scope ? eq(r.scope, query.scope) : undefined], limit: query.limit, from: before });
+    return { ok: true, data: rows.map((row) => toView(toReport(agentId, row))), nextCursor: last ? encodeCursor({ c: last.createdAt, i: last.id }) : null };
   }
 }
 

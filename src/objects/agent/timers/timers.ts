@@ -14,7 +14,7 @@ import { TIMER_RETRY_DELAY_MS, type TimerAlarm } from "./alarm";
 import { decisionJson, toDecisionRecord, toTimer, type TimerRow } from "./records";
 import type { AgentDb } from "../types";
 import type { EnqueueOutcome, WakeInbox } from "../wakes";
-import { afterCreated } from "../../shared/keyset";
+import { pageByCreated } from "../../shared/keyset";
 
 /** Active timers one agent may hold. */
 export const MAX_ACTIVE_TIMERS = 100;
@@ -108,21 +108,8 @@ export class Timers {
     const after = decodeCursor(query.cursor, z.object({ c: z.string(), i: z.string() }));
     if (query.cursor && !after) return failure("validation_failed", "cursor is not valid");
     const t = schema.timers;
-    const rows = this.deps.db
-      .select()
-      .from(t)
-      .where(
-        and(
-          query.include === "deleted" ? undefined : ne(t.status, "deleted"),
-          afterCreated(t, after),
-        ),
-      )
-      .orderBy(asc(t.createdAt), asc(t.id))
-      .limit(query.limit + 1)
-      .all();
-    const data = rows.slice(0, query.limit).map((row) => this.view(row));
-    const last = data[data.length - 1];
-    return { ok: true, data, nextCursor: rows.length > query.limit && last ? encodeCursor({ c: last.createdAt, i: last.id }) : null };
+    const page = pageByCreated(this.deps.db, t, query.limit, after, (row) => this.view(row), [query.include === "deleted" ? undefined : ne(t.status, "deleted")]);
+    return { ok: true, data: page.data, nextCursor: page.last && encodeCursor(page.last) };
   }
 
   /** Tombstones one timer (status `deleted`): it never fires again. */

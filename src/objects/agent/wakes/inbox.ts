@@ -1,9 +1,10 @@
-import { and, asc, desc, eq, lt, ne, or } from "drizzle-orm";
+import { asc, eq, ne } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Run, RunStatus } from "../../../schema/runs";
 import { TERMINAL_RUN_STATUSES } from "../../../schema/runs";
 import type { WakeJob } from "../../../schema/wake";
 import { nowIso } from "../../shared/sqlite";
+import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toRun } from "../records";
 import type { AgentDb } from "../types";
@@ -143,12 +144,8 @@ export class WakeInbox {
 
   /** Newest first, keyset-paginated on (enqueuedAt, runKey). */
   listRuns(limit: number, before?: { enqueuedAt: string; runKey: string }): { data: Run[]; last: { enqueuedAt: string; runKey: string } | null } {
-    const where = before
-      ? or(lt(schema.runs.enqueuedAt, before.enqueuedAt), and(eq(schema.runs.enqueuedAt, before.enqueuedAt), lt(schema.runs.runKey, before.runKey)))
-      : undefined;
-    const rows = this.db.select().from(schema.runs).where(where).orderBy(desc(schema.runs.enqueuedAt), desc(schema.runs.runKey)).limit(limit + 1).all();
-    const data = rows.slice(0, limit).map(toRun);
-    const lastRow = data[data.length - 1];
-    return { data, last: rows.length > limit && lastRow ? { enqueuedAt: lastRow.enqueuedAt, runKey: lastRow.runKey } : null };
+    const r = schema.runs;
+    const { rows, last } = keysetPage(this.db, { table: r, sort: r.enqueuedAt, tieBreak: r.runKey, order: "desc", limit, from: before && { c: before.enqueuedAt, i: before.runKey } });
+    return { data: rows.map(toRun), last: last && { enqueuedAt: last.enqueuedAt, runKey: last.runKey } };
   }
 }

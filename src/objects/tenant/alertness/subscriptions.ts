@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Lifecycle } from "../../../core/lifecycle";
 import type { Predicate } from "../../../core/predicate";
 import { indexRows, subscriptionSpecSchema, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../../core/subscription-index";
@@ -10,7 +10,7 @@ import type { Agent } from "../../../schema/agents";
 import type { Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
-import { afterCreated } from "../../shared/keyset";
+import { pageByCreated } from "../../shared/keyset";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
 export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;
@@ -97,12 +97,7 @@ export class SubscriptionStore {
   /** Active subscriptions of one agent, oldest first, keyset-paginated on (createdAt, id). */
   list(agentId: string, limit: number, after?: { c: string; i: string }): { data: Subscription[]; last: { c: string; i: string } | null } {
     const s = schema.subscriptions;
-    const conditions = [eq(s.agentId, agentId), isNull(s.deletedAt)];
-    if (after) conditions.push(afterCreated(s, after)!);
-    const rows = this.db.select().from(s).where(and(...conditions)).orderBy(asc(s.createdAt), asc(s.id)).limit(limit + 1).all();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { data: page.map(toSubscription), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+    return pageByCreated(this.db, s, limit, after, toSubscription, [eq(s.agentId, agentId), isNull(s.deletedAt)]);
   }
 
   /** Tombstones one active subscription of this agent and drops its index rows; null when there is none. */

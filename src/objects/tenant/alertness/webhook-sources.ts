@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
 import { changeUnits } from "../../../core/change-units";
 import { canonicalJson, H } from "../../../core/hash";
@@ -12,7 +12,7 @@ import type { CreateWebhookSourceBody, SourceDelivery, WebhookSourceRecord } fro
 import { nowIso } from "../../shared/sqlite";
 import type { NotificationLog } from "./notification-log";
 import type { TenantDb } from "../types";
-import { afterCreated } from "../../shared/keyset";
+import { pageByCreated } from "../../shared/keyset";
 
 type Row = typeof schema.webhookSources.$inferSelect;
 
@@ -71,12 +71,7 @@ export class WebhookSources {
 
   /** Oldest first, keyset-paginated on (createdAt, id); deleted sources are gone from the list. */
   list(limit: number, after: { c: string; i: string } | undefined): { data: WebhookSourceRecord[]; last: { c: string; i: string } | null } {
-    const s = schema.webhookSources;
-    const where = and(isNull(s.deletedAt), afterCreated(s, after));
-    const rows = this.db.select().from(s).where(where).orderBy(asc(s.createdAt), asc(s.id)).limit(limit + 1).all();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { data: page.map(toRecord), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+    return pageByCreated(this.db, schema.webhookSources, limit, after, toRecord, [isNull(schema.webhookSources.deletedAt)]);
   }
 
   get(id: string): WebhookSourceRecord | null {

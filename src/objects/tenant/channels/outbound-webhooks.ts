@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { AttemptReport, PreparedAttempt } from "../../../schema/contracts";
 import { config } from "../../../config";
 import { H } from "../../../core/hash";
@@ -8,6 +8,7 @@ import * as schema from "../../../db/tenant-schema";
 import { failure, type Result } from "../../../core/result";
 import type { DeliveryAttempt, DeliveryStatus, OutboundJob, TenantEvent, WebhookDelivery } from "../../../schema/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
+import { createdKey, keysetPage } from "../../shared/keyset";
 import type { TenantDb } from "../types";
 import type { WebhookEndpoints } from "./webhook-endpoints";
 
@@ -158,17 +159,8 @@ export class OutboundDeliveries {
   list(endpointId: string, limit: number, before: { c: string; i: string } | undefined): Result<{ data: WebhookDelivery[]; last: { c: string; i: string } | null }> {
     if (!this.deps.endpoints.get(endpointId)) return failure("not_found", "webhook not found");
     const d = schema.webhookDeliveries;
-    const older = before ? or(lt(d.createdAt, before.c), and(eq(d.createdAt, before.c), lt(d.id, before.i))) : undefined;
-    const rows = this.deps.db
-      .select()
-      .from(d)
-      .where(older ? and(eq(d.endpointId, endpointId), older) : eq(d.endpointId, endpointId))
-      .orderBy(desc(d.createdAt), desc(d.id))
-      .limit(limit + 1)
-      .all();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { ok: true, data: page.map(toDelivery), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+    const { rows, last } = keysetPage(this.deps.db, { table: d, sort: d.createdAt, tieBreak: d.id, order: "desc", where: [eq(d.endpointId, endpointId)], limit, from: before });
+    return { ok: true, data: rows.map(toDelivery), last: last && createdKey(last) };
   }
 
   private settle(row: Row, status: "dead", errorCode: string): void {

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, isNull } from "drizzle-orm";
+import { count, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
 import type { DeploymentMode } from "../../../core/deployment-mode";
 import { checkUrlShape } from "../../../core/egress";
@@ -10,7 +10,7 @@ import { randomId, randomSecret } from "../../../ids";
 import type { CreateWebhookBody, WebhookEndpoint } from "../../../schema/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
-import { afterCreated } from "../../shared/keyset";
+import { pageByCreated } from "../../shared/keyset";
 
 type Row = typeof schema.webhookEndpoints.$inferSelect;
 
@@ -66,12 +66,7 @@ export class WebhookEndpoints {
   }
 
   list(limit: number, after: { c: string; i: string } | undefined): { data: WebhookEndpoint[]; last: { c: string; i: string } | null } {
-    const e = schema.webhookEndpoints;
-    const where = and(isNull(e.deletedAt), afterCreated(e, after));
-    const rows = this.db.select().from(e).where(where).orderBy(asc(e.createdAt), asc(e.id)).limit(limit + 1).all();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { data: page.map(toEndpoint), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+    return pageByCreated(this.db, schema.webhookEndpoints, limit, after, toEndpoint, [isNull(schema.webhookEndpoints.deletedAt)]);
   }
 
   get(id: string): WebhookEndpoint | null {

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { writeAudit } from "../governance";
 import { tickAt } from "../../../core/approval-facts";
 import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../../core/decision";
@@ -7,6 +7,7 @@ import * as schema from "../../../db/tenant-schema";
 import { runKeys, threadIds } from "../../../core/run-keys";
 import type { WakeJob } from "../../../schema/wake";
 import { nowIso } from "../../shared/sqlite";
+import { keysetPage } from "../../shared/keyset";
 import { inList } from "../../shared/sql-in";
 import { toCore, type ToolApprovals } from "./tool-approvals";
 import type { TrustStore } from "./trust-store";
@@ -104,16 +105,8 @@ export class Decisions {
     if (query.agentId) conditions.push(eq(d.agentId, query.agentId));
     if (query.type) conditions.push(eq(d.type, query.type));
     if (query.agentIds) conditions.push(inList(d.agentId, query.agentIds));
-    if (query.before) conditions.push(or(lt(d.createdAt, query.before.c), and(eq(d.createdAt, query.before.c), lt(d.id, query.before.i)))!);
-    const rows = this.db
-      .select()
-      .from(d)
-      .where(conditions.length ? and(...conditions) : undefined)
-      .orderBy(desc(d.createdAt), desc(d.id))
-      .limit(query.limit + 1)
-      .all();
-    const data = rows.slice(0, query.limit);
-    return { data, last: rows.length > query.limit ? data[data.length - 1]! : null };
+    const { rows, last } = keysetPage(this.db, { table: d, sort: d.createdAt, tieBreak: d.id, order: "desc", where: conditions, limit: query.limit, from: query.before });
+    return { data: rows, last };
   }
 
   get(id: string): DecisionRecord | null {

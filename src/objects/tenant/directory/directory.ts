@@ -1,7 +1,8 @@
-import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { eq, isNull, sql } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import type { Agent } from "../../../schema/agents";
 import { nowIso } from "../../shared/sqlite";
+import { pageByCreated } from "../../shared/keyset";
 import type { TenantDb } from "../types";
 
 /** The tenant's list of agents; the AgentDO pushes a fresh snapshot on every change. */
@@ -37,21 +38,8 @@ export class AgentDirectory {
 
   /** Oldest first, keyset-paginated on (createdAt, id); children only when asked. */
   list(limit: number, after: { c: string; i: string } | undefined, includeChildren: boolean): { data: Agent[]; last: { c: string; i: string } | null } {
-    const conditions = [];
-    if (!includeChildren) conditions.push(isNull(schema.agentDirectory.parentId));
-    if (after) {
-      conditions.push(or(gt(schema.agentDirectory.createdAt, after.c), and(eq(schema.agentDirectory.createdAt, after.c), gt(schema.agentDirectory.id, after.i))));
-    }
-    const rows = this.db
-      .select()
-      .from(schema.agentDirectory)
-      .where(conditions.length ? and(...conditions) : undefined)
-      .orderBy(asc(schema.agentDirectory.createdAt), asc(schema.agentDirectory.id))
-      .limit(limit + 1)
-      .all();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return { data: page.map((row) => row.record as unknown as Agent), last: rows.length > limit && last ? { c: last.createdAt, i: last.id } : null };
+    const children = includeChildren ? undefined : isNull(schema.agentDirectory.parentId);
+    return pageByCreated(this.db, schema.agentDirectory, limit, after, (row) => row.record as unknown as Agent, [children]);
   }
 
   has(agentId: string): boolean {

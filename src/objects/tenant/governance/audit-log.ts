@@ -1,5 +1,10 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
+import { z } from "zod";
+import type { Result } from "../../../core/result";
+import type { Page } from "../../../schema/common";
+import { keysetPage } from "../../shared/keyset";
+import { cursorPage } from "../../shared/paging";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 
@@ -17,7 +22,7 @@ export interface AuditEntry {
   detail: Record<string, unknown>;
 }
 
-/** `GET /v1/audit`: newest first, before `beforeSeq` when paging. */
+/** The newest `limit` entries before `beforeSeq` (tests and the operator read it; the API pages with `auditPage`). */
 export function listAudit(db: TenantDb, limit: number, beforeSeq?: number): AuditEntry[] {
   return db
     .select()
@@ -26,6 +31,14 @@ export function listAudit(db: TenantDb, limit: number, beforeSeq?: number): Audi
     .orderBy(desc(schema.audit.seq))
     .limit(limit)
     .all();
+}
+
+/** `GET /v1/audit`: newest first, keyset-paginated on seq; the cursor is `{s: seq}` of the page's last entry. */
+export function auditPage(db: TenantDb, query: { limit: number; cursor?: string | undefined }): Result<Page<AuditEntry>> {
+  return cursorPage(query.cursor, z.object({ s: z.number().int() }), (before) => {
+    const { rows, last } = keysetPage(db, { table: schema.audit, sort: schema.audit.seq, order: "desc", limit: query.limit, from: before && { c: before.s } });
+    return { data: rows, last: last && { s: last.seq } };
+  });
 }
 
 /** Appends one entry (inside the caller's transaction when `db` is one). */

@@ -1,10 +1,11 @@
-import { and, desc, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import { activeBrakesFor, isBrakeActive, releaseBrake, timerReleaseAtMs, type Brake, type BrakeScope } from "../../../core/brakes";
 import * as schema from "../../../db/tenant-schema";
 import { failure, type Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import type { BrakeView, EngageBrakeBody } from "../../../schema/brakes";
 import type { TenantDb } from "../types";
+import { keysetPage } from "../../shared/keyset";
 
 /** Which pending decisions a brake holds back: those of some agents, or approvals of one tool. */
 export type DecisionFilter = { agentIds: string[] } | { allAgents: true } | { toolName: string };
@@ -106,18 +107,9 @@ export class TenantBrakes {
     const conditions = [];
     if (query.status === "active") conditions.push(isNull(b.releasedAtMs));
     if (query.status === "released") conditions.push(isNotNull(b.releasedAtMs));
-    if (query.before) conditions.push(or(lt(b.createdAtMs, query.before.c), and(eq(b.createdAtMs, query.before.c), lt(b.id, query.before.i)))!);
-    const rows = this.deps.db
-      .select()
-      .from(b)
-      .where(conditions.length ? and(...conditions) : undefined)
-      .orderBy(desc(b.createdAtMs), desc(b.id))
-      .limit(query.limit + 1)
-      .all();
+    const { rows, last } = keysetPage(this.deps.db, { table: b, sort: b.createdAtMs, tieBreak: b.id, order: "desc", where: conditions, limit: query.limit, from: query.before });
     const now = this.now();
-    const data = rows.slice(0, query.limit).map((row) => viewOf(brakeOf(row), now));
-    const last = rows.length > query.limit ? rows[query.limit - 1]! : null;
-    return { data, last: last ? { c: last.createdAtMs, i: last.id } : null };
+    return { data: rows.map((row) => viewOf(brakeOf(row), now)), last: last ? { c: last.createdAtMs, i: last.id } : null };
   }
 
   get(id: string): BrakeView | null {

@@ -1,6 +1,6 @@
 // Governance: policies, consents, provider secrets, inference grants, brakes, run policy, the audit log.
 // The feature's public face: code outside this folder imports the feature only through this file.
-export { type AuditEntry, findAudit, listAudit, writeAudit } from "./audit-log";
+export { auditPage, type AuditEntry, findAudit, listAudit, writeAudit } from "./audit-log";
 export { BRAKE_DECISION_KIND, type BrakeDecisionRequest, TenantBrakes } from "./brakes";
 export { Governance } from "./governance";
 export type { InferenceGrantRequest } from "./inference-grant";

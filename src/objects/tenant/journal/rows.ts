@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
 import { journalEntities as table } from "../../../db/tenant-schema";
 import type { JournalFilter, JournalFilters, JournalRecord, JournalType } from "../../../schema/journal";
 import type { TenantDb } from "../types";
-import { afterCreated } from "../../shared/keyset";
+import { createdKey, keysetPage } from "../../shared/keyset";
 
 export type JournalRow = typeof table.$inferSelect;
 /** Keyset position of a list page: the last row's (createdAt, id). */
@@ -100,17 +100,8 @@ export class JournalRows {
   /** Oldest first, keyset-paginated on (createdAt, id); `last` is set only when another page exists. */
   list(type: JournalType, filters: JournalFilters, limit: number, after: ListCursor | undefined): { rows: JournalRow[]; last: ListCursor | null } {
     const where = [eq(table.type, type), isNull(table.deletedAt), ...conditions(filters)];
-    if (after) where.push(afterCreated(table, after)!);
-    const rows = this.db
-      .select()
-      .from(table)
-      .where(and(...where))
-      .orderBy(asc(table.createdAt), asc(table.id))
-      .limit(limit + 1)
-      .all();
-    const page = rows.slice(0, limit);
-    const tail = page[page.length - 1];
-    return { rows: page, last: rows.length > limit && tail ? { c: tail.createdAt, i: tail.id } : null };
+    const page = keysetPage(this.db, { table, sort: table.createdAt, tieBreak: table.id, order: "asc", where, limit, from: after });
+    return { rows: page.rows, last: page.last && createdKey(page.last) };
   }
 
   insert(row: JournalRow): void {
