@@ -31,6 +31,7 @@ import type { TickOutcome } from "./timers/timers";
 import type { TurnInput } from "./wakes/admission";
 import type { EnqueueOutcome } from "./wakes/inbox";
 import { AgentWiring } from "./wiring";
+import type { AgentSnapshot } from "./runs/tenant-snapshot";
 import { cursorExpired, expiredCursor } from "../../core/retention";
 import type { AgentPruneOutcome } from "./events/retention";
 import { persistSdkName } from "./lifecycle/sdk-name";
@@ -153,6 +154,14 @@ export class AgentDO extends AgentBase<Env> {
   }
 
   // ── Brakes, budgets and usage ──────────────────────────────────────────────────────────────────
+  /**
+   * The tenant pushes a new snapshot (policy, brakes, limits, HTTP tools) when it changes (issue 12 §2); an older
+   * version than the one held is ignored. True when it is now in force.
+   */
+  applyTenantSnapshot(snapshot: AgentSnapshot): boolean {
+    return this.parts.snapshot.apply(snapshot);
+  }
+
   /** The brake that would refuse a new API wake of this agent now, or null. */
   async wakeBrake(): Promise<{ brakeId: string; behaviour: string } | null> {
     const agent = this.parts.profile.get();

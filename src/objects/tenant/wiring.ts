@@ -39,6 +39,9 @@ import { TenantErasures } from "./directory/erasures";
 import { writeAudit } from "./governance/audit-log";
 import { TenantBrakes } from "./governance/brakes";
 import { Governance } from "./governance/governance";
+import { AgentSnapshots, type SnapshotAudience } from "./governance/agent-snapshots";
+import { runGovernanceFor } from "./governance/run-policy";
+import { agentStub } from "../shared/stubs";
 import { Journal } from "./journal";
 import { ToolCatalog } from "./tools/catalog";
 import { ToolExecutor } from "./tools/executor";
@@ -75,6 +78,8 @@ export class TenantWiring {
   readonly alertness: Alertness;
   readonly brakeDecisions: BrakeDecisions;
   readonly brakes: TenantBrakes;
+  /** The versioned snapshot agents keep (issue 12 §2), pushed to them when it changes. */
+  readonly snapshots: AgentSnapshots;
   readonly tenantEvents: TenantEventLog;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly outbound: OutboundDeliveries;
@@ -157,7 +162,18 @@ export class TenantWiring {
       resumeDecisions: (filter) => this.decisions.resumeSuspended(filter),
       armAlarmAt: (atMs) => this.armAlarmAt(atMs),
       // back-edge: brake changes reach the tenant event feed built below.
-      publish: (type, data) => ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined)),
+      publish: (type, data) => {
+        this.snapshotChanged(audienceOfBrake(data));
+        ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined));
+      },
+    });
+    this.snapshots = new AgentSnapshots({
+      db: this.db,
+      governanceFor: (agent) => runGovernanceFor({ brakes: this.brakes, governance: this.governance, timeZone: this.tenant()?.timeZone ?? "UTC" }, agent),
+      // back-edge: the catalog is built above; only the tenant's own HTTP tools vary per tenant.
+      httpTools: () => this.toolCatalog.list().filter((listing) => listing.kind === "http"),
+      liveAgents: () => this.directory.liveAgents(),
+      deliver: (agentId, snapshot) => agentStub(env, this.tenant()?.id ?? "", agentId).applyTenantSnapshot(snapshot),
     });
     /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
     this.tenantEvents = new TenantEventLog(this.db);
@@ -197,6 +213,8 @@ export class TenantWiring {
       { name: "retry dispatch", run: () => this.dispatcher.dispatchPending() },
       // Timer brakes whose time has come are recorded as released (and re-arm the alarm for the next one).
       { name: "sweep timer brakes", run: () => this.brakes.sweep() },
+      // Changes made on the alarm (timer releases) reach the agents that keep a snapshot.
+      { name: "push snapshot changes", run: () => this.publishSnapshotChanges() },
       // Outbound deliveries whose queue message could not be sent yet.
       { name: "queue unsent deliveries", run: () => this.outbound.sendUnqueued() },
       // Tables that grow with use, one bounded batch per table per pass.
@@ -204,6 +222,23 @@ export class TenantWiring {
     ];
     // Retention runs on the alarm; an active tenant always has one within the interval (arming never delays an earlier one).
     this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
+  }
+
+  private snapshotAudiences: SnapshotAudience[] = [];
+
+  /** A change agents' snapshots must reflect; `publishSnapshotChanges` pushes it. */
+  snapshotChanged(audience: SnapshotAudience): void {
+    this.snapshotAudiences.push(audience);
+  }
+
+  /** Pushes a new snapshot version to every agent the changes since the last push concern, and waits for the answers. */
+  async publishSnapshotChanges(): Promise<void> {
+    const audiences = this.snapshotAudiences;
+    if (audiences.length === 0) return;
+    this.snapshotAudiences = [];
+    const first = audiences[0]!;
+    const same = audiences.every((audience) => JSON.stringify(audience) === JSON.stringify(first));
+    await this.snapshots.publish(same ? first : "all");
   }
 
   /** The tenant record, or null before initTenant. */
@@ -230,4 +265,11 @@ export class TenantWiring {
     const armed = storage.getAlarm().then((current) => (current === null || current > atMs ? storage.setAlarm(atMs) : undefined));
     this.ctx.waitUntil(armed.catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "arming the tenant alarm failed", error: String(error) }))));
   }
+}
+
+/** A brake change concerns the agent it names, the agents of the kind it names, or (all, tool) every agent. */
+function audienceOfBrake(data: Record<string, unknown>): SnapshotAudience {
+  if (data.scope === "agent" && typeof data.target === "string") return { agentId: data.target };
+  if (data.scope === "kind" && typeof data.target === "string") return { kind: data.target };
+  return "all";
 }
