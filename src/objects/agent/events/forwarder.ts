@@ -51,9 +51,9 @@ export class EventForwarder {
 
   constructor(private readonly deps: ForwarderDeps) {}
 
-  /** Called for every persisted event; only stream-visible types cause a flush. */
+  /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */
   noteAppended(type: string): void {
-    if (isTenantStreamEvent(type)) this.schedule();
+    if (isTenantStreamEvent(type) && !this.deps.holding()) this.schedule();
   }
 
   /** A completed run's notifications for subscribers (sent with the run's report). */
