@@ -176,7 +176,8 @@ export class TenantWiring {
       deliver: (agentId, snapshot) => agentStub(env, this.tenant()?.id ?? "", agentId).applyTenantSnapshot(snapshot),
     });
     /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
-    this.tenantEvents = new TenantEventLog(this.db);
+    // Agent events are stored as references and hydrated from their agent on replay (issue 12 §5).
+    this.tenantEvents = new TenantEventLog(this.db, (agentId, after, limit) => agentStub(env, this.tenant()?.id ?? "", agentId).listEvents(after, limit));
     this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, mode);
     this.outbound = new OutboundDeliveries({
       db: this.db,
