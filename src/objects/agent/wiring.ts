@@ -113,7 +113,7 @@ export class AgentWiring {
     });
     this.snapshot = new TenantSnapshotCache({
       db: this.db,
-      fetch: (agent) => this.tenant().agentSnapshot(agent),
+      load: (agent) => this.tenant().agentSnapshot(agent),
       maxAgeMs: config.snapshot.maxAgeSeconds * 1_000,
     });
     this.forwarder = new EventForwarder({

@@ -16,7 +16,7 @@ interface Held {
 export interface TenantSnapshotDeps {
   db: AgentDb;
   /** `TenantDO.agentSnapshot` (one RPC): only when none is held, it is too old, or a newer version is known to exist. */
-  fetch(agent: { agentId: string; kind: string }): Promise<AgentSnapshot>;
+  load(agent: { agentId: string; kind: string }): Promise<AgentSnapshot>;
   maxAgeMs: number;
   now?: () => number;
 }
@@ -40,7 +40,7 @@ export class TenantSnapshotCache {
     return this.deps.now?.() ?? Date.now();
   }
 
-  private load(): Held | null {
+  private read(): Held | null {
     if (this.held === undefined) {
       const row = this.deps.db.select().from(schema.counters).where(eq(schema.counters.key, KEY)).get();
       this.held = (row?.state as unknown as Held | undefined) ?? null;
@@ -50,15 +50,15 @@ export class TenantSnapshotCache {
 
   /** The snapshot in force, asking the tenant only when this agent holds none that it can trust. */
   async current(agent: { agentId: string; kind: string }): Promise<AgentSnapshot> {
-    const held = this.load();
+    const held = this.read();
     if (held && this.now() - held.confirmedAtMs <= this.deps.maxAgeMs && held.snapshot.version >= this.newerThanHeld) return held.snapshot;
-    this.apply(await this.deps.fetch(agent));
-    return this.load()!.snapshot;
+    this.apply(await this.deps.load(agent));
+    return this.read()!.snapshot;
   }
 
   /** Stores a pushed or fetched snapshot unless a newer one is held; true when it is now the one in force. */
   apply(snapshot: AgentSnapshot): boolean {
-    const held = this.load();
+    const held = this.read();
     if (held && held.snapshot.version > snapshot.version) return false;
     const next: Held = { snapshot, confirmedAtMs: this.now() };
     const state = next as unknown as Record<string, unknown>;
@@ -69,11 +69,11 @@ export class TenantSnapshotCache {
 
   /** The tenant's current version as a run report answered it: a newer one is fetched before the next check. */
   noteVersion(version: number): void {
-    if (version > (this.load()?.snapshot.version ?? 0)) this.newerThanHeld = Math.max(this.newerThanHeld, version);
+    if (version > (this.read()?.snapshot.version ?? 0)) this.newerThanHeld = Math.max(this.newerThanHeld, version);
   }
 
   /** The version held (0: none), for tests and the export. */
   version(): number {
-    return this.load()?.snapshot.version ?? 0;
+    return this.read()?.snapshot.version ?? 0;
   }
 }
