@@ -123,7 +123,8 @@ export class EventForwarder {
       }
       this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
-    if (rows.length > 0) this.setCursor(rows[rows.length - 1]!.seq);
+    // Only forward: the cursor may have moved on while the report was in flight.
+    if (rows.length > 0 && rows[rows.length - 1]!.seq > this.cursor()) this.setCursor(rows[rows.length - 1]!.seq);
     if (rows.length === BATCH) this.again = true;
   }
 
