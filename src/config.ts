@@ -99,6 +99,12 @@ export const config = {
    * The expiry alarm closes at most `expiryBatch` sessions per firing.
    */
   sessions: { idleTtlSeconds: 1_800, expiryBatch: 100 },
+  /**
+   * The tenant snapshot an agent keeps (issue 12 §2): policy, brakes, budgets' limits and HTTP tools. The tenant
+   * pushes every new version; `maxAgeSeconds` bounds how long a snapshot is trusted if a push was lost (then the
+   * agent asks again at its next run). Pushes go out `pushConcurrency` agents at a time.
+   */
+  snapshot: { maxAgeSeconds: 300, pushConcurrency: 32 },
 } as const;
 
 export type Scope = (typeof config.defaultScopes)[number];

@@ -1396,7 +1396,7 @@ export interface OperationMethods {
   /**
    * Per-tenant counters in the Prometheus text exposition format
    *
-   * Runs by outcome, wakes by reason, tool calls, tokens by direction, decisions by status.
+   * Runs by outcome, wakes by reason, tool calls, tokens by direction, decisions by status, and `vigil_do_calls_total{object,method}`: Durable Object calls made for the tenant, counted at the stub boundary.
    *
    * Answers 200 text/plain; version=0.0.4: the response is returned unread.
    *

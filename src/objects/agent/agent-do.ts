@@ -26,6 +26,7 @@ import { messagePage, runDetail, runPage } from "./runs";
 import type { TickOutcome } from "./timers";
 import type { TurnInput, EnqueueOutcome } from "./wakes";
 import { AgentWiring } from "./wiring";
+import type { AgentSnapshot } from "./runs";
 import { cursorExpired, expiredCursor } from "../../core/retention";
 
 export type { TurnInput } from "./wakes";
@@ -146,6 +147,14 @@ export class AgentDO extends AgentBase<Env> {
   }
 
   // ── Brakes, budgets and usage ──────────────────────────────────────────────────────────────────
+  /**
+   * The tenant pushes a new snapshot (policy, brakes, limits, HTTP tools) when it changes (issue 12 §2); an older
+   * version than the one held is ignored. True when it is now in force.
+   */
+  applyTenantSnapshot(snapshot: AgentSnapshot): boolean {
+    return this.parts.snapshot.apply(snapshot);
+  }
+
   /** The brake that would refuse a new API wake of this agent now, or null. */
   async wakeBrake(): Promise<{ brakeId: string; behaviour: string } | null> {
     const agent = this.parts.profile.get();

@@ -1,4 +1,4 @@
-import { rateLimitsFrom } from "../../config";
+import { config, rateLimitsFrom } from "../../config";
 import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../core/compaction-job";
 import * as schema from "../../db/agent-schema";
 import type { Env } from "../../env";
@@ -25,6 +25,7 @@ import { deploymentMode } from "../../core/deployment-mode";
 import type { AgentDb } from "./types";
 import { H } from "../../core/hash";
 import { testSeamsEnabled } from "../../core/seams";
+import { TenantSnapshotCache } from "./runs";
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -41,6 +42,8 @@ export class AgentWiring {
   /** Retention of the event log and finished compaction jobs (issue 12 §5). */
   readonly retention: AgentRetention;
   readonly forwarder: EventForwarder;
+  /** The tenant's policy, brakes, limits and HTTP tools as this agent keeps them (issue 12 §2). */
+  readonly snapshot: TenantSnapshotCache;
   readonly profile: AgentProfile;
   readonly history: History;
   readonly inbox: WakeInbox;
@@ -88,11 +91,20 @@ export class AgentWiring {
       policy: () => this.tenant().retentionPolicy(),
       exists: () => this.profile.get() !== null,
     });
+    this.snapshot = new TenantSnapshotCache({
+      db: this.db,
+      load: (agent) => this.tenant().agentSnapshot(agent),
+      maxAgeMs: config.snapshot.maxAgeSeconds * 1_000,
+    });
     this.forwarder = new EventForwarder({
       db: this.db,
       agentId: () => this.agentId(),
-      send: (id, events) => this.tenant().recordAgentEvents(id, events),
+      tenantId: () => this.tenantId(),
+      send: (id, report) => this.tenant().reportRun(id, report),
       waitUntil: (work) => this.ctx.waitUntil(work),
+      // back-edge: the loop and the inbox are built below.
+      holding: () => this.loop.busy || this.inbox.next() !== null,
+      onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
     });
     this.profile = new AgentProfile(this.db, this.events);
     this.history = new History(this.db, this.events, () => this.agentId());
@@ -106,7 +118,7 @@ export class AgentWiring {
       db: this.db,
       usage: new UsageStore(this.db),
       trace: this.runTrace,
-      governanceFor: (agent) => this.tenant().governanceFor(agent),
+      governanceFor: async (agent) => (await this.snapshot.current(agent)).governance,
       defaultToolRatePerMinute: rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).callsPerMinutePerAgentTool,
     });
     this.reports = new Reports(this.db, () => this.agentId());
@@ -120,7 +132,8 @@ export class AgentWiring {
       agent: () => this.profile.get(),
       tenantId: () => this.tenantId(),
       mode: deploymentMode(this.env.VIGIL_MODE),
-      target: () => this.tenant().telemetryTarget(),
+      // The snapshot says whether the tenant exports at all, so an agent of a tenant without telemetry never asks.
+      target: async () => ((await this.tenantSnapshot()).telemetry ? this.tenant().telemetryTarget() : { ok: true, target: null }),
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
     this.spawner = new Spawner({
@@ -226,7 +239,11 @@ export class AgentWiring {
         if (this.childReports.onRunEnded(run)) this.ctx.waitUntil(this.childReports.flush());
         this.telemetry.onRunEnded(run);
       },
-      recordOutcome: (outcome) => this.recordRunOutcome(outcome),
+      recordOutcome: (outcome) => this.forwarder.addOutcome(outcome),
+      runSettled: (runKey, parked) => {
+        // A run parked on a saga reports at its end, unless it now waits for a person (their decision must show at once).
+        if (!parked || this.actions.inFlight().some((action) => action.runKey === runKey && action.status === "awaiting_approval")) this.forwarder.runSettled();
+      },
     });
     this.drain = new Drainer({ kick: () => this.loop.kick(), waitUntil: (work) => this.ctx.waitUntil(work), armWatchdog: () => armWatchdog(this.scheduler) });
     this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this.scheduler), kick: () => this.drain.start() });
@@ -303,8 +320,16 @@ export class AgentWiring {
     return this.inbox.getRun(runKey)?.threadId ?? runKey;
   }
 
+  /** The tenant's HTTP and MCP tools, from the snapshot (none before the agent exists). */
   private httpTools() {
-    return tenantHttpTools(this.tenant());
+    if (!this.profile.get()) return Promise.resolve([]);
+    return tenantHttpTools({ listTools: async () => (await this.tenantSnapshot()).httpTools });
+  }
+
+  private tenantSnapshot() {
+    const agent = this.profile.get();
+    if (!agent) throw new Error("tenant snapshot read before the agent exists");
+    return this.snapshot.current({ agentId: agent.id, kind: agent.kind });
   }
 
   private async upsertDirectory(owner: string, agent: Agent): Promise<void> {
@@ -336,18 +361,10 @@ export class AgentWiring {
     return output.text;
   }
 
+  /** Subscribers' notifications travel with the run's report (one call per run). */
   private announceActivity(activity: Parameters<RunLoopDeps["announce"]>[0]): void {
     const agent = this.profile.get();
     if (!agent) return;
-    const sent = this.tenant()
-      .recordAgentActivity({ id: agent.id, kind: agent.kind, lifecycle: agent.lifecycle }, activity)
-      .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "agent activity notification failed", agentId: agent.id, error: String(error) })));
-    this.ctx.waitUntil(sent);
-  }
-
-  private recordRunOutcome(outcome: Parameters<NonNullable<RunLoopDeps["recordOutcome"]>>[0]): void {
-    const owner = this.tenantId();
-    if (!owner) return;
-    this.ctx.waitUntil(tenantStub(this.env, owner).recordRunOutcome(outcome).catch((error: unknown) => logFailure("run outcome metrics failed", error)));
+    this.forwarder.addActivity({ id: agent.id, kind: agent.kind, lifecycle: agent.lifecycle }, activity);
   }
 }

@@ -33,6 +33,18 @@ import { auditPage, findAudit, listAudit, type AuditEntry, type Governance, type
 import type { JournalListQuery, JournalResult, JournalWriteMeta } from "./journal";
 import type { ToolRegistration } from "./tools";
 import { TenantWiring } from "./wiring";
+import type { AgentSnapshot, SnapshotAudience } from "./governance";
+import { takeDoCalls, type DoCallCount } from "../shared/call-meter";
+
+/** One agent run's report to its tenant (`reportRun`); lists may be empty (events only, between runs). */
+export interface RunReport {
+  events: ForwardedAgentEvent[];
+  /** The reporting agent as activity notifications name it (null when the report carries no activity). */
+  agent: Pick<Agent, "id" | "kind" | "lifecycle"> | null;
+  activities: AgentRunActivity[];
+  outcomes: RunOutcome[];
+  calls: DoCallCount[];
+}
 
 export type { AuditEntry } from "./governance";
 export type { AuthOutcome } from "./access";
@@ -148,17 +160,19 @@ export class TenantDO extends DurableObject<Env> {
   listTools(): Promise<ToolListing[]> {
     return this.parts.toolCatalog.list();
   }
+  /** Agents keep the tenant's HTTP tools in their snapshot: a registration is pushed to them before it is answered. */
   async registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
-    return this.parts.toolCatalog.register(actor, body, requestKey);
+    const registered = await this.parts.toolCatalog.register(actor, body, requestKey);
+    return this.afterSnapshotChange(registered, "all");
   }
-  deleteTenantTool(actor: string, id: string): Result<{ tool: TenantTool }> {
-    return this.parts.toolCatalog.delete(actor, id);
+  async deleteTenantTool(actor: string, id: string): Promise<Result<{ tool: TenantTool }>> {
+    return this.afterSnapshotChange(this.parts.toolCatalog.delete(actor, id), "all");
   }
 
   // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
   /** `POST /v1/mcp-servers`: checks URL and secret, stores the server, lists its tools once (audited). */
-  registerMcpServer(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
-    return this.parts.mcpServers.register(actor, body);
+  async registerMcpServer(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
+    return this.afterSnapshotChange(await this.parts.mcpServers.register(actor, body), "all");
   }
 
   /** `GET /v1/mcp-servers`: live servers with their cached tool lists (never fetches). */
@@ -167,8 +181,8 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   /** `DELETE /v1/mcp-servers/:id`: soft delete (audited); its tools leave the catalog at once. */
-  deleteMcpServer(actor: string, id: string): Result<{ server: McpServer }> {
-    return this.parts.mcpServers.delete(actor, id);
+  deleteMcpServer(actor: string, id: string): Promise<Result<{ server: McpServer }>> {
+    return this.afterSnapshotChange(this.parts.mcpServers.delete(actor, id), "all");
   }
 
   // ── Alertness: subscriptions, inbound events, triggers, webhook sources ────────────────────────
@@ -222,8 +236,9 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   /** `PUT /v1/policy`: validated, appended as the next version and audited (an identical body changes nothing). */
-  putPolicy(actor: string, body: PolicyBody, ifMatch?: number): ReturnType<Governance["putPolicy"]> {
-    return this.parts.governance.putPolicy(actor, body, ifMatch);
+  async putPolicy(actor: string, body: PolicyBody, ifMatch?: number): Promise<ReturnType<Governance["putPolicy"]>> {
+    const written = this.parts.governance.putPolicy(actor, body, ifMatch);
+    return this.afterSnapshotChange(written, written.ok && written.changed ? "all" : null);
   }
   createProviderSecret(actor: string, body: CreateProviderSecretBody, requestKey?: string): ReturnType<Governance["createSecret"]> {
     return this.parts.governance.createSecret(actor, body, requestKey);
@@ -266,21 +281,33 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.retentionPolicy();
   }
 
-  /** `POST /v1/brakes`: engaged at once (audited; covered pending decisions are suspended). */
-  engageBrake(actor: string, body: EngageBrakeBody, keyedId?: string): Result<{ brake: BrakeView }> {
-    return this.parts.brakes.engage(actor, body, keyedId);
+  /**
+   * `POST /v1/brakes`: engaged at once (audited; covered pending decisions are suspended). The agents it covers
+   * hold the new snapshot before this answers, so none of them admits another wake.
+   */
+  async engageBrake(actor: string, body: EngageBrakeBody, keyedId?: string): Promise<Result<{ brake: BrakeView }>> {
+    const engaged = this.parts.brakes.engage(actor, body, keyedId);
+    await this.parts.publishSnapshotChanges();
+    return engaged;
   }
   listBrakes(query: PageQuery & { status?: "active" | "released" | undefined }): Result<Page<BrakeView>> {
     return cursorPage(query.cursor, numberKeyCursor, (before) => this.parts.brakes.list({ limit: query.limit, status: query.status, before }));
   }
   /** `keyed`: under an Idempotency-Key, a brake this actor already released answers as the release did. */
-  releaseBrake(actor: string, id: string, keyed?: boolean): Result<{ brake: BrakeView }> {
-    return this.parts.brakes.release(actor, id, keyed);
+  async releaseBrake(actor: string, id: string, keyed?: boolean): Promise<Result<{ brake: BrakeView }>> {
+    const released = this.parts.brakes.release(actor, id, keyed);
+    await this.parts.publishSnapshotChanges();
+    return released;
   }
 
   /** What governs one agent's run right now, in one round trip: active brakes, the tenant's time zone, budgets, tool quotas and rate limits. */
   governanceFor(agent: { agentId: string; kind: string }): RunGovernance {
     return runGovernanceFor({ brakes: this.parts.brakes, governance: this.parts.governance, timeZone: this.parts.tenant()?.timeZone ?? "UTC" }, agent);
+  }
+
+  /** What an agent keeps of its tenant (issue 12 §2): asked on its first run, then pushed on every change. */
+  agentSnapshot(agent: { agentId: string; kind: string }): AgentSnapshot {
+    return this.parts.snapshots.for(agent);
   }
 
   /** What spawn admission needs from the tenant, in one round trip: live children, brakes, time zone, budgets. */
@@ -322,8 +349,11 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   /** A person resolves a decision; the asking agent, the waiting saga or the brake hears of it. */
-  resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[], widgetNamespace?: string): Promise<ResolveOutcome | BrakeDecisionOutcome> {
-    return this.parts.decisionDesk.resolve(actor, id, body, visibleAgents, widgetNamespace);
+  async resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[], widgetNamespace?: string): Promise<ResolveOutcome | BrakeDecisionOutcome> {
+    const outcome = await this.parts.decisionDesk.resolve(actor, id, body, visibleAgents, widgetNamespace);
+    // A brake decision may have released its brake: the agents it covered hear of it now.
+    await this.parts.publishSnapshotChanges();
+    return outcome;
   }
 
   /** Before a mutating call's saga starts: does it need a person? Opens the decision once (by operationId). Trust never leaves. */
@@ -390,14 +420,35 @@ export class TenantDO extends DurableObject<Env> {
     this.parts.outbound.deadLetter(deliveryId);
   }
 
+  /**
+   * Everything the tenant learns from an agent's run, in one call (issue 12 §2): its forwarded events, the
+   * activity notifications, the terminal outcomes and the DO calls counted in the agent's isolate. The answer
+   * carries the current snapshot version, so an agent that missed a push refreshes at its next run.
+   */
+  async reportRun(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
+    const recorded = report.events.length > 0 ? await this.parts.feed.recordAgentEvents(agentId, report.events) : 0;
+    if (report.agent) for (const activity of report.activities) await this.parts.agentActivity.ran(report.agent, activity);
+    for (const outcome of report.outcomes) this.parts.metrics.recordRunOutcome(outcome);
+    this.parts.metrics.recordDoCalls([...report.calls, ...takeDoCalls(this.parts.tenant()?.id ?? "")]);
+    return { ok: true, recorded, snapshotVersion: this.parts.snapshots.version() };
+  }
+
   /** A run reached a terminal status in one of the tenant's agents (metrics counters). */
   recordRunOutcome(outcome: RunOutcome): void {
     this.parts.metrics.recordRunOutcome(outcome);
   }
 
-  /** GET /v1/metrics body (Prometheus text exposition). */
-  metricsText(): string {
+  /** GET /v1/metrics body (Prometheus text exposition); `calls` are the DO calls the reading isolate counted for this tenant. */
+  metricsText(calls: DoCallCount[] = []): string {
+    this.parts.metrics.recordDoCalls([...calls, ...takeDoCalls(this.parts.tenant()?.id ?? "")]);
     return this.parts.metrics.render();
+  }
+
+  /** Answers a change that agents' snapshots reflect only after the affected agents hold the new version. */
+  private async afterSnapshotChange<T extends { ok: boolean }>(result: T, audience: SnapshotAudience | null): Promise<T> {
+    if (result.ok && audience) this.parts.snapshotChanged(audience);
+    await this.parts.publishSnapshotChanges();
+    return result;
   }
 
   // ── Test and bench seams (refused unless VIGIL_FAULTS / VIGIL_BENCH=enabled) ───────────────────

@@ -16,7 +16,8 @@ import { Alertness, Dispatcher, InboundEvents, NotificationLog, SubscriptionStor
 import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, TenantEventLog, WebhookEndpoints } from "./channels";
 import { Approvals, BrakeDecisions, Decisions, DecisionDesk, DecisionResolution } from "./decisions";
 import { AgentActivity, AgentDirectory, TenantErasures } from "./directory";
-import { writeAudit, TenantBrakes, Governance } from "./governance";
+import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type SnapshotAudience, runGovernanceFor } from "./governance";
+import { agentStub } from "../shared/stubs";
 import { Journal } from "./journal";
 import { McpCalls, McpServers, ToolCatalog, ToolExecutor, TenantTools } from "./tools";
 import type { Audit, TenantDb } from "./types";
@@ -54,6 +55,8 @@ export class TenantWiring {
   readonly alertness: Alertness;
   readonly brakeDecisions: BrakeDecisions;
   readonly brakes: TenantBrakes;
+  /** The versioned snapshot agents keep (issue 12 §2), pushed to them when it changes. */
+  readonly snapshots: AgentSnapshots;
   readonly tenantEvents: TenantEventLog;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly outbound: OutboundDeliveries;
@@ -100,7 +103,17 @@ export class TenantWiring {
     this.journal = new Journal(this.db, this.notifications, dispatch);
     /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
     this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, mode, this.audit);
-    this.mcpServers = new McpServers({ db: this.db, mode, audit: this.audit, openSecret: (id, provider) => this.governance.openSecret(id, provider) });
+    this.mcpServers = new McpServers({
+      db: this.db,
+      mode,
+      audit: this.audit,
+      openSecret: (id, provider) => this.governance.openSecret(id, provider),
+      // A refreshed list reaches the agents' snapshots in the background (the refresh answered no request of theirs).
+      toolsChanged: () => {
+        this.snapshotChanged("all");
+        ctx.waitUntil(this.publishSnapshotChanges());
+      },
+    });
     const crashingMcpTools = faults ? (env.VIGIL_FAULT_MCP_ABORT ?? "").split(",").filter(Boolean) : [];
     this.mcpCalls = new McpCalls({
       db: this.db,
@@ -147,10 +160,23 @@ export class TenantWiring {
       resumeDecisions: (filter) => this.decisions.resumeSuspended(filter),
       armAlarmAt: (atMs) => this.armAlarmAt(atMs),
       // back-edge: brake changes reach the tenant event feed built below.
-      publish: (type, data) => ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined)),
+      publish: (type, data) => {
+        this.snapshotChanged(audienceOfBrake(data));
+        ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined));
+      },
+    });
+    this.snapshots = new AgentSnapshots({
+      db: this.db,
+      governanceFor: (agent) => runGovernanceFor({ brakes: this.brakes, governance: this.governance, timeZone: this.tenant()?.timeZone ?? "UTC" }, agent),
+      // Only the tenant's own tools vary per tenant: its HTTP tools and its MCP servers' cached lists.
+      httpTools: () => [...this.tenantTools.descriptors(), ...this.mcpServers.cachedListings()],
+      exportsTraces: () => this.governance.policy().telemetry !== undefined,
+      liveAgents: () => this.directory.liveAgents(),
+      deliver: (agentId, snapshot) => agentStub(env, this.tenant()?.id ?? "", agentId).applyTenantSnapshot(snapshot),
     });
     /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
-    this.tenantEvents = new TenantEventLog(this.db);
+    // Agent events are stored as references and hydrated from their agent on replay (issue 12 §5).
+    this.tenantEvents = new TenantEventLog(this.db, (agentId, after, limit) => agentStub(env, this.tenant()?.id ?? "", agentId).listEvents(after, limit));
     this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, mode);
     this.outbound = new OutboundDeliveries({
       db: this.db,
@@ -187,13 +213,34 @@ export class TenantWiring {
       { name: "retry dispatch", run: () => this.dispatcher.dispatchPending() },
       // Timer brakes whose time has come are recorded as released (and re-arm the alarm for the next one).
       { name: "sweep timer brakes", run: () => this.brakes.sweep() },
+      // Changes made on the alarm (timer releases) reach the agents that keep a snapshot.
+      { name: "push snapshot changes", run: () => this.publishSnapshotChanges() },
       // Outbound deliveries whose queue message could not be sent yet.
       { name: "queue unsent deliveries", run: () => this.outbound.sendUnqueued() },
+      // MCP tool lists past their TTL are fetched again, so agents' snapshots don't keep a stale list.
+      { name: "refresh MCP tool lists", run: () => void this.mcpServers.refreshExpired() },
       // Tables that grow with use, one bounded batch per table per pass.
       { name: "prune retention", run: () => void this.pruneRetention() },
     ];
     // Retention runs on the alarm; an active tenant always has one within the interval (arming never delays an earlier one).
     this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
+  }
+
+  private snapshotAudiences: SnapshotAudience[] = [];
+
+  /** A change agents' snapshots must reflect; `publishSnapshotChanges` pushes it. */
+  snapshotChanged(audience: SnapshotAudience): void {
+    this.snapshotAudiences.push(audience);
+  }
+
+  /** Pushes a new snapshot version to every agent the changes since the last push concern, and waits for the answers. */
+  async publishSnapshotChanges(): Promise<void> {
+    const audiences = this.snapshotAudiences;
+    if (audiences.length === 0) return;
+    this.snapshotAudiences = [];
+    const first = audiences[0]!;
+    const same = audiences.every((audience) => JSON.stringify(audience) === JSON.stringify(first));
+    await this.snapshots.publish(same ? first : "all");
   }
 
   /** The tenant record, or null before initTenant. */
@@ -228,4 +275,11 @@ export class TenantWiring {
     const armed = storage.getAlarm().then((current) => (current === null || current > atMs ? storage.setAlarm(atMs) : undefined));
     this.ctx.waitUntil(armed.catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "arming the tenant alarm failed", error: String(error) }))));
   }
+}
+
+/** A brake change concerns the agent it names, the agents of the kind it names, or (all, tool) every agent. */
+function audienceOfBrake(data: Record<string, unknown>): SnapshotAudience {
+  if (data.scope === "agent" && typeof data.target === "string") return { agentId: data.target };
+  if (data.scope === "kind" && typeof data.target === "string") return { kind: data.target };
+  return "all";
 }

@@ -3,6 +3,11 @@ import { isTenantStreamEvent } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/result";
 import type { ForwardedAgentEvent } from "../../../schema/contracts";
+import type { Agent } from "../../../schema/agents";
+import type { AgentRunActivity } from "../../tenant/directory";
+import type { RunOutcome } from "../../tenant/channels";
+import type { RunReport } from "../../tenant/tenant-do";
+import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
@@ -12,9 +17,14 @@ const BATCH = 200;
 export interface ForwarderDeps {
   db: AgentDb;
   agentId: () => string;
-  /** One RPC per batch to the TenantDO (which deduplicates by `(agentId, seq)`). */
-  send: (agentId: string, events: ForwardedAgentEvent[]) => Promise<Result<{ recorded: number }>>;
+  tenantId: () => string;
+  /** One RPC per batch to the TenantDO, `reportRun` (events deduplicated there by `(agentId, seq)`). */
+  send: (agentId: string, report: RunReport) => Promise<Result<{ recorded: number; snapshotVersion: number }>>;
   waitUntil: (work: Promise<unknown>) => void;
+  /** True while a run is under way or ready to start: its events wait for the report at its end. */
+  holding: () => boolean;
+  /** The tenant's snapshot version, as the report's answer carried it. */
+  onSnapshotVersion: (version: number) => void;
 }
 
 /**
@@ -24,16 +34,43 @@ export interface ForwarderDeps {
  * only once the tenant answered. A failed or interrupted flush is retried by the next append or
  * the next activation, and the tenant's `(agentId, seq)` dedupe makes a re-sent batch harmless:
  * at-least-once in transport, exactly-once in the tenant log.
+ *
+ * Issue 12 §2: while a run is under way (or ready to start) nothing is sent; the run's end sends its
+ * events together with its activity notifications, its outcome and the DO calls counted in this
+ * isolate — one `reportRun` call per run. Activities and outcomes are best effort (memory only), as
+ * the separate calls they replace were.
  */
 export class EventForwarder {
   private flushing: Promise<void> | null = null;
   private again = false;
+  /** A run ended: the next flush goes out even if another run is about to start. */
+  private forced = false;
+  private agent: RunReport["agent"] = null;
+  private activities: AgentRunActivity[] = [];
+  private outcomes: RunOutcome[] = [];
 
   constructor(private readonly deps: ForwarderDeps) {}
 
-  /** Called for every persisted event; only stream-visible types cause a flush. */
+  /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */
   noteAppended(type: string): void {
-    if (isTenantStreamEvent(type)) this.schedule();
+    if (isTenantStreamEvent(type) && !this.deps.holding()) this.schedule();
+  }
+
+  /** A completed run's notifications for subscribers (sent with the run's report). */
+  addActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
+    this.agent = agent;
+    this.activities.push(activity);
+  }
+
+  /** A terminal run's outcome for the tenant's metrics (sent with the run's report). */
+  addOutcome(outcome: RunOutcome): void {
+    this.outcomes.push(outcome);
+  }
+
+  /** A run settled: its report goes out now. */
+  runSettled(): void {
+    this.forced = true;
+    this.schedule();
   }
 
   schedule(): void {
@@ -42,7 +79,11 @@ export class EventForwarder {
       return;
     }
     const flushing = new Promise((resolve) => setTimeout(resolve, 0))
-      .then(() => this.flushAll())
+      .then(() => {
+        if (!this.forced && this.deps.holding()) return;
+        this.forced = false;
+        return this.flushAll();
+      })
       .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "tenant event forwarding failed", agentId: this.deps.agentId(), error: String(error) })))
       .finally(() => {
         this.flushing = null;
@@ -63,15 +104,27 @@ export class EventForwarder {
     if (!agentId) return;
     const cursor = this.cursor();
     const rows = this.deps.db.select().from(schema.events).where(gt(schema.events.seq, cursor)).orderBy(asc(schema.events.seq)).limit(BATCH).all();
-    if (rows.length === 0) return;
     const events = rows
       .filter((row) => isTenantStreamEvent(row.type))
       .map((row): ForwardedAgentEvent => ({ seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt }));
-    if (events.length > 0) {
-      const sent = await this.deps.send(agentId, events);
-      if (!sent.ok) throw new Error(`tenant refused the batch: ${sent.code}`);
+    const report: RunReport = { events, agent: this.agent, activities: this.activities, outcomes: this.outcomes, calls: [] };
+    this.activities = [];
+    this.outcomes = [];
+    if (events.length > 0 || report.activities.length > 0 || report.outcomes.length > 0) {
+      const tenantId = this.deps.tenantId();
+      report.calls = takeDoCalls(tenantId);
+      const sent = await this.deps.send(agentId, report).catch((error: unknown) => ({ ok: false as const, code: String(error) }));
+      if (!sent.ok) {
+        // Nothing is lost by a refused or failed report: the events stay after the cursor; the rest rides on the next one.
+        restoreDoCalls(tenantId, report.calls);
+        this.activities.unshift(...report.activities);
+        this.outcomes.unshift(...report.outcomes);
+        throw new Error(`tenant refused the report: ${sent.code}`);
+      }
+      this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
-    this.setCursor(rows[rows.length - 1]!.seq);
+    // Only forward: the cursor may have moved on while the report was in flight.
+    if (rows.length > 0 && rows[rows.length - 1]!.seq > this.cursor()) this.setCursor(rows[rows.length - 1]!.seq);
     if (rows.length === BATCH) this.again = true;
   }
 

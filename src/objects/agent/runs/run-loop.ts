@@ -41,6 +41,8 @@ export interface RunLoopDeps {
   announce(activity: { stateRevision: number; messageIds: string[]; cascadeDepth: number }): void;
   /** Tells the tenant a run reached a terminal status (metrics counters); best effort. */
   recordOutcome?(outcome: { status: RunStatus; reason: string; toolCalls: number; inputTokens: number; outputTokens: number; costMicros?: number }): void;
+  /** After each inbox item was handled (`parked`: the run waits for a saga): what the tenant must learn goes out in one report. */
+  runSettled?(runKey: string, parked: boolean): void;
   /** Called once per terminal run, after its row is final (a child reports its delegated run to its parent). */
   runEnded?(run: Run): void;
   /** Memory (SPEC §7): the run's context — slots, report, summaries, hot messages — token-bounded (src/objects/agent/context.ts). */
@@ -74,11 +76,13 @@ export class RunLoop {
 
   private async drain(): Promise<void> {
     for (let item = this.deps.inbox.next(); item; item = this.deps.inbox.next()) {
-      await this.process(item);
+      const parked = await this.process(item);
+      this.deps.runSettled?.(item.runKey, parked === true);
     }
   }
 
-  private async process(item: InboxItem): Promise<void> {
+  /** Handles one inbox item; true when its run parked on a saga. */
+  private async process(item: InboxItem): Promise<boolean | void> {
     const { inbox, profile, events } = this.deps;
     const run = inbox.getRun(item.runKey);
     if (!run || inbox.isTerminal(run)) {
@@ -126,7 +130,7 @@ export class RunLoop {
         if (outcome.kind === "waiting") {
           inbox.park(item.runKey);
           events.append("run.waiting", item.runKey, { runKey: item.runKey, step });
-          return;
+          return true;
         }
         if (outcome.kind === "replied") {
           this.deps.fault("run.afterReply");

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import type { TenantDb } from "../types";
+import type { DoCallCount } from "../../shared/call-meter";
 
 /** What the AgentDO reports when a wake's run reaches a terminal status. */
 export interface RunOutcome {
@@ -26,6 +27,7 @@ export const METRIC_FAMILIES: Record<string, { help: string; type: "counter" | "
   vigil_decisions_requested_total: { help: "Decisions opened, by type (derived from the decision records).", type: "counter" },
   vigil_decisions_resolved_total: { help: "Decisions resolved, by type (derived from the decision records).", type: "counter" },
   vigil_spawns_total: { help: "spawn_agent admission decisions, by outcome.", type: "counter" },
+  vigil_do_calls_total: { help: "Durable Object RPC calls made for this tenant, counted at the stub boundary, by called object and method.", type: "counter" },
 };
 
 /** Prometheus label value escaping: backslash, double quote and newline. */
@@ -73,6 +75,14 @@ export class TenantMetrics {
       this.increment("vigil_tokens_total", { direction: "input" }, outcome.inputTokens);
       this.increment("vigil_tokens_total", { direction: "output" }, outcome.outputTokens);
       this.increment("vigil_cost_micro_usd_total", {}, outcome.costMicros ?? 0);
+    });
+  }
+
+  /** Calls counted at the stub boundary (src/objects/shared/call-meter.ts), delivered in batches by whoever carried them. */
+  recordDoCalls(calls: readonly DoCallCount[]): void {
+    if (calls.length === 0) return;
+    this.db.transaction(() => {
+      for (const call of calls) this.increment("vigil_do_calls_total", { object: call.object, method: call.method }, call.count);
     });
   }
 

@@ -16,7 +16,15 @@ export type { ForwardedAgentEvent } from "../../../schema/contracts";
 interface Subscriber {
   agentIds: ReadonlySet<string> | null;
   push(frame: string): void;
+  /** A committed event (buffered while the replay is still under way). */
+  deliver(event: TenantEvent): void;
 }
+
+/** An agent's stored events after `after` (`AgentDO.listEvents`): what a reference row is hydrated from. */
+export type AgentEventSource = (agentId: string, after: number, limit: number) => Promise<Array<{ seq: number; data: Record<string, unknown> }>>;
+
+/** Agent events read per hydration call. */
+const HYDRATE_BATCH = 500;
 
 const encoder = new TextEncoder();
 
@@ -25,11 +33,19 @@ const encoder = new TextEncoder();
  * batches and deduplicated by `(agentId, agentSeq)` so a re-sent batch adds nothing, and tenant-level
  * events. Appends happen inside the caller's transaction (with the webhook deliveries they cause);
  * the caller fans the returned events out once it has committed.
+ *
+ * Issue 12 §5: an agent event is stored as a reference (agent, agent seq, type, run key, time) without a
+ * second copy of its data, which the agent already holds. Live subscribers and outbound webhooks get the
+ * data as forwarded; a replay hydrates it from the agent (one `listEvents` call per agent and batch). An
+ * agent event the agent has already pruned replays with `data: {}`.
  */
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
 
-  constructor(private readonly db: TenantDb) {}
+  constructor(
+    private readonly db: TenantDb,
+    private readonly agentEvents?: AgentEventSource,
+  ) {}
 
   /** Records the events not seen before, in agent order; returns only the new ones. */
   appendAgentEvents(tx: TenantDb, agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
@@ -37,11 +53,11 @@ export class TenantEventLog {
     for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
       const row = tx
         .insert(schema.tenantEvents)
-        .values({ type: event.type, agentId, agentSeq: event.seq, runKey: event.runKey, data: event.data, createdAt: event.createdAt })
+        .values({ type: event.type, agentId, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt })
         .onConflictDoNothing()
         .returning()
         .get();
-      if (row) appended.push(toTenantEvent(row));
+      if (row) appended.push({ ...toTenantEvent(row), data: event.data });
     }
     return appended;
   }
@@ -55,8 +71,7 @@ export class TenantEventLog {
   /** Pushes committed events to live subscribers. */
   publish(events: readonly TenantEvent[]): void {
     for (const event of events) {
-      const frame = sseFrame({ id: event.seq, event: event.type, data: event });
-      for (const subscriber of this.subscribers) if (visible(subscriber.agentIds, event)) subscriber.push(frame);
+      for (const subscriber of this.subscribers) if (visible(subscriber.agentIds, event)) subscriber.deliver(event);
     }
   }
 
@@ -68,8 +83,42 @@ export class TenantEventLog {
   }
 
   /**
-   * Replays events after `after`, then goes live, with the agent stream's frames and heartbeat.
-   * Replay and registration happen in one synchronous step, so no event falls between them.
+   * Reference rows of agent events with their data, read back from the agents that hold it. Rows that
+   * still carry their data (written before issue 12) are returned as they are.
+   */
+  async hydrate(events: TenantEvent[]): Promise<TenantEvent[]> {
+    const source = this.agentEvents;
+    if (!source) return events;
+    const wanted = new Map<string, number[]>();
+    for (const event of events) {
+      if (event.agentId === null || event.agentSeq === null || Object.keys(event.data).length > 0) continue;
+      const seqs = wanted.get(event.agentId) ?? [];
+      seqs.push(event.agentSeq);
+      wanted.set(event.agentId, seqs);
+    }
+    const found = new Map<string, Record<string, unknown>>();
+    await Promise.all(
+      [...wanted].map(async ([agentId, seqs]) => {
+        const last = Math.max(...seqs);
+        let after = Math.min(...seqs) - 1;
+        while (after < last) {
+          const batch = await source(agentId, after, HYDRATE_BATCH).catch(() => []);
+          for (const stored of batch) found.set(`${agentId}:${stored.seq}`, stored.data);
+          if (batch.length < HYDRATE_BATCH) break;
+          after = batch[batch.length - 1]!.seq;
+        }
+      }),
+    );
+    return events.map((event) => {
+      const data = event.agentId !== null && event.agentSeq !== null ? found.get(`${event.agentId}:${event.agentSeq}`) : undefined;
+      return data ? { ...event, data } : event;
+    });
+  }
+
+  /**
+   * Replays events after `after` (hydrated, in batches), then goes live, with the agent stream's frames and
+   * heartbeat. The subscriber is registered before the replay starts and buffers what is committed meanwhile;
+   * buffered events the replay already sent are dropped by seq, so none is lost or repeated.
    * `agentIds` narrows the stream (a widget token sees only its agents, and no tenant-level events without one).
    */
   subscribe(after: number, agentIds: readonly string[] | null): ReadableStream<Uint8Array> {
@@ -81,10 +130,17 @@ export class TenantEventLog {
     let closed = false;
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     const subscribers = this.subscribers;
+    let replaying = true;
+    let replayedThrough = after;
+    const buffered: TenantEvent[] = [];
     const subscriber: Subscriber = {
       agentIds: agentIds ? new Set(agentIds) : null,
       push: (frame) => {
         if (!closed) writer.write(encoder.encode(frame)).catch(stop);
+      },
+      deliver: (event) => {
+        if (replaying) buffered.push(event);
+        else subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
       },
     };
     function stop(): void {
@@ -95,15 +151,21 @@ export class TenantEventLog {
       writer.abort().catch(() => undefined);
     }
     subscriber.push(": connected\n\n");
-    let cursor = after;
-    for (;;) {
-      const batch = this.listAfter(cursor, config.sse.replayBatch, agentIds);
-      for (const event of batch) subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
-      if (batch.length < config.sse.replayBatch) break;
-      cursor = batch[batch.length - 1]!.seq;
-    }
     subscribers.add(subscriber);
     heartbeat = setInterval(() => subscriber.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
+    const replay = async () => {
+      for (;;) {
+        const batch = this.listAfter(replayedThrough, config.sse.replayBatch, agentIds);
+        const full = batch.length === config.sse.replayBatch;
+        for (const event of await this.hydrate(batch)) subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
+        if (batch.length > 0) replayedThrough = batch[batch.length - 1]!.seq;
+        if (!full || closed) break;
+      }
+      // Synchronously from the last read on: what was committed meanwhile is in the buffer, newer than the replay or already sent.
+      replaying = false;
+      for (const event of buffered.splice(0)) if (event.seq > replayedThrough) subscriber.deliver(event);
+    };
+    replay().catch(stop);
     return readable;
   }
 }

@@ -45,4 +45,10 @@ export class AgentDirectory {
   has(agentId: string): boolean {
     return !!this.db.select({ id: schema.agentDirectory.id }).from(schema.agentDirectory).where(eq(schema.agentDirectory.id, agentId)).get();
   }
+
+  /** Every agent that can still run (tenant snapshot pushes reach these). */
+  liveAgents(): Array<{ agentId: string; kind: string }> {
+    const d = schema.agentDirectory;
+    return this.db.select({ agentId: d.id, kind: d.kind }).from(d).where(sql`${d.lifecycle} <> 'destroyed'`).all();
+  }
 }

@@ -5,3 +5,4 @@ export { BRAKE_DECISION_KIND, type BrakeDecisionRequest, TenantBrakes } from "./
 export { Governance } from "./governance";
 export type { InferenceGrantRequest } from "./inference-grant";
 export { type RunGovernance, runGovernanceFor } from "./run-policy";
+export { type AgentSnapshot, AgentSnapshots, type SnapshotAudience } from "./agent-snapshots";

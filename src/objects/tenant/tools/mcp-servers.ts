@@ -31,6 +31,8 @@ export interface McpServersDeps {
   audit: Audit;
   /** A live provider secret stored for `provider`, opened (auth tokens of servers). */
   openSecret(id: string, provider: string): Promise<{ ok: true; apiKey: string } | { ok: false; message: string }>;
+  /** A server's tool list changed on a refresh: agents keep the tools in their snapshot (issue 12 §2). */
+  toolsChanged(): void;
 }
 
 /** The provider id an MCP server's auth secret must be stored under. */
@@ -95,11 +97,21 @@ export class McpServers {
 
   /** Every live server's tools as agents are offered them; stale or expired lists are fetched first. */
   async listings(): Promise<ToolListing[]> {
+    await this.refreshExpired();
+    return this.cachedListings();
+  }
+
+  /** The listings as cached, without fetching (what goes into agents' snapshots). */
+  cachedListings(): ToolListing[] {
+    return this.live().flatMap((row) => cachedTools(row).map((tool) => listingOf(row, tool)));
+  }
+
+  /** Fetches the lists of servers past their TTL (on listings and on the tenant's alarm). */
+  async refreshExpired(): Promise<void> {
     const now = Date.now();
     for (const row of this.live()) {
       if (now - row.toolsFetchedAt > config.mcp.toolsTtlMs) await this.refresh(row.id);
     }
-    return this.live().flatMap((row) => cachedTools(row).map((tool) => listingOf(row, tool)));
   }
 
   /** The server and cached tool an agent-facing name belongs to (null: no such live tool). */
@@ -154,6 +166,7 @@ export class McpServers {
     if (!row || row.deletedAt) return;
     const session = await this.sessionOptions(row, (entry) => this.deps.audit("system", "egress.mcp", row.id, { server: row.name, operation: "tools/list", ...entry }));
     let update: Partial<McpServerRow>;
+    let toolsChanged = false;
     if (!session.ok) update = { lastError: session.message };
     else {
       try {
@@ -161,11 +174,13 @@ export class McpServers {
         const { tools } = mcpCacheEntries(row.name, listed, row.toolFilter ?? null);
         const changed = canonicalJson(tools) !== canonicalJson(row.tools);
         update = { tools, toolsVersion: changed ? row.toolsVersion + 1 : row.toolsVersion, lastError: null };
+        if (changed) toolsChanged = true;
       } catch (error) {
         update = { lastError: describeFailure(error) };
       }
     }
     this.deps.db.update(schema.mcpServers).set({ ...update, toolsFetchedAt: Date.now() }).where(eq(schema.mcpServers.id, id)).run();
+    if (toolsChanged) this.deps.toolsChanged();
   }
 
   private live(): McpServerRow[] {

@@ -1,0 +1,78 @@
+import { eq } from "drizzle-orm";
+import { config } from "../../../config";
+import { counters } from "../../../db/common-schema";
+import type { ToolListing } from "../../../schema/tools";
+import type { TenantDb } from "../types";
+import type { RunGovernance } from "./run-policy";
+
+/**
+ * What an agent keeps of its tenant (issue 12 §2): everything its run loop consults at admission, at
+ * step boundaries and before tool calls — brakes, time zone, budget limits, tool quotas and rate
+ * limits, extension slots, session TTL — plus the tenant's HTTP tools. The version rises with every
+ * change; an agent stores the newest version it has seen in its own SQLite.
+ */
+export interface AgentSnapshot {
+  version: number;
+  governance: RunGovernance;
+  /** The tenant's registered HTTP tools (`GET /v1/tools` entries of kind `http`). */
+  httpTools: ToolListing[];
+  /** The tenant exports traces (issue 15 §3); only then does the agent ask for the target, whose headers are secret. */
+  telemetry: boolean;
+}
+
+/** Which agents a change concerns: one agent, every agent of a kind, or all of them. */
+export type SnapshotAudience = { agentId: string } | { kind: string } | "all";
+
+export interface AgentSnapshotsDeps {
+  db: TenantDb;
+  governanceFor(agent: { agentId: string; kind: string }): RunGovernance;
+  httpTools(): ToolListing[];
+  exportsTraces(): boolean;
+  liveAgents(): Array<{ agentId: string; kind: string }>;
+  /** `AgentDO.applyTenantSnapshot` (one RPC per agent). */
+  deliver(agentId: string, snapshot: AgentSnapshot): Promise<unknown>;
+}
+
+const VERSION_KEY = "agent-snapshot:version";
+
+/**
+ * The tenant's side of the snapshot: it answers an agent's first read and pushes a new version to the
+ * affected agents when the policy changes, a brake is engaged or released, or an HTTP tool is
+ * registered or deleted. The push completes before the change is answered, so a brake stops an
+ * agent's next wake at once; a push that fails is healed by the version the per-run report returns
+ * and, at the latest, by the snapshot's maximum age (config.snapshot.maxAgeSeconds).
+ */
+export class AgentSnapshots {
+  constructor(private readonly deps: AgentSnapshotsDeps) {}
+
+  version(): number {
+    const row = this.deps.db.select().from(counters).where(eq(counters.key, VERSION_KEY)).get();
+    const version = row?.state.version;
+    return typeof version === "number" ? version : 1;
+  }
+
+  for(agent: { agentId: string; kind: string }): AgentSnapshot {
+    return { version: this.version(), governance: this.deps.governanceFor(agent), httpTools: this.deps.httpTools(), telemetry: this.deps.exportsTraces() };
+  }
+
+  /** A new version, pushed to the agents it concerns; resolves once every push was answered (or failed). */
+  async publish(audience: SnapshotAudience): Promise<{ pushed: number; failed: number }> {
+    const state = { version: this.version() + 1 };
+    this.deps.db.insert(counters).values({ key: VERSION_KEY, state }).onConflictDoUpdate({ target: counters.key, set: { state } }).run();
+    const agents = this.deps.liveAgents().filter((agent) => audience === "all" || ("agentId" in audience ? agent.agentId === audience.agentId : agent.kind === audience.kind));
+    let pushed = 0;
+    let failed = 0;
+    for (let start = 0; start < agents.length; start += config.snapshot.pushConcurrency) {
+      const chunk = agents.slice(start, start + config.snapshot.pushConcurrency);
+      const results = await Promise.allSettled(chunk.map((agent) => this.deps.deliver(agent.agentId, this.for(agent))));
+      for (const [index, result] of results.entries()) {
+        if (result.status === "fulfilled") pushed++;
+        else {
+          failed++;
+          console.error(JSON.stringify({ level: "error", msg: "tenant snapshot push failed", agentId: chunk[index]!.agentId, version: state.version, error: String(result.reason) }));
+        }
+      }
+    }
+    return { pushed, failed };
+  }
+}
