@@ -1134,6 +1134,16 @@ export type CreateConsentBody = {
   policyVersion: string;
 };
 
+/** One JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+export type McpJsonRpcMessage = {
+  jsonrpc: "2.0";
+  id?: string | number | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: unknown;
+};
+
 // --- operations --------------------------------------------------------------------------------
 
 /** Every operation of the API as a method; `VigilClient` supplies the transport and the hand-written helpers. */
@@ -2480,6 +2490,15 @@ export abstract class VigilOperations {
   createProviderConsent(body: CreateConsentBody, options?: RequestOptions): Promise<ProviderConsent> {
     return this.request<ProviderConsent>("POST", "/v1/providers/consents", body, options);
   }
+
+  /**
+   * Model Context Protocol server (streamable HTTP, stateless). Tools: list_agents, send_message, get_history, list_decisions, resolve_decision, search_memory; each needs the scope its REST route needs
+   *
+   * `POST /v1/mcp`
+   */
+  callMcp(body: McpJsonRpcMessage | Array<McpJsonRpcMessage>, options?: RequestOptions): Promise<unknown> {
+    return this.request<unknown>("POST", "/v1/mcp", body, options);
+  }
 }
 
 /** Each method's operation: what the route-coverage test compares with the live document. */
@@ -2596,6 +2615,7 @@ export const OPERATIONS = {
   deleteProviderSecret: { method: "DELETE", path: "/v1/providers/secrets/{id}" },
   listProviderConsents: { method: "GET", path: "/v1/providers/consents" },
   createProviderConsent: { method: "POST", path: "/v1/providers/consents" },
+  callMcp: { method: "POST", path: "/v1/mcp" },
 } as const;
 
 export type OperationName = keyof typeof OPERATIONS;

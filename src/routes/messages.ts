@@ -88,7 +88,7 @@ messageRoutes.openapi(
 );
 
 /** A widget token reads one of its own threads only: never the agent's other conversations (404 looks like absence). */
-function widgetThread(principal: Principal, agentId: string, query: { threadId?: string | undefined; sessionId?: string | undefined }): string {
+export function widgetThread(principal: Principal, agentId: string, query: { threadId?: string | undefined; sessionId?: string | undefined }): string {
   const own = threadIds.interactive(agentId, sessionFor(principal, query.sessionId));
   if (query.threadId !== undefined && query.threadId !== own) {
     const prefix = `${agentId}:session:`;
