@@ -144,6 +144,8 @@ export type Agent = {
       maxSteps: number | null;
       tokenBudget: number | null;
     } | null;
+    /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
+    doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   };
   version: number;
   createdAt: string;
@@ -191,6 +193,8 @@ export type CreateAgent = {
     runtimeMs?: number;
     toolCalls?: number;
   };
+  /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
+  doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   start?: boolean;
   subscriptions?: Array<CreateSubscription>;
   timers?: Array<CreateTimer>;
@@ -277,6 +281,8 @@ export type PatchAgent = {
     runtimeMs?: number;
     toolCalls?: number;
   } | null;
+  /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
+  doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   version?: number;
 };
 
@@ -298,6 +304,8 @@ export type RunAccepted = {
 export type PostMessage = {
   text: string;
   sessionId?: string;
+  /** Overrides the agent's config.doubleTexting for this message */
+  doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
 };
 
 export type Message = {
@@ -315,7 +323,7 @@ export type Run = {
   runKey: string;
   reason: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
   threadId: string;
-  status: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal";
+  status: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | "interrupted";
   attempt: number;
   enqueuedAt: string;
   startedAt: string | null;
@@ -767,7 +775,7 @@ export type TimerDecision = {
   seq: number;
   action: "fire" | "catchup" | "skip" | "reschedule" | "wait" | "manual_trigger";
   runKey: string | null;
-  runStatus: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | null;
+  runStatus: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | "interrupted" | null;
   createdAt: string;
   decision: Record<string, unknown>;
 };
@@ -834,7 +842,7 @@ export type WebhookEndpoint = {
 export type CreateWebhook = {
   /** https URL the deliveries are POSTed to (no redirects are followed) */
   url: string;
-  /** Filters: `*`, an event type (run.started, run.waiting, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, session.closed, session.reopened, brake.engaged, brake.released) or a prefix such as `run.*` */
+  /** Filters: `*`, an event type (run.started, run.waiting, run.interrupted, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, session.closed, session.reopened, brake.engaged, brake.released) or a prefix such as `run.*` */
   eventTypes: Array<string>;
   description?: string;
 };

@@ -1,6 +1,7 @@
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { config } from "../config";
+import { DOUBLE_TEXTING_POLICIES } from "../core/double-texting";
 import { threadIds } from "../core/run-keys";
 import type { Env } from "../env";
 import { ApiError, fail } from "../http/api-error";
@@ -52,13 +53,14 @@ export function mcpServerFor(env: Env, principal: Principal): McpServer {
         text: z.string().min(1).max(32_000),
         sessionId: ResourceId.optional(),
         waitSeconds: z.number().int().min(1).max(config.mcp.maxWaitSeconds).default(config.mcp.defaultWaitSeconds),
+        doubleTexting: z.enum(DOUBLE_TEXTING_POLICIES).optional().describe("while a run of the session is in flight: enqueue | reject | interrupt | merge (default: the agent's setting)"),
       }),
     },
     (args) =>
       answer(async () => {
         const agent = agentFor(principal, env, args.agentId, "agents:write");
         const sessionId = sessionFor(principal, args.sessionId);
-        const result = await agent.submitTurn({ text: args.text, sessionId, turnId: randomId("turn_"), authority: "operator_instruction", stream: true });
+        const result = await agent.submitTurn({ text: args.text, sessionId, turnId: randomId("turn_"), authority: "operator_instruction", stream: true, doubleTexting: args.doubleTexting });
         if (!result.ok) fail(result);
         if (!result.stream) return { runKey: result.runKey, status: "in_progress" };
         return { sessionId, ...(await awaitTurn(result.stream, result.runKey, args.waitSeconds * 1000)) };

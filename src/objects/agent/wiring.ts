@@ -46,6 +46,7 @@ import type { AgentDb } from "./types";
 import { UsageStore } from "./runs/usage-store";
 import { WakeAdmission } from "./wakes/admission";
 import { WakeInbox } from "./wakes/inbox";
+import { Interrupts } from "./wakes/interrupts";
 import { H } from "../../core/hash";
 
 /**
@@ -68,6 +69,8 @@ export class AgentWiring {
   readonly inbox: WakeInbox;
   readonly faults: FaultSeam;
   readonly actions: ActionStore;
+  /** Double texting `interrupt`: marks runs to stop at their next step boundary and releases their open approvals. */
+  readonly interrupts: Interrupts;
   readonly runTrace: MeteredRunTrace;
   readonly governor: RunGovernor;
   readonly reports: Reports;
@@ -119,6 +122,11 @@ export class AgentWiring {
     this.inbox = new WakeInbox(this.db, this.events);
     this.faults = new FaultSeam(this.env.VIGIL_FAULTS === "enabled", (point) => new InjectedCrash(`injected crash at ${point}`));
     this.actions = new ActionStore(this.db);
+    this.interrupts = new Interrupts({
+      inbox: this.inbox,
+      actions: this.actions,
+      cancelApprovals: (operationIds) => this.tenant().cancelToolApprovals(this.agentId(), operationIds),
+    });
     // back-edge: metered usage reaches the governor built next.
     this.runTrace = new MeteredRunTrace(this.db, (entry) => this.governor.recordModelUsage(entry));
     /** Brakes, daily budgets, tool quotas and tool rate limits. */
@@ -236,6 +244,8 @@ export class AgentWiring {
         if (this.childReports.onRunEnded(run)) this.ctx.waitUntil(this.childReports.flush());
       },
       recordOutcome: (outcome) => this.recordRunOutcome(outcome),
+      interrupts: this.interrupts,
+      waitUntil: (work) => this.ctx.waitUntil(work),
     });
     this.drain = new Drainer({ kick: () => this.loop.kick(), waitUntil: (work) => this.ctx.waitUntil(work), armWatchdog: () => armWatchdog(this.scheduler) });
     this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this.scheduler), kick: () => this.drain.start() });
@@ -258,6 +268,7 @@ export class AgentWiring {
       governor: this.governor,
       drain: this.drain,
       sessions: this.sessions,
+      interrupts: this.interrupts,
       turnsPerMinute: () => rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent,
     });
     this.delegation = new Delegation({
