@@ -152,6 +152,20 @@ describe("MCP server at /v1/mcp (official client, streamable HTTP)", () => {
     await client.close();
   });
 
+  it("send_message follows the agent's double-texting policy: reject is a run_in_progress tool error", async () => {
+    const { key } = await createTenant("mcp-double-texting");
+    const agent = await createAgent(key, { doubleTexting: "reject", modelOptions: { chunkDelayMs: 150 } });
+    const busy = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "a long message that keeps this agent busy for a while", sessionId: "s1" } });
+    expect(busy.status).toBe(202);
+    const client = await connect(key);
+    const refused = await call(client, "send_message", { agentId: agent.id, text: "too soon", sessionId: "s1" });
+    expect(refused).toMatchObject({ isError: true, data: { code: "run_in_progress", status: 409 } });
+    // The message's own policy wins: queued behind the busy run, then answered.
+    const queued = await call(client, "send_message", { agentId: agent.id, text: "after you", sessionId: "s1", doubleTexting: "enqueue" });
+    expect(queued.data).toMatchObject({ status: "completed", reply: "echo: after you" });
+    await client.close();
+  });
+
   it("answers 401 problem+json without credentials, and 405 to GET and DELETE (stateless: no session stream)", async () => {
     const anonymous = await SELF.fetch("https://vigil.test/v1/mcp", { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
     expect(anonymous.status).toBe(401);
