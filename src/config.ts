@@ -33,6 +33,8 @@ export const config = {
     maxCascadeDepth: 8,
   },
   sse: { heartbeatMs: 15_000, replayBatch: 500 },
+  /** MCP server (`POST /v1/mcp`): how long `send_message` waits for the reply before answering `in_progress`. */
+  mcpServer: { defaultWaitSeconds: 30, maxWaitSeconds: 60 },
   pagination: { defaultLimit: 50, maxLimit: 200 },
   /**
    * Idempotency-Key records are kept retentionHours; a claim whose request never completed (killed between

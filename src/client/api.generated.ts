@@ -130,6 +130,8 @@ export type Agent = {
       maxSteps: number | null;
       tokenBudget: number | null;
     } | null;
+    /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
+    doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   };
   version: number;
   createdAt: string;
@@ -179,6 +181,8 @@ export type CreateAgent = {
     runtimeMs?: number;
     toolCalls?: number;
   };
+  /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
+  doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   start?: boolean;
   subscriptions?: Array<CreateSubscription>;
   timers?: Array<CreateTimer>;
@@ -251,6 +255,8 @@ export type PatchAgent = {
     runtimeMs?: number;
     toolCalls?: number;
   } | null;
+  /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
+  doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   version?: number;
 };
 
@@ -272,6 +278,8 @@ export type RunAccepted = {
 export type PostMessage = {
   text: string;
   sessionId?: string;
+  /** Overrides the agent's config.doubleTexting for this message */
+  doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
 };
 
 export type Message = {
@@ -289,7 +297,7 @@ export type Run = {
   runKey: string;
   reason: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
   threadId: string;
-  status: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal";
+  status: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | "interrupted";
   attempt: number;
   enqueuedAt: string;
   startedAt: string | null;
@@ -741,7 +749,7 @@ export type TimerDecision = {
   seq: number;
   action: "fire" | "catchup" | "skip" | "reschedule" | "wait" | "manual_trigger";
   runKey: string | null;
-  runStatus: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | null;
+  runStatus: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | "interrupted" | null;
   createdAt: string;
   decision: Record<string, unknown>;
 };
@@ -808,7 +816,7 @@ export type WebhookEndpoint = {
 export type CreateWebhook = {
   /** https URL the deliveries are POSTed to (no redirects are followed) */
   url: string;
-  /** Filters: `*`, an event type (run.started, run.waiting, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, session.closed, session.reopened, brake.engaged, brake.released) or a prefix such as `run.*` */
+  /** Filters: `*`, an event type (run.started, run.waiting, run.interrupted, run.completed, run.failed, message.appended, tool.called, tool.result, decision.requested, decision.resolved, lifecycle.changed, state.changed, report.published, session.closed, session.reopened, brake.engaged, brake.released) or a prefix such as `run.*` */
   eventTypes: Array<string>;
   description?: string;
 };
@@ -1167,6 +1175,16 @@ export type CreateConsentBody = {
   policyVersion: string;
 };
 
+/** One JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+export type McpJsonRpcMessage = {
+  jsonrpc: "2.0";
+  id?: string | number | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: unknown;
+};
+
 // --- operations --------------------------------------------------------------------------------
 
 /** A page of a list: its rows in the list's order and the cursor of the next page (null on the last). */
@@ -1451,6 +1469,7 @@ export interface OperationMethods {
    * `POST /v1/providers/consents`
    */
   createProviderConsent(body: CreateConsentBody, options?: RequestOptions): Promise<ProviderConsent>;
+  /** Model Context Protocol server (streamable HTTP, stateless). Tools: list_agents, send_message, get_history, list_decisions, resolve_decision, search_memory; each needs the scope its REST route needs — `POST /v1/mcp` */ callMcp(body: McpJsonRpcMessage | Array<McpJsonRpcMessage>, options?: RequestOptions): Promise<unknown>;
 }
 
 /** Each method's operation: the generic request reads it, the route-coverage test compares it with the live document. */
@@ -1509,6 +1528,7 @@ export const OPERATIONS = {
   getPolicy: { method: "GET", path: "/v1/policy" }, setPolicy: { method: "PUT", path: "/v1/policy", body: "optional" },
   listProviderSecrets: { method: "GET", path: "/v1/providers/secrets", query: true }, createProviderSecret: { method: "POST", path: "/v1/providers/secrets", body: "required" }, deleteProviderSecret: { method: "DELETE", path: "/v1/providers/secrets/{id}" },
   listProviderConsents: { method: "GET", path: "/v1/providers/consents", query: true }, createProviderConsent: { method: "POST", path: "/v1/providers/consents", body: "required" },
+  callMcp: { method: "POST", path: "/v1/mcp", body: "required" },
 } as const;
 
 export type OperationName = keyof typeof OPERATIONS;

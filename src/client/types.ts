@@ -29,7 +29,7 @@ export type SendMessageInput = Api.PostMessage;
 /** Problem document (RFC 9457) with Vigil's stable `code`. */
 export type Problem = Api.Problem;
 
-export const TERMINAL_RUN_STATUSES: ReadonlyArray<RunStatus> = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"];
+export const TERMINAL_RUN_STATUSES: ReadonlyArray<RunStatus> = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal", "interrupted"];
 
 /** A page of a list: `nextCursor` continues it (`?cursor=`), null on the last page. */
 export interface Page<T> {

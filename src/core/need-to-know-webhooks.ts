@@ -22,6 +22,7 @@ const MESSAGE_META = ["data.message.id", "data.message.threadId", "data.message.
 const DATA_ALLOWLIST: Record<string, readonly string[]> = {
   "run.started": ["data.runKey", "data.reason", "data.threadId", "data.attempt"],
   "run.waiting": ["data.runKey", "data.step"],
+  "run.interrupted": ["data.runKey", "data.interruptedBy", "data.step"],
   "run.completed": ["data.runKey", "data.status", "data.errorCode"],
   "run.failed": ["data.runKey", "data.status", "data.errorCode"],
   "message.appended": MESSAGE_META,

@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   "idempotency_in_progress",
   /** `POST /v1/decisions/:id/resolve` on a decision that is already resolved (or suspended/cancelled). */
   "decision_not_pending",
+  "run_in_progress",
   "invalid_transition",
   "agent_dormant",
   "agent_not_started",

@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   idempotency_in_progress: 409,
   /** `POST /v1/decisions/:id/resolve` on a decision that is already resolved (or suspended/cancelled). */
   decision_not_pending: 409,
+  /** Double texting `reject`: a run of the message's session is still in flight. */
+  run_in_progress: 409,
   invalid_transition: 409,
   agent_dormant: 409,
   agent_not_started: 409,

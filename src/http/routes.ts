@@ -36,6 +36,7 @@ import { usageRoutes } from "../routes/usage";
 import { policyRoutes } from "../routes/policy";
 import { providerRoutes } from "../routes/providers";
 import { debugRoutes } from "../routes/debug";
+import { mcpRoutes } from "../routes/mcp";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
@@ -77,6 +78,7 @@ export function buildApp() {
   authed.route("/", usageRoutes);
   authed.route("/", policyRoutes);
   authed.route("/", providerRoutes);
+  authed.route("/", mcpRoutes);
   authed.route("/", benchRoutes);
   authed.route("/", benchAlertnessRoutes);
   // Public routes are registered before the authenticated sub-app, whose `*` middleware would catch them.

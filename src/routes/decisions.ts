@@ -28,7 +28,7 @@ const Decision = z
   })
   .openapi("Decision");
 
-const ListDecisionsQuery = PaginationQuery.extend({
+export const ListDecisionsQuery = PaginationQuery.extend({
   status: z.enum(["pending", "resolved", "suspended", "cancelled"]).optional(),
   agentId: ResourceId.optional(),
   type: z.enum(["decision/tool_approval", "decision/option"]).optional(),
@@ -38,7 +38,7 @@ const ListDecisionsQuery = PaginationQuery.extend({
  * Seed 002 `Resolution` (`resolutionType`, `chosenOptionId`, `rationale`, …) plus `answerText`: a free-text answer,
  * only for questions with allowFreeText, only with `choose_option` (alone, or alongside an option as a note).
  */
-const ResolveBody = z
+export const ResolveBody = z
   .object({
     resolutionType: z.enum(["approve", "reject", "modify", "choose_option"]),
     chosenOptionId: z.string().min(1).optional(),

@@ -25,7 +25,7 @@ messageRoutes.openapi(
       200: { content: { "text/event-stream": { schema: z.string() } }, description: "The run's events: text.delta, run.completed" },
       400: problems[400],
       404: problems[404],
-      409: problems[409],
+      409: { ...problems[409], description: "run_in_progress: doubleTexting reject and a run of the session is in flight" },
       423: problems[423],
       429: problems[429],
     },
@@ -47,6 +47,7 @@ messageRoutes.openapi(
       turnId,
       authority: "operator_instruction",
       stream,
+      doubleTexting: body.doubleTexting,
     });
     if (!result.ok) {
       if (result.code === "rate_limited") throw new ApiError("rate_limited", result.message, { retryAfterSeconds: result.retryAfterSeconds ?? 60 });
@@ -88,7 +89,7 @@ messageRoutes.openapi(
 );
 
 /** A widget token reads one of its own threads only: never the agent's other conversations (404 looks like absence). */
-function widgetThread(principal: Principal, agentId: string, query: { threadId?: string | undefined; sessionId?: string | undefined }): string {
+export function widgetThread(principal: Principal, agentId: string, query: { threadId?: string | undefined; sessionId?: string | undefined }): string {
   const own = threadIds.interactive(agentId, sessionFor(principal, query.sessionId));
   if (query.threadId !== undefined && query.threadId !== own) {
     const prefix = `${agentId}:session:`;

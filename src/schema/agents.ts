@@ -8,6 +8,7 @@ import { capabilityOverrideSchema } from "../tools/capabilities";
 import { CONTROL_MODES } from "../core/escalation";
 import { budgetLimitsSchema } from "../core/budget";
 import { checkTenantPattern } from "../core/tenant-pattern";
+import { DOUBLE_TEXTING_POLICIES } from "../core/double-texting";
 
 export const AGENT_MODES = ["autonomous", "interactive", "hybrid"] as const;
 
@@ -22,6 +23,11 @@ export const ModelId = z
   .refine((id) => !id.startsWith("builtin:") || id === "builtin:echo" || id === "builtin:playbook", {
     message: "the builtin provider has builtin:echo and builtin:playbook",
   });
+
+/** What a user message does while a run of its session is in flight (src/core/double-texting.ts). */
+export const DoubleTextingSchema = z.enum(DOUBLE_TEXTING_POLICIES).openapi({
+  description: "A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run)",
+});
 
 /** Seed 002 control modes; decide which tool calls escalate to a human. */
 export const ControlModeSchema = z.enum(CONTROL_MODES);
@@ -90,6 +96,8 @@ export const AgentConfig = z.object({
   /** Per-day limits for this agent (tenant-local day); absent dimensions fall back to the tenant policy. */
   budgets: budgetLimitsSchema.nullable().default(null),
   lineage: AgentLineage.nullable().default(null),
+  /** Issue 15 §4; `POST …/messages` `doubleTexting` overrides it per message. */
+  doubleTexting: DoubleTextingSchema.default("enqueue"),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
@@ -123,6 +131,7 @@ export const CreateAgentBody = z
     fallbackModels: z.array(ModelId).max(4).default([]),
     controlMode: ControlModeSchema.default("adaptive"),
     budgets: budgetLimitsSchema.optional(),
+    doubleTexting: DoubleTextingSchema.default("enqueue"),
     start: z.boolean().default(true),
     /** Created with the agent, validated up front so that bad input leaves nothing half-made. */
     subscriptions: z.array(CreateSubscriptionBody).max(32).default([]),
@@ -145,6 +154,7 @@ export const PatchAgentBody = z
     fallbackModels: z.array(ModelId).max(4).optional(),
     controlMode: ControlModeSchema.optional(),
     budgets: budgetLimitsSchema.nullable().optional(),
+    doubleTexting: DoubleTextingSchema.optional(),
     /** Optimistic concurrency: when given, must equal the current version. */
     version: z.number().int().min(1).optional(),
   })

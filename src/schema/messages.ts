@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { IsoTimestamp, ResourceId } from "./common";
+import { DoubleTextingSchema } from "./agents";
 
 export const MESSAGE_KINDS = ["observation", "user", "assistant", "thought", "action", "toolResult", "summary", "system"] as const;
 export const AUTHORITIES = ["operator_instruction", "external_evidence", "runtime_instruction"] as const;
@@ -20,7 +21,11 @@ export const Message = z
 export type Message = z.infer<typeof Message>;
 
 export const PostMessageBody = z
-  .object({ text: z.string().min(1).max(32_000), sessionId: ResourceId.optional() })
+  .object({
+    text: z.string().min(1).max(32_000),
+    sessionId: ResourceId.optional(),
+    doubleTexting: DoubleTextingSchema.optional().openapi({ description: "Overrides the agent's config.doubleTexting for this message" }),
+  })
   .strict()
   .openapi("PostMessage");
 

@@ -2,10 +2,13 @@ import { z } from "@hono/zod-openapi";
 import { WAKE_REASONS } from "../core/run-keys";
 import { IsoTimestamp } from "./common";
 
-/** `waiting`: parked until a tool saga reports back; `ready`: reported, about to resume. */
-export const RUN_STATUSES = ["queued", "running", "waiting", "ready", "completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"] as const;
+/**
+ * `waiting`: parked until a tool saga reports back; `ready`: reported, about to resume. `interrupted`: a newer
+ * message of its session (double texting `interrupt`) stopped it at a step boundary.
+ */
+export const RUN_STATUSES = ["queued", "running", "waiting", "ready", "completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal", "interrupted"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const TERMINAL_RUN_STATUSES: ReadonlyArray<RunStatus> = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"];
+export const TERMINAL_RUN_STATUSES: ReadonlyArray<RunStatus> = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal", "interrupted"];
 
 /** The `trace` record of a run, field by field (kept a record: gates and providers add entries over time). */
 const RUN_TRACE_DESCRIPTION = [

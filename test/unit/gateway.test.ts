@@ -50,7 +50,7 @@ function agent(config: Partial<Agent["config"]> = {}, allowedCategoryIds: string
     lifecycle: "active",
     mode: "hybrid",
     allowedCategoryIds,
-    config: { modelId: "openai-compatible:local/m1", capabilities: null, instructions: null, playbook: null, modelOptions: {}, fallbackModels: [], controlMode: "adaptive", budgets: null, lineage: null, ...config },
+    config: { modelId: "openai-compatible:local/m1", capabilities: null, instructions: null, playbook: null, modelOptions: {}, fallbackModels: [], controlMode: "adaptive", budgets: null, lineage: null, doubleTexting: "enqueue", ...config },
     version: 1,
     createdAt: "2026-01-01T00:00:00.000Z",
     updatedAt: "2026-01-01T00:00:00.000Z",

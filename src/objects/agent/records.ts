@@ -14,7 +14,7 @@ export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {
     mode: row.mode as Agent["mode"],
     allowedCategoryIds: row.allowedCategoryIds,
     // Agents created before a config field existed read its default.
-    config: { fallbackModels: [], controlMode: "adaptive", budgets: null, lineage: null, ...(row.config as Partial<AgentConfig>) } as AgentConfig,
+    config: { fallbackModels: [], controlMode: "adaptive", budgets: null, lineage: null, doubleTexting: "enqueue", ...(row.config as Partial<AgentConfig>) } as AgentConfig,
     version: row.version,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

@@ -19,7 +19,7 @@ import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, 
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
 import { Compaction, CompactionDriver, Summarizer } from "./compaction";
 import { MemoryContext, History, searchMessages, Reports } from "./memory";
-import { Drainer, Sessions, WakeAdmission, WakeInbox } from "./wakes";
+import { Drainer, Interrupts, Sessions, WakeAdmission, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/deployment-mode";
 import type { AgentDb } from "./types";
@@ -49,6 +49,8 @@ export class AgentWiring {
   readonly inbox: WakeInbox;
   readonly faults: FaultSeam;
   readonly actions: ActionStore;
+  /** Double texting `interrupt`: marks runs to stop at their next step boundary and releases their open approvals. */
+  readonly interrupts: Interrupts;
   readonly runTrace: MeteredRunTrace;
   readonly governor: RunGovernor;
   readonly reports: Reports;
@@ -111,6 +113,11 @@ export class AgentWiring {
     this.inbox = new WakeInbox(this.db, this.events);
     this.faults = new FaultSeam(testSeamsEnabled(this.env), (point) => new InjectedCrash(`injected crash at ${point}`));
     this.actions = new ActionStore(this.db);
+    this.interrupts = new Interrupts({
+      inbox: this.inbox,
+      actions: this.actions,
+      cancelApprovals: (operationIds) => this.tenant().cancelToolApprovals(this.agentId(), operationIds),
+    });
     // back-edge: metered usage reaches the governor built next.
     this.runTrace = new MeteredRunTrace(this.db, (entry) => this.governor.recordModelUsage(entry));
     /** Brakes, daily budgets, tool quotas and tool rate limits. */
@@ -244,6 +251,8 @@ export class AgentWiring {
         // A run parked on a saga reports at its end, unless it now waits for a person (their decision must show at once).
         if (!parked || this.actions.inFlight().some((action) => action.runKey === runKey && action.status === "awaiting_approval")) this.forwarder.runSettled();
       },
+      interrupts: this.interrupts,
+      waitUntil: (work) => this.ctx.waitUntil(work),
     });
     this.drain = new Drainer({ kick: () => this.loop.kick(), waitUntil: (work) => this.ctx.waitUntil(work), armWatchdog: () => armWatchdog(this.scheduler) });
     this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this.scheduler), kick: () => this.drain.start() });
@@ -266,6 +275,7 @@ export class AgentWiring {
       governor: this.governor,
       drain: this.drain,
       sessions: this.sessions,
+      interrupts: this.interrupts,
       turnsPerMinute: () => rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent,
     });
     this.delegation = new Delegation({

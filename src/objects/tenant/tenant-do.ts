@@ -371,6 +371,13 @@ export class TenantDO extends DurableObject<Env> {
     return JSON.stringify(this.parts.approvals.timedOut(decisionId) satisfies ApprovalState);
   }
 
+  /** Double texting `interrupt`: cancels the interrupted run's unanswered tool approvals and wakes their sagas. */
+  async cancelToolApprovals(agentId: string, operationIds: string[]): Promise<string[]> {
+    const cancelled = this.parts.decisions.cancelApprovals(agentId, operationIds);
+    await Promise.all(cancelled.map((operationId) => this.parts.approvals.wakeSaga(operationId)));
+    return cancelled;
+  }
+
   /** A brake holds back the pending decisions it covers (status `suspended`); brake decisions themselves are never held. */
   suspendPendingDecisions(filter: DecisionHoldFilter): number {
     return this.parts.decisions.suspendPending(filter);

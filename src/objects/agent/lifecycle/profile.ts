@@ -49,6 +49,7 @@ export class AgentProfile {
             controlMode: body.controlMode,
             budgets: body.budgets ?? null,
             lineage,
+            doubleTexting: body.doubleTexting,
           },
           version: 1,
           createdAt: now,
@@ -80,6 +81,7 @@ export class AgentProfile {
     if (body.fallbackModels !== undefined) config.fallbackModels = body.fallbackModels;
     if (body.controlMode !== undefined) config.controlMode = body.controlMode;
     if (body.budgets !== undefined) config.budgets = body.budgets;
+    if (body.doubleTexting !== undefined) config.doubleTexting = body.doubleTexting;
     this.db
       .update(schema.agentMeta)
       .set({

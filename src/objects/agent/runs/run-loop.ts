@@ -1,6 +1,7 @@
 import { config } from "../../../config";
 import type { WakeReason } from "../../../core/run-keys";
 import { selectCompanions } from "../../../core/coalescing";
+import { selectMergedTurns } from "../../../core/double-texting";
 import type { Agent } from "../../../schema/agents";
 import type { Run, RunStatus } from "../../../schema/runs";
 import { maxStepsFor } from "../delegation";
@@ -16,7 +17,7 @@ import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
 import { isGatewayError } from "../../../gateway/errors";
 import type { ModelGateway } from "../../../gateway/model-gateway";
 import type { AgentProfile } from "../lifecycle";
-import { type InboxItem, type WakeInbox, appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
+import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./governor";
 
@@ -49,6 +50,9 @@ export interface RunLoopDeps {
   memoryContext?(threadId: string, runKey: string): import("ai").ModelMessage[];
   /** "Maybe compact" after a completed run; schedules work off the reply path (src/objects/agent/compaction.ts). */
   afterRun?(threadId: string): void;
+  /** Double texting `interrupt` (issue 15 §4): runs marked to stop at their next step boundary. */
+  interrupts?: Interrupts;
+  waitUntil?(work: Promise<unknown>): void;
 }
 
 /**
@@ -99,6 +103,11 @@ export class RunLoop {
     // Brakes and budgets (helper "brakes"): a wake that never ran is skipped under a brake; a resumed run settles here.
     const held = await this.deps.governor?.check(agent!, item.runKey, run.status === "queued" ? "admission" : "step");
     if (held) return this.end(item, held.status, held.code, { stopReason: held.code, ...held.detail });
+    // Double texting: a run not yet started, or resuming after its saga, is at a step boundary.
+    if (this.interruptedBy(item.runKey)) {
+      if (run.status === "queued" && PERSON_WAKES.has(item.reason)) appendWakeInput(this.deps.history, item, item.threadId);
+      return this.interrupt(item, [], run.status === "queued" ? 0 : null, {});
+    }
 
     const resumingAfterSaga = run.status === "ready";
     const started = inbox.markRunning(item.runKey, { countAttempt: !resumingAfterSaga });
@@ -107,8 +116,11 @@ export class RunLoop {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
     }
 
-    const companions = selectCompanions(item, inbox.pending(config.run.maxCoalescedWakes + 1), config.run.maxCoalescedWakes);
+    const waiting = inbox.pending(config.run.maxCoalescedWakes + 1);
+    const merged = selectMergedTurns({ ...item, merge: false }, waiting.map((wake) => ({ ...wake, merge: wake.input.merge === true })), config.run.maxCoalescedWakes);
+    const companions = merged.length > 0 ? merged : selectCompanions(item, waiting, config.run.maxCoalescedWakes);
     for (const companion of companions) inbox.markRunning(companion.runKey, { countAttempt: true });
+    for (const turn of merged) events.append("turn.merged", turn.runKey, { runKey: turn.runKey, into: item.runKey, policy: "merge" });
 
     const startedAt = Date.now();
     const usage = { inputTokens: 0, outputTokens: 0 };
@@ -126,10 +138,13 @@ export class RunLoop {
           this.end(item, halt.status, halt.code, this.trace(agent!, companions, step, usage, startedAt, started.attempt, { stopReason: halt.code, ...halt.detail }));
           return;
         }
+        if (this.interruptedBy(item.runKey)) return this.interrupt(item, companions, step, this.trace(agent!, companions, step, usage, startedAt, started.attempt, {}));
         const outcome = await this.runStep(agent!, item, step, usage);
         if (outcome.kind === "waiting") {
           inbox.park(item.runKey);
           events.append("run.waiting", item.runKey, { runKey: item.runKey, step });
+          // Interrupted while this step asked for approvals: those are released too, so the run reaches its boundary.
+          if (this.interruptedBy(item.runKey)) this.deps.waitUntil?.(this.deps.interrupts!.onParked(item.runKey).catch(() => undefined));
           return true;
         }
         if (outcome.kind === "replied") {
@@ -236,6 +251,18 @@ export class RunLoop {
     const sleepUntil = this.deps.profile.state()?.sleepUntil;
     if (sleepUntil && Date.parse(sleepUntil) > Date.now()) return { status: "skipped_sleeping", code: "sleeping" };
     return null;
+  }
+
+  private interruptedBy(runKey: string): string | null {
+    return this.deps.interrupts?.of(runKey) ?? null;
+  }
+
+  /** Ends a marked run (and the turns merged into it) as `interrupted`: what it did so far stays in the thread. */
+  private interrupt(item: InboxItem, companions: InboxItem[], step: number | null, trace: Record<string, unknown>): void {
+    const by = this.interruptedBy(item.runKey);
+    this.deps.events.append("run.interrupted", item.runKey, { runKey: item.runKey, interruptedBy: by, step });
+    for (const companion of companions) this.end(companion, "interrupted", "interrupted", { coalescedInto: item.runKey, interruptedBy: by });
+    this.end(item, "interrupted", "interrupted", { ...trace, stopReason: "interrupted", interruptedBy: by });
   }
 
   private end(item: InboxItem, status: RunStatus, code: string | null, trace: Record<string, unknown>): void {

@@ -1,4 +1,5 @@
 import { config } from "../../../config";
+import { admitTurn, type DoubleTextingPolicy, type TurnAdmission } from "../../../core/double-texting";
 import { rateLimitKeys } from "../../../core/rate-limit";
 import { runKeys, threadIds } from "../../../core/run-keys";
 import { failure, type Result } from "../../../core/result";
@@ -11,6 +12,7 @@ import type { EventLog } from "../events";
 import type { AgentProfile } from "../lifecycle";
 import type { AgentDb } from "../types";
 import type { EnqueueOutcome, WakeInbox } from "./inbox";
+import type { Interrupts } from "./interrupts";
 import type { Sessions } from "./sessions";
 
 export interface TurnInput {
@@ -19,6 +21,8 @@ export interface TurnInput {
   turnId: string;
   authority: Authority;
   stream: boolean;
+  /** Overrides the agent's `config.doubleTexting` for this message. */
+  doubleTexting?: DoubleTextingPolicy | undefined;
 }
 
 export interface WakeAdmissionDeps {
@@ -29,6 +33,7 @@ export interface WakeAdmissionDeps {
   governor: RunGovernor;
   drain: Drainer;
   sessions: Sessions;
+  interrupts: Interrupts;
   /** The per-agent turn limit in force (VIGIL_RATE_LIMITS may override it). */
   turnsPerMinute(): number;
 }
@@ -43,11 +48,19 @@ export class WakeAdmission {
     if (!admitted.ok) return admitted;
     const agentId = admitted.agent.id;
     const runKey = runKeys.userInitiated(agentId, turn.sessionId, turn.turnId);
+    const threadId = threadIds.interactive(agentId, turn.sessionId);
     const known = inbox.getRun(runKey) !== null;
+    // Double texting (issue 15 §4): decided once, when the turn is new; a retry of an accepted turn is not re-decided.
+    let admission: TurnAdmission = { kind: "run" };
     if (!known) {
       // Brakes (helper "brakes"): a new turn is refused while an agent-wide brake covers the agent; a retry of an accepted one is not.
       const brake = await governor.brakeOnWake(admitted.agent);
       if (brake) return failure("brake_engaged", `brake ${brake.brakeId} (${brake.behaviour}) stops new wakes of this agent; release it with POST /v1/brakes/${brake.brakeId}/release`);
+      admission = admitTurn(admitted.agent.config.doubleTexting ?? "enqueue", turn.doubleTexting, inbox.unsettledOn(threadId, runKey));
+      if (admission.kind === "reject") {
+        events.append("turn.rejected", admission.inFlight[0]!, { sessionId: turn.sessionId, threadId, policy: "reject", inFlight: admission.inFlight });
+        return failure("run_in_progress", `a run of session ${turn.sessionId} is in flight (${admission.inFlight[0]}); retry when it has finished, or send with doubleTexting enqueue | merge | interrupt`);
+      }
       const perMinute = this.deps.turnsPerMinute();
       const limit = consumeCounter(db, rateLimitKeys.agentTurns(agentId), perMinute, 60_000);
       if (!limit.allowed) {
@@ -59,7 +72,6 @@ export class WakeAdmission {
     // replays that run's own events (through the runKey index) and then follows live.
     const after = known ? 0 : events.headSeq();
     const stream = turn.stream ? events.subscribe(after, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
-    const threadId = threadIds.interactive(agentId, turn.sessionId);
     // Every accepted turn keeps its session open (a closed one reopens: docs/decisions.md "Sessions and extension slots").
     // The TTL is the tenant's override as read by the brake check above (a retried turn keeps the last one read).
     this.deps.sessions.touch(turn.sessionId, threadId, governor.sessionIdleTtlSeconds(config.sessions.idleTtlSeconds));
@@ -68,10 +80,20 @@ export class WakeAdmission {
       reason: "userInitiated",
       threadId,
       authority: turn.authority,
-      input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId },
+      input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId, ...doubleTextingInput(admission) },
     });
+    if (outcome.status === "accepted") await this.announceDoubleTexting(admission, runKey);
     this.deps.drain.start();
     return { ok: true, runKey, outcome: outcome.status, stream };
+  }
+
+  /** What the session's stream shows of the policy's outcome; an interrupt marks its runs (and cancels their open approvals). */
+  private async announceDoubleTexting(admission: TurnAdmission, runKey: string): Promise<void> {
+    if (admission.kind === "queue") this.deps.events.append("turn.queued", runKey, { runKey, policy: admission.policy, inFlight: admission.inFlight });
+    if (admission.kind === "interrupt") {
+      this.deps.events.append("turn.interrupting", runKey, { runKey, policy: "interrupt", interrupts: admission.inFlight });
+      await this.deps.interrupts.request(admission.inFlight, runKey);
+    }
   }
 
   /** Duplicates of a known runKey are acknowledged and dropped; a wake for a dormant or destroyed agent is recorded and settles as skipped. */
@@ -81,4 +103,11 @@ export class WakeAdmission {
     this.deps.drain.start();
     return { ok: true, ...outcome };
   }
+}
+
+/** What the run loop needs to know of the decision: a merge joins the session's next run; an interrupt waits for its runs to settle. */
+function doubleTextingInput(admission: TurnAdmission): Record<string, unknown> {
+  if (admission.kind === "queue" && admission.policy === "merge") return { merge: true };
+  if (admission.kind === "interrupt") return { awaits: admission.inFlight };
+  return {};
 }

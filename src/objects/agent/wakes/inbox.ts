@@ -1,4 +1,4 @@
-import { asc, eq, ne } from "drizzle-orm";
+import { and, asc, eq, ne } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Run, RunStatus } from "../../../schema/runs";
 import { TERMINAL_RUN_STATUSES } from "../../../schema/runs";
@@ -8,6 +8,9 @@ import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toRun } from "../records";
 import type { AgentDb } from "../types";
+
+/** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
+const BLOCKED_SLACK = 20;
 
 export type EnqueueOutcome = { status: "accepted" | "duplicate"; runKey: string; runStatus: RunStatus };
 
@@ -51,17 +54,52 @@ export class WakeInbox {
     return this.pending(1)[0] ?? null;
   }
 
-  /** Wakes ready to run, oldest first (bounded); runs parked on a saga are not ready. */
+  /**
+   * Wakes ready to run, oldest first (bounded); runs parked on a saga are not ready, nor is an interrupting turn
+   * whose interrupted runs have not settled yet (double texting: it runs with their messages in context).
+   */
   pending(limit: number): InboxItem[] {
-    return this.db
+    const rows = this.db
       .select({ inbox: schema.wakeInbox })
       .from(schema.wakeInbox)
       .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
       .where(ne(schema.runs.status, "waiting"))
       .orderBy(asc(schema.wakeInbox.seq))
-      .limit(limit)
+      .limit(limit + BLOCKED_SLACK)
       .all()
       .map(({ inbox: row }) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
+    return rows.filter((item) => !this.awaitsUnsettled(item)).slice(0, limit);
+  }
+
+  /** Runs not yet terminal on `threadId` (their wakes are still in the inbox), oldest first; `except` left out. */
+  unsettledOn(threadId: string, except: string): string[] {
+    return this.db
+      .select({ runKey: schema.wakeInbox.runKey })
+      .from(schema.wakeInbox)
+      .where(and(eq(schema.wakeInbox.threadId, threadId), ne(schema.wakeInbox.runKey, except)))
+      .orderBy(asc(schema.wakeInbox.seq))
+      .all()
+      .map((row) => row.runKey);
+  }
+
+  /** Double texting `interrupt`: `runKey` stops at its next step boundary; `by` is the interrupting turn. First request wins. */
+  requestInterrupt(runKey: string, by: string): boolean {
+    const row = this.db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).get();
+    if (!row || typeof row.input.interruptedBy === "string") return false;
+    this.db.update(schema.wakeInbox).set({ input: { ...row.input, interruptedBy: by } }).where(eq(schema.wakeInbox.runKey, runKey)).run();
+    return true;
+  }
+
+  /** The turn that interrupted `runKey`, while the run is not yet terminal; null when none did. */
+  interruptOf(runKey: string): string | null {
+    const row = this.db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).get();
+    return typeof row?.input.interruptedBy === "string" ? row.input.interruptedBy : null;
+  }
+
+  private awaitsUnsettled(item: InboxItem): boolean {
+    const awaits = item.input.awaits;
+    if (!Array.isArray(awaits) || awaits.length === 0) return false;
+    return awaits.some((runKey) => typeof runKey === "string" && this.db.select({ seq: schema.wakeInbox.seq }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).get() !== undefined);
   }
 
   /** Parks a run until its tool sagas report back (`unpark`). */

@@ -5,3 +5,4 @@ export { Drainer } from "./drain";
 export { type EnqueueOutcome, type InboxItem, WakeInbox } from "./inbox";
 export { appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "./input";
 export { Sessions } from "./sessions";
+export { Interrupts } from "./interrupts";

@@ -199,6 +199,35 @@ export class Decisions {
     return operationIds;
   }
 
+  /**
+   * Double texting `interrupt` (issue 15 §4): the open tool approvals of an interrupted run are cancelled
+   * (resolvedBy `interrupted`, audited) unless a person already answered them; an approved call still runs.
+   * Returns the operationIds cancelled: their sagas are told to read the outcome.
+   */
+  cancelApprovals(agentId: string, operationIds: ReadonlyArray<string>): string[] {
+    const d = schema.decisions;
+    if (operationIds.length === 0) return [];
+    const open = this.db
+      .select()
+      .from(d)
+      .where(and(eq(d.agentId, agentId), eq(d.type, "decision/tool_approval"), inArray(d.operationId, [...operationIds]), inArray(d.status, ["pending", "suspended"])))
+      .all();
+    const resolvedAt = nowIso();
+    const cancelled: string[] = [];
+    for (const row of open) {
+      const changed = this.db
+        .update(d)
+        .set({ status: "cancelled", resolution: { resolvedBy: "interrupted", actor: "system" }, resolvedAt })
+        .where(and(eq(d.id, row.id), eq(d.status, row.status)))
+        .returning({ id: d.id })
+        .all();
+      if (changed.length === 0 || !row.operationId) continue;
+      writeAudit(this.db, "system", "decision.cancelled", row.id, { agentId, type: row.type, resolvedBy: "interrupted" });
+      cancelled.push(row.operationId);
+    }
+    return cancelled;
+  }
+
   // ── Brakes (helper "brakes"): a brake holds back the pending decisions it covers, and lets them go on release ──
 
   /** Pending → suspended for the filter's agents (or one tool's approvals); brake decisions themselves are never held. */

@@ -187,7 +187,7 @@ function stateOf(row: DecisionRecord, nowMs: number): ApprovalState {
     return { state: "pending", waitMs: dueAtMs === null ? config.decisions.idleWaitMs : Math.max(1, dueAtMs - nowMs) };
   }
   if (row.status === "cancelled") {
-    const why = resolvedBy === "agent_destroyed" ? "the agent was destroyed" : "the approval timed out";
+    const why = resolvedBy === "agent_destroyed" ? "the agent was destroyed" : resolvedBy === "interrupted" ? "a newer message interrupted the run" : "the approval timed out";
     return { state: "rejected", decisionId: row.id, code: "cancelled", message: `${why} and the call was cancelled`, resolvedBy };
   }
   if (resolution.resolutionType === "approve" || resolution.resolutionType === "modify") {

@@ -1,0 +1,1 @@
+export { mcpServerFor } from "./server";
