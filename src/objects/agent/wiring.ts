@@ -101,7 +101,7 @@ export class AgentWiring {
   ) {
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), this.env.VIGIL_FAULTS === "enabled" ? this.rowMeter : undefined);
-    this.events = new EventLog(this.db);
+    this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
       db: this.db,
       scheduler: this.scheduler,
@@ -113,6 +113,7 @@ export class AgentWiring {
       agentId: () => this.agentId(),
       send: (id, events) => this.tenant().recordAgentEvents(id, events),
       waitUntil: (work) => this.ctx.waitUntil(work),
+      hydrate: (rows) => this.events.hydrate(rows),
     });
     this.profile = new AgentProfile(this.db, this.events);
     this.history = new History(this.db, this.events, () => this.agentId());

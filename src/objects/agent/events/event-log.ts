@@ -5,7 +5,7 @@ import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/runs";
 import { nowIso } from "../../shared/sqlite";
-import { toEvent } from "../records";
+import { hydrateEvents, storedEventData } from "./event-refs";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -34,7 +34,10 @@ const encoder = new TextEncoder();
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly agentId: () => string = () => "",
+  ) {}
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
   private persisted: ((type: string) => void) | null = null;
@@ -45,8 +48,9 @@ export class EventLog {
 
   /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
-    const row = this.db.insert(schema.events).values({ type, runKey, data, createdAt: nowIso() }).returning().get();
-    const event = toEvent(row);
+    // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
+    const row = this.db.insert(schema.events).values({ type, runKey, data: storedEventData(type, data), createdAt: nowIso() }).returning({ seq: schema.events.seq, createdAt: schema.events.createdAt }).get();
+    const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt: row.createdAt };
     this.fanOut({ type, runKey }, sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);
     return event;
@@ -66,7 +70,12 @@ export class EventLog {
   listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
     const e = schema.events;
     const where = runKey === undefined ? gt(e.seq, after) : and(eq(e.runKey, runKey), gt(e.seq, after));
-    return this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all().map(toEvent);
+    return this.hydrate(this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all());
+  }
+
+  /** Stored rows → the events as appended (references resolved). */
+  hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
+    return hydrateEvents(this.db, this.agentId(), rows);
   }
 
   /**

@@ -3,6 +3,7 @@ import { isTenantStreamEvent } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/result";
 import type { ForwardedAgentEvent } from "../../../schema/contracts";
+import type { AgentEvent } from "../../../schema/runs";
 import type { AgentDb } from "../types";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
@@ -15,6 +16,8 @@ export interface ForwarderDeps {
   /** One RPC per batch to the TenantDO (which deduplicates by `(agentId, seq)`). */
   send: (agentId: string, events: ForwardedAgentEvent[]) => Promise<Result<{ recorded: number }>>;
   waitUntil: (work: Promise<unknown>) => void;
+  /** Stored rows → events as appended (stored events refer to messages and runs; ./event-refs.ts). */
+  hydrate: (rows: ReadonlyArray<typeof schema.events.$inferSelect>) => AgentEvent[];
 }
 
 /**
@@ -64,9 +67,9 @@ export class EventForwarder {
     const cursor = this.cursor();
     const rows = this.deps.db.select().from(schema.events).where(gt(schema.events.seq, cursor)).orderBy(asc(schema.events.seq)).limit(BATCH).all();
     if (rows.length === 0) return;
-    const events = rows
-      .filter((row) => isTenantStreamEvent(row.type))
-      .map((row): ForwardedAgentEvent => ({ seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt }));
+    const events = this.deps
+      .hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))
+      .map((event): ForwardedAgentEvent => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
     if (events.length > 0) {
       const sent = await this.deps.send(agentId, events);
       if (!sent.ok) throw new Error(`tenant refused the batch: ${sent.code}`);
