@@ -24,6 +24,7 @@ import { exportStream } from "./lifecycle/export";
 import type { ErasureReceipt } from "./lifecycle/erasure";
 import type { AgentScheduler } from "./lifecycle/schedule";
 import { benchMemory, runBenchOp, type BenchOp } from "./memory/bench-ops";
+import type { StorageFootprint } from "../shared/storage-footprint";
 import { recall, type RecallHit } from "./memory/recall";
 import { readMemory, writeSlot, type MemoryView, type SlotWrite } from "./memory/slots";
 import { messagePage, runDetail, runPage } from "./runs/paged-reads";
@@ -335,7 +336,7 @@ export class AgentDO extends AgentBase<Env> {
   }
 
   /** Measurement loops run inside the DO (bench/). */
-  async benchOp(op: BenchOp): Promise<Result<{ done: number }>> {
-    return this.seams.benchRefused() ?? runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction));
+  async benchOp(op: BenchOp): Promise<Result<{ done: number; footprint?: StorageFootprint }>> {
+    return this.seams.benchRefused() ?? runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
   }
 }

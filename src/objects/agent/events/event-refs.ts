@@ -1,6 +1,7 @@
-import { inArray, type InferSelectModel } from "drizzle-orm";
+import type { InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/runs";
+import { inList } from "../../shared/sql-in";
 import { toMessage, toRun } from "../records";
 import type { AgentDb } from "../types";
 
@@ -43,16 +44,6 @@ function refOf(data: Record<string, unknown>): EventRef | null {
   return key === "message" || key === "run" ? { key, id: ref.slice(colon + 1) } : null;
 }
 
-/** Durable Object SQLite binds at most 100 parameters per statement. */
-const MAX_BOUND = 90;
-
-function chunks(values: readonly string[]): string[][] {
-  const unique = [...new Set(values)];
-  const out: string[][] = [];
-  for (let i = 0; i < unique.length; i += MAX_BOUND) out.push(unique.slice(i, i + MAX_BOUND));
-  return out;
-}
-
 /** Rows → public events, resolving references with one indexed read per kind per batch. */
 export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): AgentEvent[] {
   const messageIds: string[] = [];
@@ -63,12 +54,12 @@ export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly Event
     else if (ref?.key === "run") runKeys.push(ref.id);
   }
   const messages = new Map<string, unknown>();
-  for (const ids of chunks(messageIds)) {
-    for (const m of db.select().from(schema.messages).where(inArray(schema.messages.id, ids)).all()) messages.set(m.id, toMessage(agentId, m));
+  if (messageIds.length > 0) {
+    for (const m of db.select().from(schema.messages).where(inList(schema.messages.id, messageIds)).all()) messages.set(m.id, toMessage(agentId, m));
   }
   const runs = new Map<string, unknown>();
-  for (const keys of chunks(runKeys)) {
-    for (const r of db.select().from(schema.runs).where(inArray(schema.runs.runKey, keys)).all()) runs.set(r.runKey, toRun(r));
+  if (runKeys.length > 0) {
+    for (const r of db.select().from(schema.runs).where(inList(schema.runs.runKey, runKeys)).all()) runs.set(r.runKey, toRun(r));
   }
   return rows.map((row) => {
     const ref = refOf(row.data);

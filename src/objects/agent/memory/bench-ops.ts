@@ -3,6 +3,7 @@ import { counters } from "../../../db/common-schema";
 import type { Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import { nowIso } from "../../shared/sqlite";
+import { storageFootprint, type StorageFootprint } from "../../shared/storage-footprint";
 import type { Compaction } from "../compaction/compaction";
 import type { MemoryContext } from "./memory-context";
 import type { History } from "./history";
@@ -13,7 +14,9 @@ export type BenchOp =
   | { op: "seed"; threadId: string; count: number }
   | { op: "appendAndAssemble"; threadId: string; iterations: number }
   | { op: "compact"; threadId: string }
-  | { op: "sqliteWrite"; iterations: number };
+  | { op: "sqliteWrite"; iterations: number }
+  | { op: "seedEvents"; count: number }
+  | { op: "storage" };
 
 /** The memory path a run takes (src/objects/agent/context.ts, compaction.ts): assemble the context; plan and work off compaction. */
 export interface BenchMemory {
@@ -38,7 +41,7 @@ export function benchMemory(context: MemoryContext, compaction: Compaction): Ben
   };
 }
 
-export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, memory: BenchMemory): Promise<Result<{ done: number }>> {
+export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, memory: BenchMemory, storage: SqlStorage): Promise<Result<{ done: number; footprint?: StorageFootprint }>> {
   switch (op.op) {
     case "seed": {
       // Bulk rows straight into the table: seeding 100 000 messages must not take minutes.
@@ -71,5 +74,20 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       }
       return { ok: true, done: op.iterations };
     }
+    case "seedEvents": {
+      // Ages the log (bench "streaming turn, 100 vs 100 000 events"): filler events dated now (inside the
+      // retention window), marked as already forwarded to the tenant, as an old agent's would be.
+      storage.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+         INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'bench-old-' || (i / 10), '{"filler":true}', ? FROM n`,
+        op.count,
+        nowIso(),
+      );
+      const head = storage.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+      storage.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
+      return { ok: true, done: op.count };
+    }
+    case "storage":
+      return { ok: true, done: 1, footprint: storageFootprint(storage) };
   }
 }
