@@ -25,7 +25,10 @@ export const defaults = {
 
 const sample = (bytes, i) => `turn ${i}: `.concat("lorem ipsum dolor sit amet ".repeat(Math.ceil(bytes / 27))).slice(0, bytes);
 
-/** One streaming turn: send → the response body ends (the stream closes after run.completed). */
+/**
+ * One streaming turn: send → the run.completed frame arrives (what the user waits for); `endMs` is when
+ * the response body ended (the stream closes right after run.completed).
+ */
 async function streamingTurn(client, agentId, text, timeoutMs) {
   const started = performance.now();
   const res = await fetch(`${client.baseUrl}/v1/agents/${agentId}/messages`, {
@@ -34,19 +37,27 @@ async function streamingTurn(client, agentId, text, timeoutMs) {
     body: JSON.stringify({ text }),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const body = await res.text();
-  const ms = performance.now() - started;
-  if (res.status !== 200) throw new Error(`streaming turn → HTTP ${res.status}: ${body.slice(0, 500)}`);
+  if (res.status !== 200) throw new Error(`streaming turn → HTTP ${res.status}: ${(await res.text()).slice(0, 500)}`);
+  const decoder = new TextDecoder();
+  let body = "";
+  let terminalAt = null;
+  let firstByteAt = null;
+  for await (const chunk of res.body) {
+    firstByteAt ??= performance.now();
+    body += decoder.decode(chunk, { stream: true });
+    if (terminalAt === null && /event: (run\.completed|run\.failed)\n[^]*?\n\n/.test(body)) terminalAt = performance.now();
+  }
+  const endAt = performance.now();
   const terminal = /event: (run\.completed|run\.failed)\n/.exec(body)?.[1] ?? "none";
   if (terminal !== "run.completed") throw new Error(`streaming turn ended without run.completed (${terminal}): ${body.slice(-500)}`);
-  return ms;
+  return { ms: terminalAt - started, firstByteMs: firstByteAt - started, endMs: endAt - started };
 }
 
 async function footprint(client, agentIds) {
   const tenant = (await client.call("POST", "/__bench/tenant/alertness", { op: "storage" }, { expect: [200] })).body;
   const agents = [];
   for (const id of agentIds) agents.push((await client.call("POST", `/__bench/agents/${id}/op`, { op: "storage" }, { expect: [200] })).body.footprint);
-  return { tenant: { bytes: tenant.bytes, rows: tenant.rows }, agents };
+  return { tenant: { bytes: tenant.bytes, rows: tenant.rows, payload: tenant.payload }, agents };
 }
 
 const sumRows = (rows) => Object.values(rows).reduce((a, b) => a + b, 0);
@@ -114,7 +125,10 @@ async function settle(client, agentIds) {
 export async function runLeanBench({ client, log, params: overrides = {} }) {
   const params = { ...defaults, ...overrides };
   const { streamingTurns, warmupTurns, youngEvents, agedEvents, storageTurns, textBytes, toolTurns, turnTimeoutMs } = params;
-  const turn = (agentId, text) => streamingTurn(client, agentId, text, turnTimeoutMs);
+  const turnTimed = (agentId, text) => streamingTurn(client, agentId, text, turnTimeoutMs);
+  const turn = async (agentId, text) => (await turnTimed(agentId, text)).ms;
+  const firstByteMs = [];
+  const endMs = [];
   const emptyRequest = async () => (await client.call("GET", "/healthz", undefined, { expect: [200] })).ms;
 
   // ---------------------------------------------------------------- streaming turn vs empty request; young vs aged
@@ -137,11 +151,18 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     emptyMs.push(await emptyRequest());
     // Alternate which agent goes first, so drift and warm caches favour neither.
     const order = i % 2 ? [[aged, agedMs], [young, youngMs]] : [[young, youngMs], [aged, agedMs]];
-    for (const [agent, into] of order) into.push(await turn(agent.id, `hello ${i}`));
+    for (const [agent, into] of order) {
+      const t = await turnTimed(agent.id, `hello ${i}`);
+      into.push(t.ms);
+      if (agent === young) {
+        firstByteMs.push(t.firstByteMs);
+        endMs.push(t.endMs);
+      }
+    }
     pairRatios.push(agedMs.at(-1) / youngMs.at(-1));
     if ((i + 1) % 50 === 0) log(`  streaming turns ${i + 1}/${streamingTurns}: p50 young ${fmt(percentile(youngMs, 50), 2)} ms, aged ${fmt(percentile(agedMs, 50), 2)} ms, empty ${fmt(percentile(emptyMs, 50), 2)} ms`);
   }
-  const streaming = { young: summarize(youngMs), aged: summarize(agedMs), empty: summarize(emptyMs) };
+  const streaming = { young: summarize(youngMs), aged: summarize(agedMs), empty: summarize(emptyMs), youngFirstByte: summarize(firstByteMs), youngBodyEnd: summarize(endMs) };
   const streamingRatios = {
     turnP50VsEmptyRequestP50: streaming.young.p50 / streaming.empty.p50,
     agedVsYoungP50: streaming.aged.p50 / streaming.young.p50,
@@ -165,6 +186,9 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
   const tenantBytes = (after.tenant.bytes - before.tenant.bytes) / storageTurns;
   const agentRows = rowDelta(before.agents[0].rows, after.agents[0].rows);
   const tenantRows = rowDelta(before.tenant.rows, after.tenant.rows);
+  const perTable = (b, a) => Object.fromEntries(Object.entries(rowDelta(b ?? {}, a ?? {})).map(([k, v]) => [k, v / storageTurns]));
+  const agentPayload = perTable(before.agents[0].payload, after.agents[0].payload);
+  const tenantPayload = perTable(before.tenant.payload, after.tenant.payload);
   const perTurn = {
     textBytes: textPerTurn,
     agentBytes,
@@ -175,6 +199,8 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     tenantRows: sumRows(tenantRows) / storageTurns,
     agentRowsByTable: Object.fromEntries(Object.entries(agentRows).map(([k, v]) => [k, v / storageTurns])),
     tenantRowsByTable: Object.fromEntries(Object.entries(tenantRows).map(([k, v]) => [k, v / storageTurns])),
+    agentPayloadBytesByTable: agentPayload,
+    tenantPayloadBytesByTable: tenantPayload,
   };
   log(`  storage: ${fmt(perTurn.totalBytes, 0)} B per turn (${fmt(perTurn.textBytes, 0)} B of it message text)`);
 
@@ -204,12 +230,13 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
   const ms = (v) => fmt(v, 2);
   const na = (v, digits = 2) => (v === null || v === undefined ? "n/a" : fmt(v, digits));
   const text = [
-    `Streaming turn (POST …/messages, Accept: text/event-stream → run.completed), builtin model, ${streamingTurns} turns per agent, interleaved`,
+    `Streaming turn (POST …/messages, Accept: text/event-stream → its run.completed frame), builtin model, ${streamingTurns} turns per agent, interleaved`,
     table(
       ["measure", "n", "p50 ms", "p99 ms", "mean ms"],
       [
         [`streaming turn, agent with ${youngEvents} events`, streaming.young.n, ms(streaming.young.p50), ms(streaming.young.p99), ms(streaming.young.mean)],
         [`streaming turn, agent with ${agedEvents} events`, streaming.aged.n, ms(streaming.aged.p50), ms(streaming.aged.p99), ms(streaming.aged.mean)],
+        [`  (100-event agent: first byte / body end)`, streaming.youngFirstByte.n, `${ms(streaming.youngFirstByte.p50)} / ${ms(streaming.youngBodyEnd.p50)}`, `${ms(streaming.youngFirstByte.p99)} / ${ms(streaming.youngBodyEnd.p99)}`, ""],
         ["empty Worker request (GET /healthz)", streaming.empty.n, ms(streaming.empty.p50), ms(streaming.empty.p99), ms(streaming.empty.mean)],
       ],
     ),
@@ -220,6 +247,8 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
       [
         ["agent", fmt(agentBytes, 0), fmt(perTurn.agentRows, 2), Object.entries(perTurn.agentRowsByTable).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ")],
         ["tenant", fmt(tenantBytes, 0), fmt(perTurn.tenantRows, 2), Object.entries(perTurn.tenantRowsByTable).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ")],
+        ["agent payload B", "", "", Object.entries(agentPayload).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(", ")],
+        ["tenant payload B", "", "", Object.entries(tenantPayload).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(", ")],
         ["all objects", fmt(perTurn.totalBytes, 0), fmt(perTurn.agentRows + perTurn.tenantRows, 2), `message text ${fmt(textPerTurn, 0)} B → overhead ${fmt(perTurn.overheadBytes, 0)} B`],
       ],
     ),
@@ -233,9 +262,9 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     name: "lean",
     parameters: params,
     method:
-      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the end of its body (closed after run.completed); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
+      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
     results: { streaming, streamingRatios, perTurn, tenantCalls: { perChatTurn: calls?.perUnit ?? null, perToolCall: toolCalls?.perToolCall ?? null, chatByMethod: calls?.byMethod ?? null, toolTurnByMethod: toolCalls?.byMethod ?? null, note: calls ? toolNote : "vigil_do_calls_total not exposed by GET /v1/metrics" }, storageBefore: before, storageAfter: after },
-    samples: { youngMs, agedMs, emptyMs, pairRatios },
+    samples: { youngMs, agedMs, emptyMs, pairRatios, youngFirstByteMs: firstByteMs, youngBodyEndMs: endMs },
     summary: {
       streamingTurnVsEmptyRequest: streamingRatios.turnP50VsEmptyRequestP50,
       agedVsYoungStreamingTurn: streamingRatios.agedVsYoungPairedMedian,

@@ -33,6 +33,8 @@ if (flag("--help") || flag("-h")) {
 const only = option("--only");
 const quick = flag("--quick");
 const verbose = flag("--verbose");
+// Per-benchmark parameter overrides, e.g. VIGIL_BENCH_PARAMS='{"history":{"sizes":[100,1000]},"lean":{"agedEvents":10000}}'.
+const overrides = JSON.parse(process.env.VIGIL_BENCH_PARAMS ?? "{}");
 
 const all = {
   history: { run: runHistoryBench, quick: { sizes: [100, 2_000, 10_000], rounds: 5, iterations: 20 } },
@@ -110,7 +112,7 @@ try {
   for (const name of selected) {
     const started = Date.now();
     log(`\n▶ ${name}`);
-    const params = { ...(quick ? all[name].quick : {}), ...(name === "history" ? { contextWindowMessages: contextWindowMessages() } : {}) };
+    const params = { ...(quick ? all[name].quick : {}), ...(overrides[name] ?? {}), ...(name === "history" ? { contextWindowMessages: contextWindowMessages() } : {}) };
     const result = await all[name].run({ client, operator, log, params });
     const durationSeconds = (Date.now() - started) / 1000;
     const file = join(resultsDir, `${name}-${stamp}.json`);

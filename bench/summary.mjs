@@ -15,8 +15,8 @@ export function summaryRows(results) {
   } else rows.push(row("append + assemble op", null, "not run", "≤ 0.5 ms"));
   if (wake) {
     const r = wake.results.ratios.wakeP50VsEmptyRequestP50;
-    rows.push(row("wake p50 (POST → run.completed on SSE) / empty request p50", r, `${fmt(r, 2)}× (${fmt(wake.results.wakeMs.p50, 2)} / ${fmt(wake.results.emptyRequestMs.p50, 2)} ms)`, "(was 5.1×)", true));
-    rows.push(row("  one DO SQLite write", wake.results.sqliteWriteMicros.p50, `${fmt(wake.results.sqliteWriteMicros.p50, 1)} µs`, "", true));
+    rows.push({ measure: "wake p50 (POST → run.completed on SSE) / empty request p50", value: r, display: `${fmt(r, 2)}× (${fmt(wake.results.wakeMs.p50, 2)} / ${fmt(wake.results.emptyRequestMs.p50, 2)} ms)`, goal: "(was 5.1×)", verdict: "info" });
+    rows.push({ measure: "  one DO SQLite write", value: wake.results.sqliteWriteMicros.p50, display: `${fmt(wake.results.sqliteWriteMicros.p50, 1)} µs`, goal: "(was 29 µs)", verdict: "info" });
   }
   if (lean) {
     const s = lean.results.streaming;
@@ -26,7 +26,7 @@ export function summaryRows(results) {
     rows.push(row("streaming turn p50 / empty request p50", r.turnP50VsEmptyRequestP50, `${fmt(r.turnP50VsEmptyRequestP50, 2)}× (${fmt(s.young.p50, 2)} / ${fmt(s.empty.p50, 2)} ms)`, "≤ 3×", r.turnP50VsEmptyRequestP50 <= 3));
     rows.push(row(`streaming turn, ${lean.parameters.agedEvents} vs ${lean.parameters.youngEvents} events (paired)`, r.agedVsYoungPairedMedian, `${fmt(r.agedVsYoungPairedMedian, 2)}× (p50 ${fmt(s.aged.p50, 2)} vs ${fmt(s.young.p50, 2)} ms)`, "≤ 1.2×", r.agedVsYoungPairedMedian <= 1.2));
     rows.push(row("bytes stored per chat turn, all objects", t.totalBytes, `${fmt(t.totalBytes, 0)} B = ${fmt(t.textBytes, 0)} B text + ${fmt(t.overheadBytes, 0)} B (agent ${fmt(t.agentBytes, 0)}, tenant ${fmt(t.tenantBytes, 0)})`, "≤ 2 KB + text", t.overheadBytes <= 2048));
-    rows.push(row("rows stored per chat turn (agent + tenant)", t.agentRows + t.tenantRows, `${fmt(t.agentRows + t.tenantRows, 1)} (agent ${fmt(t.agentRows, 1)}, tenant ${fmt(t.tenantRows, 1)})`, "", true));
+    rows.push({ measure: "rows stored per chat turn (agent + tenant)", value: t.agentRows + t.tenantRows, display: `${fmt(t.agentRows + t.tenantRows, 1)} (agent ${fmt(t.agentRows, 1)}, tenant ${fmt(t.tenantRows, 1)})`, goal: "", verdict: "info" });
     rows.push(row("TenantDO calls per chat turn", c.perChatTurn, c.perChatTurn === null ? "n/a" : fmt(c.perChatTurn, 2), "≤ 1", c.perChatTurn !== null && c.perChatTurn <= 1));
     rows.push(row("TenantDO calls per tool call", c.perToolCall, c.perToolCall === null ? "n/a" : fmt(c.perToolCall, 2), "≤ 2", c.perToolCall !== null && c.perToolCall <= 2));
   } else rows.push(row("streaming turn / bytes / TenantDO calls", null, "not run", ""));

@@ -301,8 +301,16 @@ export class AgentWiring {
     return this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
   }
 
+  private knownAgentId = "";
+
+  /**
+   * The agent's id, read once: it never changes, and this object's name is derived from it, so an
+   * erased and re-created agent has the same one. Hot paths (every appended message, every plan)
+   * call this; "" until the agent exists.
+   */
   private agentId(): string {
-    return this.profile.get()?.id ?? "";
+    if (!this.knownAgentId) this.knownAgentId = this.profile.get()?.id ?? "";
+    return this.knownAgentId;
   }
 
   private tenant() {

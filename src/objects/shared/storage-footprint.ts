@@ -2,6 +2,8 @@
 export interface StorageFootprint {
   bytes: number;
   rows: Record<string, number>;
+  /** Payload bytes per table (sum of the columns' lengths; no page or index overhead), where readable. */
+  payload: Record<string, number>;
 }
 
 /**
@@ -14,6 +16,16 @@ export function storageFootprint(sql: SqlStorage): StorageFootprint {
     .toArray()
     .map((row) => row.name);
   const rows: Record<string, number> = {};
-  for (const name of tables) rows[name] = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`).one().n;
-  return { bytes: sql.databaseSize, rows };
+  const payload: Record<string, number> = {};
+  for (const name of tables) {
+    const quoted = `"${name.replace(/"/g, '""')}"`;
+    rows[name] = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${quoted}`).one().n;
+    try {
+      const columns = sql.exec<{ name: string }>("SELECT name FROM pragma_table_info(?)", name).toArray().map((c) => `coalesce(length("${c.name.replace(/"/g, '""')}"), 0)`);
+      if (columns.length > 0) payload[name] = sql.exec<{ b: number | null }>(`SELECT sum(${columns.join(" + ")}) AS b FROM ${quoted}`).one().b ?? 0;
+    } catch {
+      // A table whose columns cannot be listed here (virtual tables): rows only.
+    }
+  }
+  return { bytes: sql.databaseSize, rows, payload };
 }

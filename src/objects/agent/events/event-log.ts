@@ -49,16 +49,16 @@ export class EventLog {
   /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
-    const row = this.db.insert(schema.events).values({ type, runKey, data: storedEventData(type, data), createdAt: nowIso() }).returning({ seq: schema.events.seq, createdAt: schema.events.createdAt }).get();
+    const row = this.db.insert(schema.events).values({ type, runKey, data: storedEventData(type, runKey, data), createdAt: nowIso() }).returning({ seq: schema.events.seq, createdAt: schema.events.createdAt }).get();
     const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt: row.createdAt };
-    this.fanOut({ type, runKey }, sseFrame({ id: event.seq, event: type, data: event }));
+    this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);
     return event;
   }
 
   /** A live-only event: no seq, no replay. */
   live(type: string, runKey: string | null, data: Record<string, unknown>): void {
-    this.fanOut({ type, runKey }, sseFrame({ event: type, data: { type, runKey, data } }));
+    this.fanOut({ type, runKey }, () => sseFrame({ event: type, data: { type, runKey, data } }));
   }
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
@@ -129,9 +129,13 @@ export class EventLog {
     return readable;
   }
 
-  private fanOut(event: { type: string; runKey: string | null }, frame: string): void {
+  /** The frame is serialized once, and only when a subscriber takes it (most appends have none). */
+  private fanOut(event: { type: string; runKey: string | null }, render: () => string): void {
+    if (this.subscribers.size === 0) return;
+    let frame: string | null = null;
     for (const subscriber of [...this.subscribers]) {
       if (!subscriber.accepts(event)) continue;
+      frame ??= render();
       subscriber.push(frame);
       if (subscriber.endsOn(event)) subscriber.close();
     }

@@ -13,6 +13,8 @@ import type { AgentDb } from "../types";
 export type BenchOp =
   | { op: "seed"; threadId: string; count: number }
   | { op: "appendAndAssemble"; threadId: string; iterations: number }
+  /** One part of appendAndAssemble alone, to profile it (`bench/history.mjs` breakdown). */
+  | { op: "profile"; part: "append" | "plan" | "assemble"; threadId: string; iterations: number }
   | { op: "compact"; threadId: string }
   | { op: "sqliteWrite"; iterations: number }
   | { op: "seedEvents"; count: number }
@@ -23,6 +25,8 @@ export interface BenchMemory {
   assemble(threadId: string): void;
   /** What a run's "maybe compact" does: plan the thread, work off due jobs if that planned one. */
   afterAppend(threadId: string): Promise<void>;
+  /** Plans only (no job is worked off). */
+  plan(threadId: string): void;
   /** Plans and works off one bounded batch of due jobs; returns the summaries committed (0: caught up). */
   catchUp(threadId: string): Promise<number>;
 }
@@ -31,6 +35,7 @@ export interface BenchMemory {
 export function benchMemory(context: MemoryContext, compaction: Compaction): BenchMemory {
   return {
     assemble: (threadId) => void context.modelMessages(threadId, ""),
+    plan: (threadId) => void compaction.plan(threadId),
     afterAppend: async (threadId) => {
       if (compaction.plan(threadId) > 0) await compaction.pump();
     },
@@ -61,6 +66,14 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
         // Compaction runs as it does after a run (inline here, amortized over the appends that overflow the hot tier).
         await memory.afterAppend(op.threadId);
         memory.assemble(op.threadId);
+      }
+      return { ok: true, done: op.iterations };
+    }
+    case "profile": {
+      for (let i = 0; i < op.iterations; i++) {
+        if (op.part === "append") history.append({ id: randomId("bm_", 24), threadId: op.threadId, kind: "user", text: `bench append ${i}` });
+        else if (op.part === "plan") memory.plan(op.threadId);
+        else memory.assemble(op.threadId);
       }
       return { ok: true, done: op.iterations };
     }
