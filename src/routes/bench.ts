@@ -7,6 +7,7 @@ import type { AppEnv } from "../http/context";
 const BenchBody = z.discriminatedUnion("op", [
   z.object({ op: z.literal("seed"), threadId: z.string(), count: z.number().int().min(1).max(200_000) }),
   z.object({ op: z.literal("appendAndAssemble"), threadId: z.string(), iterations: z.number().int().min(1).max(100_000) }),
+  z.object({ op: z.literal("profile"), part: z.enum(["append", "plan", "assemble"]), threadId: z.string(), iterations: z.number().int().min(1).max(100_000) }),
   z.object({ op: z.literal("sqliteWrite"), iterations: z.number().int().min(1).max(100_000) }),
   z.object({ op: z.literal("compact"), threadId: z.string() }),
   z.object({ op: z.literal("seedEvents"), count: z.number().int().min(1).max(200_000) }),
