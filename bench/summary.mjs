@@ -11,6 +11,13 @@ export function summaryRows(results) {
     const large = history.results.perSize.at(-1);
     const us = small.perOpMicros.median;
     rows.push(row(`append + assemble op (${small.size} messages)`, us, `${fmt(us / 1000, 3)} ms`, "≤ 0.5 ms", us <= 500));
+    if (wake) {
+      // Side by side with one DO SQLite write of the same run: load on the machine scales both alike.
+      const perWrite = us / wake.results.sqliteWriteMicros.p50;
+      rows.push({ measure: "  append + assemble / one DO SQLite write", value: perWrite, display: `${fmt(perWrite, 1)}× (≈ ${fmt((perWrite * 29) / 1000, 2)} ms at the unloaded 29 µs write)`, goal: "≤ 17× (0.5 ms / 29 µs; was 80×)", verdict: perWrite <= 17 ? "PASS" : "FAIL" });
+    }
+    const parts = history.results.breakdownMicros;
+    if (parts) rows.push({ measure: "  profile: plan / assemble / append alone", value: null, display: Object.entries(parts).map(([k, v]) => `${k} ${fmt(v.median / 1000, 2)} ms`).join(", "), goal: "", verdict: "info" });
     rows.push(row(`  ${large.size} vs ${small.size} messages`, history.results.ratioLargestVsSmallest, `${fmt(history.results.ratioLargestVsSmallest, 2)}×`, `≤ ${history.results.bound}×`, history.results.pass));
   } else rows.push(row("append + assemble op", null, "not run", "≤ 0.5 ms"));
   if (wake) {
@@ -38,4 +45,17 @@ export function summaryRows(results) {
     rows.push(row("  every woken agent ran exactly once", exactly ? 1 : 0, exactly ? "yes" : "no", "yes", exactly));
   } else rows.push(row("fan-out wakes/s", null, "not run", "≥ 150/s"));
   return rows;
+}
+
+// `node bench/summary.mjs bench/results/*-<stamp>.json`: the summary of an earlier run, from its JSON files.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { readFileSync } = await import("node:fs");
+  const { table } = await import("./lib/stats.mjs");
+  const results = {};
+  for (const file of process.argv.slice(2)) {
+    const r = JSON.parse(readFileSync(file, "utf8"));
+    if (r.benchmark && r.benchmark !== "summary") results[r.benchmark] = r;
+  }
+  const rows = summaryRows(results);
+  console.log(table(["measure", "value", "goal", "verdict"], rows.map((r) => [r.measure, r.display, r.goal, r.verdict])));
 }
