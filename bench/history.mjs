@@ -22,6 +22,8 @@ export const defaults = {
   /** A thread that grew more than this fraction past its size is replaced by a freshly seeded one. */
   maxGrowth: 0.1,
   bound: 1.5,
+  /** Profile of the op's parts (append alone, compaction planning alone, assembly alone) on the smallest size. */
+  breakdownRounds: 15,
 };
 
 export async function runHistoryBench({ client, log, params: overrides = {} }) {
@@ -129,6 +131,20 @@ export async function runHistoryBench({ client, log, params: overrides = {} }) {
     `${fmt(p.perOpMicros.median / small.perOpMicros.median, 2)}×`,
     `${fmt(p.pairedRatioVsSmallest, 2)}×`,
   ]);
+  // Breakdown (issue 12 §8 "profile first"): each part timed alone the same way, on the smallest
+  // size's thread; append last, since it grows the thread (and leaves its new messages uncompacted).
+  const breakdown = {};
+  for (const part of ["plan", "assemble", "append"]) {
+    const samples = [];
+    for (let r = 0; r < params.breakdownRounds; r++) {
+      const op = (iterations) => client.benchOp(small.agentId, { op: "profile", part, threadId: subjects.find((x) => x.size === small.size).threadId, iterations });
+      const t1a = await op(1);
+      const tN = await op(N);
+      const t1b = await op(1);
+      samples.push(((tN - Math.min(t1a, t1b)) / (N - 1)) * 1000);
+    }
+    breakdown[part] = { median: median(samples), p25: percentile(samples, 25), p75: percentile(samples, 75), samples };
+  }
   const summariesPerSize = sizes.map((size) => catchUps.filter((c) => c.size === size).at(-1)?.summariesCommitted ?? 0);
   const text = [
     `Append + compaction + assemble context (slots, report, ≤ 4 cold + ≤ 8 warm summaries, ≤ 40 hot msgs, ≤ 12 000 tokens), per op, ${rounds} rounds × ${N} ops, interleaved`,
@@ -136,6 +152,9 @@ export async function runHistoryBench({ client, log, params: overrides = {} }) {
     "",
     `${large.size.toLocaleString("en-US")} vs ${small.size.toLocaleString("en-US")}: ${fmt(ratio, 2)}× (ratio of medians; bound ≤ ${bound}×) → ${pass ? "PASS" : "FAIL"}`,
     `(paired ratio = median over rounds of this size's sample / the smallest size's sample in the same round)`,
+    `breakdown on the ${small.size.toLocaleString("en-US")}-message thread (each part alone, ${params.breakdownRounds} rounds × ${N}): ` +
+      Object.entries(breakdown).map(([part, b]) => `${part} ${fmt(b.median, 0)} µs`).join(", ") +
+      ` (sum ${fmt(Object.values(breakdown).reduce((a, b) => a + b.median, 0), 0)} µs; the op also works off due compaction jobs)`,
     `compaction catch-up after seeding (summaries committed): ${sizes.map((size, i) => `${size.toLocaleString("en-US")} → ${summariesPerSize[i].toLocaleString("en-US")}`).join(", ")}`,
   ].join("\n");
 
@@ -143,7 +162,7 @@ export async function runHistoryBench({ client, log, params: overrides = {} }) {
     name: "history",
     parameters: params,
     method: "per-op (append + plan compaction + work off due jobs + assemble the run context) = (T(iterations=N) − min(T(1) before, T(1) after)) / (N − 1), timed from the client; median over rounds; rounds interleaved across sizes; a thread that grew > maxGrowth past its size is replaced by a freshly seeded one, compacted to steady state before timing",
-    results: { perSize, ratioLargestVsSmallest: ratio, pairedRatioLargestVsSmallest: large.pairedRatioVsSmallest, bound, pass },
+    results: { perSize, ratioLargestVsSmallest: ratio, pairedRatioLargestVsSmallest: large.pairedRatioVsSmallest, bound, pass, breakdownMicros: breakdown },
     seedTimings,
     compactionCatchUps: catchUps,
     text,

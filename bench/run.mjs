@@ -12,6 +12,9 @@ import { roundAll } from "./lib/stats.mjs";
 import { runHistoryBench } from "./history.mjs";
 import { runWakeBench } from "./wake.mjs";
 import { runAlertnessBench } from "./alertness.mjs";
+import { runLeanBench } from "./lean.mjs";
+import { summaryRows } from "./summary.mjs";
+import { table } from "./lib/stats.mjs";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoDir = dirname(benchDir);
@@ -24,18 +27,21 @@ const option = (name) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 if (flag("--help") || flag("-h")) {
-  console.log("usage: npm run bench [-- --only history|wake|alertness] [-- --quick]");
+  console.log("usage: npm run bench [-- --only history|wake|alertness|lean] [-- --quick]");
   process.exit(0);
 }
 const only = option("--only");
 const quick = flag("--quick");
 const verbose = flag("--verbose");
+// Per-benchmark parameter overrides, e.g. VIGIL_BENCH_PARAMS='{"history":{"sizes":[100,1000]},"lean":{"agedEvents":10000}}'.
+const overrides = JSON.parse(process.env.VIGIL_BENCH_PARAMS ?? "{}");
 
 const all = {
   history: { run: runHistoryBench, quick: { sizes: [100, 2_000, 10_000], rounds: 5, iterations: 20 } },
   wake: { run: runWakeBench, quick: { wakes: 30, warmupWakes: 3, sqliteEvery: 5 } },
   // quick: at 200 vs 20 matches the per-change part dominates, so the match-ratio bound is relaxed.
   alertness: { run: runAlertnessBench, quick: { subscriptions: 2_000, matchingA: 200, matchingB: 20, matchRounds: 4, deliveries: 300, triggerDeliveries: 100, minMatchRatio: 1.5 } },
+  lean: { run: runLeanBench, quick: { streamingTurns: 20, warmupTurns: 3, agedEvents: 10_000, storageTurns: 40, toolTurns: 10 } },
 };
 const selected = only ? only.split(",") : Object.keys(all);
 for (const name of selected) if (!all[name]) throw new Error(`unknown benchmark "${name}" (known: ${Object.keys(all).join(", ")})`);
@@ -106,7 +112,7 @@ try {
   for (const name of selected) {
     const started = Date.now();
     log(`\n▶ ${name}`);
-    const params = { ...(quick ? all[name].quick : {}), ...(name === "history" ? { contextWindowMessages: contextWindowMessages() } : {}) };
+    const params = { ...(quick ? all[name].quick : {}), ...(overrides[name] ?? {}), ...(name === "history" ? { contextWindowMessages: contextWindowMessages() } : {}) };
     const result = await all[name].run({ client, operator, log, params });
     const durationSeconds = (Date.now() - started) / 1000;
     const file = join(resultsDir, `${name}-${stamp}.json`);
@@ -114,7 +120,7 @@ try {
     const { text, incomplete, name: _name, ...rest } = result;
     if (incomplete) exitCode = 1;
     writeFileSync(file, JSON.stringify(roundAll({ benchmark: name, incomplete: Boolean(incomplete), startedAt: new Date(started).toISOString(), durationSeconds, quick, machine: { ...machine, loadAverage: os.loadavg() }, server: { url: server.baseUrl, bundleMs: server.bundleMs, startupMs: server.startupMs, mode: "wrangler deploy --dry-run bundle served by wrangler dev --no-bundle" }, ...rest }), null, 2) + "\n");
-    outputs.push({ name, text, file, durationSeconds });
+    outputs.push({ name, text, file, durationSeconds, result: rest });
     log(`  done in ${durationSeconds.toFixed(1)} s`);
   }
 
@@ -123,6 +129,14 @@ try {
     log(text);
     log(`→ ${relative(process.cwd(), file)}`);
   }
+
+  // One table of the issue-12 figures, each a ratio or count measured side by side in this run.
+  const summary = summaryRows(Object.fromEntries(outputs.map((o) => [o.name, o.result])));
+  const summaryFile = join(resultsDir, `summary-${stamp}.json`);
+  writeFileSync(summaryFile, JSON.stringify(roundAll({ benchmark: "summary", quick, machine: { ...machine, loadAverage: os.loadavg() }, rows: summary }), null, 2) + "\n");
+  log(`\n═══ summary ═══`);
+  log(table(["measure", "value", "goal", "verdict"], summary.map((r) => [r.measure, r.display, r.goal, r.verdict])));
+  log(`→ ${relative(process.cwd(), summaryFile)}`);
 } catch (err) {
   exitCode = 1;
   if (interrupted) await new Promise(() => {}); // the signal handler stops wrangler and exits

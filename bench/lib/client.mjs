@@ -40,7 +40,7 @@ export class Client {
   /** POST /__bench/agents/:id/op, timed from outside; returns wall milliseconds. */
   async benchOp(agentId, op) {
     const { body, ms } = await this.call("POST", `/__bench/agents/${agentId}/op`, op, { expect: [200] });
-    const expected = op.op === "seed" ? op.count : op.iterations;
+    const expected = op.count ?? op.iterations;
     if (!body || body.done !== expected) throw new Error(`bench op ${JSON.stringify(op)} answered ${JSON.stringify(body)}`);
     return ms;
   }

@@ -1,5 +1,11 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { tenantStub } from "../../src/objects/shared/stubs";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+
+const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+const agentBatches = (tenantId: string) =>
+  inDo(tenantStub(env, tenantId), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM notification_batches WHERE source LIKE 'agent:%'").one().n);
 
 const runsOf = async (key: string, agentId: string) => (await api("GET", `/v1/agents/${agentId}/runs`, { key })).body.data as any[];
 
@@ -25,6 +31,24 @@ describe("agent notifications", () => {
     expect(JSON.stringify(observation.content.tokens)).toContain("agentMessageAppendedNotification");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await runsOf(key, speaker.id)).map((run) => run.reason)).toEqual(["userInitiated"]);
+  });
+
+  it("a run no other agent follows records no notification batch (bytes per turn); one that is followed does", async () => {
+    const { key, tenantId } = await createTenant();
+    const loner = await createAgent(key, { displayName: "Loner" });
+    const self = await api("POST", `/v1/agents/${loner.id}/subscriptions`, { key, body: { tokens: [{ tokenClass: "entityId", tokenValue: loner.id }] } });
+    expect(self.status).toBe(201); // its own subscription never wakes it, so it does not count
+    const before = await agentBatches(tenantId);
+    const first = await api("POST", `/v1/agents/${loner.id}/messages`, { key, body: { text: "anyone?" } });
+    await waitForRun(key, loner.id, first.body.runKey);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await agentBatches(tenantId)).toBe(before);
+
+    const follower = await createAgent(key, { displayName: "Follower" });
+    await api("POST", `/v1/agents/${follower.id}/subscriptions`, { key, body: { tokens: [{ tokenClass: "entityId", tokenValue: loner.id }] } });
+    const second = await api("POST", `/v1/agents/${loner.id}/messages`, { key, body: { text: "now?" } });
+    await waitForRun(key, loner.id, second.body.runKey);
+    await eventually(async () => (await agentBatches(tenantId)) > before);
   });
 
   it("two agents following each other stop after config.run.maxCascadeDepth hops, and the stop is audited", async () => {

@@ -7,12 +7,16 @@ const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.i
 const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 const AGED_EVENTS = 5_000;
 
-/** Ages an agent: `count` old events in its log, already forwarded to the tenant (as an old agent's would be). */
+/**
+ * Ages an agent: `count` old events in its log, already forwarded to the tenant (as an old agent's would be).
+ * Dated now, inside the retention window: older rows would be pruned by the retention alarm in 500-row
+ * passes, and a pass falling inside the metered turn would count its reads.
+ */
 async function age(tenantId: string, agentId: string, count: number): Promise<void> {
   await inDo(agentDo(tenantId, agentId), (_instance, state) => {
     state.storage.sql.exec(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'old-run-' || (i / 10), '{"filler":true}', '2026-01-01T00:00:00.000Z' FROM n`,
+       INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'old-run-' || (i / 10), '{"filler":true}', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
       count,
     );
     const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;

@@ -25,6 +25,7 @@ import { benchMemory, runBenchOp, type BenchOp, recall, type RecallHit, readMemo
 import { messagePage, runDetail, runPage } from "./runs";
 import type { TickOutcome } from "./timers";
 import type { TurnInput, EnqueueOutcome } from "./wakes";
+import type { StorageFootprint } from "../shared/storage-footprint";
 import { AgentWiring } from "./wiring";
 import type { AgentSnapshot } from "./runs";
 import { cursorExpired, expiredCursor } from "../../core/retention";
@@ -338,7 +339,7 @@ export class AgentDO extends AgentBase<Env> {
   }
 
   /** Measurement loops run inside the DO (bench/). */
-  async benchOp(op: BenchOp): Promise<Result<{ done: number }>> {
-    return this.seams.benchRefused() ?? runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction));
+  async benchOp(op: BenchOp): Promise<Result<{ done: number; footprint?: StorageFootprint }>> {
+    return this.seams.benchRefused() ?? runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
   }
 }

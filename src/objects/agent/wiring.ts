@@ -86,7 +86,7 @@ export class AgentWiring {
   ) {
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), testSeamsEnabled(this.env) ? this.rowMeter : undefined);
-    this.events = new EventLog(this.db);
+    this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
       db: this.db,
       scheduler: this.scheduler,
@@ -107,6 +107,7 @@ export class AgentWiring {
       // back-edge: the loop and the inbox are built below.
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
+      hydrate: (rows) => this.events.hydrate(rows),
     });
     this.profile = new AgentProfile(this.db, this.events);
     this.history = new History(this.db, this.events, () => this.agentId());
@@ -318,8 +319,16 @@ export class AgentWiring {
     return this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
   }
 
+  private knownAgentId = "";
+
+  /**
+   * The agent's id, read once: it never changes, and this object's name is derived from it, so an
+   * erased and re-created agent has the same one. Hot paths (every appended message, every plan)
+   * call this; "" until the agent exists.
+   */
   private agentId(): string {
-    return this.profile.get()?.id ?? "";
+    if (!this.knownAgentId) this.knownAgentId = this.profile.get()?.id ?? "";
+    return this.knownAgentId;
   }
 
   private tenant() {

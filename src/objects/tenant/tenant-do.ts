@@ -483,6 +483,6 @@ export class TenantDO extends DurableObject<Env> {
 
   /** Bulk subscriptions, dry-run matching, counts (bench/alertness.mjs). */
   benchAlertness(op: AlertnessBenchOp): Result<{ answer: AlertnessBenchAnswer }> {
-    return this.seams.benchRefused() ?? runAlertnessBenchOp({ db: this.parts.db, dispatcher: this.parts.dispatcher, subscribe: (agentId, spec) => this.createSubscription(agentId, spec) }, op);
+    return this.seams.benchRefused() ?? runAlertnessBenchOp({ db: this.parts.db, dispatcher: this.parts.dispatcher, subscribe: (agentId, spec) => this.createSubscription(agentId, spec), sql: this.ctx.storage.sql }, op);
   }
 }

@@ -5,7 +5,7 @@ import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/runs";
 import { nowIso } from "../../shared/sqlite";
-import { toEvent } from "../records";
+import { hydrateEvents, storedEventData } from "./event-refs";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -34,7 +34,10 @@ const encoder = new TextEncoder();
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly agentId: () => string = () => "",
+  ) {}
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
   private persisted: ((type: string) => void) | null = null;
@@ -45,16 +48,17 @@ export class EventLog {
 
   /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
-    const row = this.db.insert(schema.events).values({ type, runKey, data, createdAt: nowIso() }).returning().get();
-    const event = toEvent(row);
-    this.fanOut({ type, runKey }, sseFrame({ id: event.seq, event: type, data: event }));
+    // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
+    const row = this.db.insert(schema.events).values({ type, runKey, data: storedEventData(type, runKey, data), createdAt: nowIso() }).returning({ seq: schema.events.seq, createdAt: schema.events.createdAt }).get();
+    const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt: row.createdAt };
+    this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);
     return event;
   }
 
   /** A live-only event: no seq, no replay. */
   live(type: string, runKey: string | null, data: Record<string, unknown>): void {
-    this.fanOut({ type, runKey }, sseFrame({ event: type, data: { type, runKey, data } }));
+    this.fanOut({ type, runKey }, () => sseFrame({ event: type, data: { type, runKey, data } }));
   }
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
@@ -66,7 +70,12 @@ export class EventLog {
   listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
     const e = schema.events;
     const where = runKey === undefined ? gt(e.seq, after) : and(eq(e.runKey, runKey), gt(e.seq, after));
-    return this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all().map(toEvent);
+    return this.hydrate(this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all());
+  }
+
+  /** Stored rows → the events as appended (references resolved). */
+  hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
+    return hydrateEvents(this.db, this.agentId(), rows);
   }
 
   /**
@@ -120,9 +129,13 @@ export class EventLog {
     return readable;
   }
 
-  private fanOut(event: { type: string; runKey: string | null }, frame: string): void {
+  /** The frame is serialized once, and only when a subscriber takes it (most appends have none). */
+  private fanOut(event: { type: string; runKey: string | null }, render: () => string): void {
+    if (this.subscribers.size === 0) return;
+    let frame: string | null = null;
     for (const subscriber of [...this.subscribers]) {
       if (!subscriber.accepts(event)) continue;
+      frame ??= render();
       subscriber.push(frame);
       if (subscriber.endsOn(event)) subscriber.close();
     }

@@ -3,6 +3,7 @@ import { isTenantStreamEvent } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/result";
 import type { ForwardedAgentEvent } from "../../../schema/contracts";
+import type { AgentEvent } from "../../../schema/runs";
 import type { Agent } from "../../../schema/agents";
 import type { AgentRunActivity } from "../../tenant/directory";
 import type { RunOutcome } from "../../tenant/channels";
@@ -25,6 +26,8 @@ export interface ForwarderDeps {
   holding: () => boolean;
   /** The tenant's snapshot version, as the report's answer carried it. */
   onSnapshotVersion: (version: number) => void;
+  /** Stored rows → events as appended (stored events refer to messages and runs; ./event-refs.ts). */
+  hydrate: (rows: ReadonlyArray<typeof schema.events.$inferSelect>) => AgentEvent[];
 }
 
 /**
@@ -104,9 +107,9 @@ export class EventForwarder {
     if (!agentId) return;
     const cursor = this.cursor();
     const rows = this.deps.db.select().from(schema.events).where(gt(schema.events.seq, cursor)).orderBy(asc(schema.events.seq)).limit(BATCH).all();
-    const events = rows
-      .filter((row) => isTenantStreamEvent(row.type))
-      .map((row): ForwardedAgentEvent => ({ seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt }));
+    const events = this.deps
+      .hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))
+      .map((event): ForwardedAgentEvent => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
     const report: RunReport = { events, agent: this.agent, activities: this.activities, outcomes: this.outcomes, calls: [] };
     this.activities = [];
     this.outcomes = [];

@@ -4,3 +4,4 @@ export { EventLog } from "./event-log";
 export { EventForwarder } from "./forwarder";
 export { type AgentPruneOutcome, AgentRetention } from "./retention";
 export { openEventStream } from "./streams";
+export { hydrateEvents } from "./event-refs";

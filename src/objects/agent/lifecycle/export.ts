@@ -3,7 +3,8 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentProfile } from "./profile";
-import { toEvent, toMessage, toRun } from "../records";
+import { hydrateEvents } from "../events";
+import { toMessage, toRun } from "../records";
 import type { AgentDb } from "../types";
 
 const PAGE_SIZE = 200;
@@ -14,13 +15,15 @@ interface Section {
   table: SQLiteTable;
   key: SQLiteColumn;
   map?: (row: any, agentId: string) => unknown;
+  /** A whole page at once (events resolve their message / run references with one read per page). */
+  mapPage?: (db: AgentDb, rows: any[], agentId: string) => unknown[];
 }
 
 const SECTIONS: Section[] = [
   { name: "messages", table: schema.messages, key: schema.messages.seq, map: (row, agentId) => ({ seq: row.seq, ...toMessage(agentId, row) }) },
   { name: "runs", table: schema.runs, key: schema.runs.runKey, map: (row) => toRun(row) },
   { name: "wakeInbox", table: schema.wakeInbox, key: schema.wakeInbox.seq },
-  { name: "events", table: schema.events, key: schema.events.seq, map: (row) => toEvent(row) },
+  { name: "events", table: schema.events, key: schema.events.seq, mapPage: (db, rows, agentId) => hydrateEvents(db, agentId, rows) },
   { name: "actions", table: schema.actions, key: schema.actions.operationId },
   { name: "timers", table: schema.timers, key: schema.timers.id },
   { name: "schedulerDecisions", table: schema.schedulerDecisions, key: schema.schedulerDecisions.seq },
@@ -72,7 +75,8 @@ function* exportChunks(db: AgentDb, profile: AgentProfile): Generator<string, vo
         .limit(PAGE_SIZE)
         .all() as Array<Record<string, unknown>>;
       if (rows.length === 0) break;
-      const body = rows.map((row) => JSON.stringify(section.map ? section.map(row, agentId) : row)).join(",");
+      const mapped = section.mapPage ? section.mapPage(db, rows, agentId) : rows.map((row) => (section.map ? section.map(row, agentId) : row));
+      const body = mapped.map((row) => JSON.stringify(row)).join(",");
       yield (first ? "" : ",") + body;
       first = false;
       after = rows[rows.length - 1]![keyProp(section)] as Key;

@@ -3,6 +3,7 @@ import { counters } from "../../../db/common-schema";
 import type { Result } from "../../../core/result";
 import { randomId } from "../../../ids";
 import { nowIso } from "../../shared/sqlite";
+import { storageFootprint, type StorageFootprint } from "../../shared/storage-footprint";
 import type { Compaction } from "../compaction";
 import type { MemoryContext } from "./memory-context";
 import type { History } from "./history";
@@ -12,14 +13,20 @@ import type { AgentDb } from "../types";
 export type BenchOp =
   | { op: "seed"; threadId: string; count: number }
   | { op: "appendAndAssemble"; threadId: string; iterations: number }
+  /** One part of appendAndAssemble alone, to profile it (`bench/history.mjs` breakdown). */
+  | { op: "profile"; part: "append" | "plan" | "assemble"; threadId: string; iterations: number }
   | { op: "compact"; threadId: string }
-  | { op: "sqliteWrite"; iterations: number };
+  | { op: "sqliteWrite"; iterations: number }
+  | { op: "seedEvents"; count: number }
+  | { op: "storage" };
 
 /** The memory path a run takes (src/objects/agent/context.ts, compaction.ts): assemble the context; plan and work off compaction. */
 export interface BenchMemory {
   assemble(threadId: string): void;
   /** What a run's "maybe compact" does: plan the thread, work off due jobs if that planned one. */
   afterAppend(threadId: string): Promise<void>;
+  /** Plans only (no job is worked off). */
+  plan(threadId: string): void;
   /** Plans and works off one bounded batch of due jobs; returns the summaries committed (0: caught up). */
   catchUp(threadId: string): Promise<number>;
 }
@@ -28,6 +35,7 @@ export interface BenchMemory {
 export function benchMemory(context: MemoryContext, compaction: Compaction): BenchMemory {
   return {
     assemble: (threadId) => void context.modelMessages(threadId, ""),
+    plan: (threadId) => void compaction.plan(threadId),
     afterAppend: async (threadId) => {
       if (compaction.plan(threadId) > 0) await compaction.pump();
     },
@@ -38,7 +46,7 @@ export function benchMemory(context: MemoryContext, compaction: Compaction): Ben
   };
 }
 
-export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, memory: BenchMemory): Promise<Result<{ done: number }>> {
+export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, memory: BenchMemory, storage: SqlStorage): Promise<Result<{ done: number; footprint?: StorageFootprint }>> {
   switch (op.op) {
     case "seed": {
       // Bulk rows straight into the table: seeding 100 000 messages must not take minutes.
@@ -61,6 +69,14 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       }
       return { ok: true, done: op.iterations };
     }
+    case "profile": {
+      for (let i = 0; i < op.iterations; i++) {
+        if (op.part === "append") history.append({ id: randomId("bm_", 24), threadId: op.threadId, kind: "user", text: `bench append ${i}` });
+        else if (op.part === "plan") memory.plan(op.threadId);
+        else memory.assemble(op.threadId);
+      }
+      return { ok: true, done: op.iterations };
+    }
     case "compact": {
       // Catch-up after a bulk seed, one bounded batch per request (the client repeats until 0).
       return { ok: true, done: await memory.catchUp(op.threadId) };
@@ -71,5 +87,20 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       }
       return { ok: true, done: op.iterations };
     }
+    case "seedEvents": {
+      // Ages the log (bench "streaming turn, 100 vs 100 000 events"): filler events dated now (inside the
+      // retention window), marked as already forwarded to the tenant, as an old agent's would be.
+      storage.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+         INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'bench-old-' || (i / 10), '{"filler":true}', ? FROM n`,
+        op.count,
+        nowIso(),
+      );
+      const head = storage.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+      storage.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
+      return { ok: true, done: op.count };
+    }
+    case "storage":
+      return { ok: true, done: 1, footprint: storageFootprint(storage) };
   }
 }

@@ -6,6 +6,7 @@ import { failure, type Result } from "../../../core/result";
 import { evaluate, type Dispatcher } from "./dispatcher";
 import type { PendingBatch } from "./notification-log";
 import type { TenantDb } from "../types";
+import { storageFootprint, type StorageFootprint } from "../../shared/storage-footprint";
 import type { Authority } from "../../../schema/messages";
 import type { Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
 import type { TypedToken } from "../../../core/tokens";
@@ -26,18 +27,22 @@ export const AlertnessBenchOp = z.discriminatedUnion("op", [
   z.object({ op: z.literal("match"), entityId: z.string().min(1).max(128), iterations: z.number().int().min(1).max(10_000), jobs: z.boolean().default(false) }),
   /** Sizes: active subscriptions, index rows, and batches / deliveries recorded for `source`. */
   z.object({ op: z.literal("counts"), source: z.string().max(256).optional() }),
+  /** The TenantDO's SQLite size and rows per table (bench "bytes per chat turn"). */
+  z.object({ op: z.literal("storage") }),
 ]);
 export type AlertnessBenchOp = z.output<typeof AlertnessBenchOp>;
 
 export type AlertnessBenchAnswer =
   | { op: "subscribe"; done: number }
   | { op: "match"; done: number; logicalChangeKey: string; matchedCount: number | null; candidates: number; matches: number; jobs: number }
-  | { op: "counts"; subscriptions: number; indexRows: number; batches: number | null; deliveries: number | null };
+  | { op: "counts"; subscriptions: number; indexRows: number; batches: number | null; deliveries: number | null }
+  | ({ op: "storage" } & StorageFootprint);
 
 export interface AlertnessBenchDeps {
   db: TenantDb;
   dispatcher: Dispatcher;
   subscribe(agentId: string, spec: SubscriptionSpec): Result<{ subscription: Subscription }>;
+  sql: SqlStorage;
 }
 
 /** Runs inside the TenantDO. */
@@ -93,6 +98,8 @@ export function runAlertnessBenchOp(deps: AlertnessBenchDeps, op: AlertnessBench
       const deliveries = db.select({ n: count() }).from(schema.inboundDeliveries).where(eq(schema.inboundDeliveries.source, op.source)).get()?.n ?? 0;
       return { ok: true, answer: { op: "counts", subscriptions, indexRows, batches, deliveries } };
     }
+    case "storage":
+      return { ok: true, answer: { op: "storage", ...storageFootprint(deps.sql) } };
   }
 }
 

@@ -1,4 +1,5 @@
 import { SemanticKeys, tokens, type TypedToken } from "../../../core/tokens";
+import { indexProbes } from "../../../core/subscription-index";
 import type { Agent } from "../../../schema/agents";
 import type { AgentDirectory } from "./directory";
 import type { NotificationLog, SubscriptionStore } from "../alertness";
@@ -81,8 +82,18 @@ export class AgentActivity {
       ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
     ];
     const keys = [SemanticKeys.agentStateChangedNotification, ...(activity.messageIds.length > 0 ? [SemanticKeys.agentMessageAppendedNotification] : [])];
+    const typedTokens = agentTokens(agent, keys);
+    // Storage per turn (issue 12 §6): a run no other agent's subscription could match records nothing. The
+    // dispatcher would find no candidate through these very probes (and never wakes an agent for its own
+    // activity), so the batch and its change units would only be written, dispatched to nobody and pruned.
+    if (!this.anyOtherSubscriber(agent.id, typedTokens)) return;
     this.deps.db.transaction((tx) => {
-      this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, agentTokens(agent, keys), { source: `agent:${agent.id}`, authority: "runtime_instruction", cascadeDepth: activity.cascadeDepth ?? 1 });
+      this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, typedTokens, { source: `agent:${agent.id}`, authority: "runtime_instruction", cascadeDepth: activity.cascadeDepth ?? 1 });
     });
+  }
+
+  /** One indexed lookup per token, as the dispatcher's prefilter does. */
+  private anyOtherSubscriber(agentId: string, typedTokens: TypedToken[]): boolean {
+    return indexProbes({ typedTokens }).some((probe) => this.deps.subscriptions.candidatesFor(probe).some((candidate) => candidate.agentId !== agentId));
   }
 }

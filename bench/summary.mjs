@@ -1,0 +1,61 @@
+// The issue-12 summary: one row per figure, taken from the benchmarks that ran (others read "not run").
+import { fmt } from "./lib/stats.mjs";
+
+const row = (measure, value, display, goal, pass) => ({ measure, value, display, goal, verdict: value === null || value === undefined ? "n/a" : pass ? "PASS" : "FAIL" });
+
+export function summaryRows(results) {
+  const rows = [];
+  const { history, wake, alertness, lean } = results;
+  if (history) {
+    const small = history.results.perSize[0];
+    const large = history.results.perSize.at(-1);
+    const us = small.perOpMicros.median;
+    rows.push(row(`append + assemble op (${small.size} messages)`, us, `${fmt(us / 1000, 3)} ms`, "≤ 0.5 ms", us <= 500));
+    if (wake) {
+      // Side by side with one DO SQLite write of the same run: load on the machine scales both alike.
+      const perWrite = us / wake.results.sqliteWriteMicros.p50;
+      rows.push({ measure: "  append + assemble / one DO SQLite write", value: perWrite, display: `${fmt(perWrite, 1)}× (≈ ${fmt((perWrite * 29) / 1000, 2)} ms at the unloaded 29 µs write)`, goal: "≤ 17× (0.5 ms / 29 µs; was 80×)", verdict: perWrite <= 17 ? "PASS" : "FAIL" });
+    }
+    const parts = history.results.breakdownMicros;
+    if (parts) rows.push({ measure: "  profile: plan / assemble / append alone", value: null, display: Object.entries(parts).map(([k, v]) => `${k} ${fmt(v.median / 1000, 2)} ms`).join(", "), goal: "", verdict: "info" });
+    rows.push(row(`  ${large.size} vs ${small.size} messages`, history.results.ratioLargestVsSmallest, `${fmt(history.results.ratioLargestVsSmallest, 2)}×`, `≤ ${history.results.bound}×`, history.results.pass));
+  } else rows.push(row("append + assemble op", null, "not run", "≤ 0.5 ms"));
+  if (wake) {
+    const r = wake.results.ratios.wakeP50VsEmptyRequestP50;
+    rows.push({ measure: "wake p50 (POST → run.completed on SSE) / empty request p50", value: r, display: `${fmt(r, 2)}× (${fmt(wake.results.wakeMs.p50, 2)} / ${fmt(wake.results.emptyRequestMs.p50, 2)} ms)`, goal: "(was 5.1×)", verdict: "info" });
+    rows.push({ measure: "  one DO SQLite write", value: wake.results.sqliteWriteMicros.p50, display: `${fmt(wake.results.sqliteWriteMicros.p50, 1)} µs`, goal: "(was 29 µs)", verdict: "info" });
+  }
+  if (lean) {
+    const s = lean.results.streaming;
+    const r = lean.results.streamingRatios;
+    const t = lean.results.perTurn;
+    const c = lean.results.tenantCalls;
+    rows.push(row("streaming turn p50 / empty request p50", r.turnP50VsEmptyRequestP50, `${fmt(r.turnP50VsEmptyRequestP50, 2)}× (${fmt(s.young.p50, 2)} / ${fmt(s.empty.p50, 2)} ms)`, "≤ 3×", r.turnP50VsEmptyRequestP50 <= 3));
+    rows.push(row(`streaming turn, ${lean.parameters.agedEvents} vs ${lean.parameters.youngEvents} events (paired)`, r.agedVsYoungPairedMedian, `${fmt(r.agedVsYoungPairedMedian, 2)}× (p50 ${fmt(s.aged.p50, 2)} vs ${fmt(s.young.p50, 2)} ms)`, "≤ 1.2×", r.agedVsYoungPairedMedian <= 1.2));
+    rows.push(row("bytes stored per chat turn, all objects", t.totalBytes, `${fmt(t.totalBytes, 0)} B = ${fmt(t.textBytes, 0)} B text + ${fmt(t.overheadBytes, 0)} B (agent ${fmt(t.agentBytes, 0)}, tenant ${fmt(t.tenantBytes, 0)})`, "≤ 2 KB + text", t.overheadBytes <= 2048));
+    rows.push({ measure: "rows stored per chat turn (agent + tenant)", value: t.agentRows + t.tenantRows, display: `${fmt(t.agentRows + t.tenantRows, 1)} (agent ${fmt(t.agentRows, 1)}, tenant ${fmt(t.tenantRows, 1)})`, goal: "", verdict: "info" });
+    rows.push(row("TenantDO calls per chat turn", c.perChatTurn, c.perChatTurn === null ? "n/a" : fmt(c.perChatTurn, 2), "≤ 1", c.perChatTurn !== null && c.perChatTurn <= 1));
+    rows.push(row("TenantDO calls per tool call", c.perToolCall, c.perToolCall === null ? "n/a" : fmt(c.perToolCall, 2), "≤ 2", c.perToolCall !== null && c.perToolCall <= 2));
+  } else rows.push(row("streaming turn / bytes / TenantDO calls", null, "not run", ""));
+  if (alertness) {
+    const w = alertness.results.wakes.A;
+    const perSecond = w.endedMs ? w.completed / (w.endedMs.max / 1000) : null;
+    rows.push(row(`fan-out: one change matching ${w.agents} agents`, perSecond, perSecond === null ? "n/a" : `${fmt(perSecond, 0)} wakes/s, ${w.completed}/${w.agents} runs completed`, "≥ 150/s (2 cores)", perSecond !== null && perSecond >= 150 && w.completed === w.agents));
+    const exactly = alertness.results.pass.wakes;
+    rows.push(row("  every woken agent ran exactly once", exactly ? 1 : 0, exactly ? "yes" : "no", "yes", exactly));
+  } else rows.push(row("fan-out wakes/s", null, "not run", "≥ 150/s"));
+  return rows;
+}
+
+// `node bench/summary.mjs bench/results/*-<stamp>.json`: the summary of an earlier run, from its JSON files.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { readFileSync } = await import("node:fs");
+  const { table } = await import("./lib/stats.mjs");
+  const results = {};
+  for (const file of process.argv.slice(2)) {
+    const r = JSON.parse(readFileSync(file, "utf8"));
+    if (r.benchmark && r.benchmark !== "summary") results[r.benchmark] = r;
+  }
+  const rows = summaryRows(results);
+  console.log(table(["measure", "value", "goal", "verdict"], rows.map((r) => [r.measure, r.display, r.goal, r.verdict])));
+}
