@@ -7,7 +7,7 @@ import type { AppEnv } from "./context";
  * origin may be allowed (`*`) without `Allow-Credentials`: a page can only use a token it already
  * holds. Preflights are answered here, before authentication (browsers send them without credentials).
  */
-export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Accept", "Idempotency-Key", "Last-Event-ID", "If-Match"] as const;
+export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Accept", "Idempotency-Key", "Last-Event-ID", "If-Match", "Mcp-Protocol-Version"] as const;
 /** Response headers browser code may read: rate limits, idempotent replays, run keys and event cursors. */
 export const CORS_EXPOSED_HEADERS = ["Retry-After", "Idempotent-Replayed", "WWW-Authenticate", "X-Vigil-Run-Key", "X-Vigil-Event-Seq"] as const;
 export const CORS_ALLOWED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;

@@ -14,7 +14,7 @@ describe("CORS on /v1/*", () => {
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
     expect(response.headers.get("access-control-allow-methods")).toContain("POST");
     const allowed = response.headers.get("access-control-allow-headers")!.toLowerCase();
-    for (const header of ["authorization", "content-type", "idempotency-key", "last-event-id"]) expect(allowed).toContain(header);
+    for (const header of ["authorization", "content-type", "idempotency-key", "last-event-id", "mcp-protocol-version"]) expect(allowed).toContain(header);
     expect(response.headers.get("access-control-allow-credentials")).toBeNull();
   });
 

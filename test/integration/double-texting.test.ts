@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTaskCommand, createTenant, openEvents, playbookAgentInCategory, readSseUntil, taskTitlesIn } from "./helpers";
+import { api, createAgent, createTaskCommand, createTenant, eventually, openEvents, playbookAgentInCategory, readSseUntil, taskTitlesIn } from "./helpers";
 
 /** A reply streamed word by word this slowly keeps the first run in flight while the next messages arrive. */
 const SLOW = { modelOptions: { chunkDelayMs: 150 } };
@@ -17,15 +17,7 @@ async function sent(key: string, agentId: string, text: string, extra: Record<st
 }
 
 /** Polls gently: the per-key rate limit would refuse a 25 ms cadence over seconds. */
-async function poll<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const poll = <T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000) => eventually(check, timeoutMs, 200);
 
 const settled = (key: string, agentId: string, runKey: string) =>
   poll(async () => {

@@ -40,14 +40,14 @@ export async function createAgent(key: string, body: Record<string, unknown> = {
   return res.body;
 }
 
-/** Polls until `check` returns a value (runs finish asynchronously inside the agent DO). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+/** Polls until `check` returns a value (runs finish asynchronously inside the agent DO); a slower `intervalMs` stays under the per-key rate limit over long waits. */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 

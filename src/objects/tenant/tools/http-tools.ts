@@ -25,6 +25,7 @@ import { ANY_WAKE } from "../../../tools/registry";
 import { nowIso } from "../../shared/sqlite";
 import { AppliedOperations } from "./applied-operations";
 import type { Audit, TenantDb } from "../types";
+import { SingleFlight } from "../../shared/single-flight";
 
 type Row = typeof schema.tenantTools.$inferSelect;
 type Json = Parameters<typeof toolSuccess>[1]["output"];
@@ -37,7 +38,7 @@ export type ToolRegistration = Result<{ tool: TenantTool; secret: string; create
 export class TenantTools {
   private readonly box: SecretBox;
   /** Calls in flight per operationId: a concurrent duplicate waits for the first instead of sending again. */
-  private readonly inFlight = new Map<string, Promise<ToolResultEnvelope>>();
+  private readonly inFlight = new SingleFlight<ToolResultEnvelope>();
 
   constructor(
     private readonly db: TenantDb,
@@ -107,11 +108,7 @@ export class TenantTools {
 
   /** `executeTool` for `http:<name>`. */
   call(inv: ToolInvocation): Promise<ToolResultEnvelope> {
-    const running = this.inFlight.get(inv.operationId);
-    if (running) return running;
-    const call = this.perform(inv).finally(() => this.inFlight.delete(inv.operationId));
-    this.inFlight.set(inv.operationId, call);
-    return call;
+    return this.inFlight.run(inv.operationId, () => this.perform(inv));
   }
 
   private async perform(inv: ToolInvocation): Promise<ToolResultEnvelope> {

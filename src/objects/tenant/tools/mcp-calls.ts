@@ -23,20 +23,17 @@ import { nowIso } from "../../shared/sqlite";
 import { AppliedOperations } from "./applied-operations";
 import { describeFailure, type McpServers } from "./mcp-servers";
 import type { Audit, TenantDb } from "../types";
+import { SingleFlight } from "../../shared/single-flight";
 
 type Json = Parameters<typeof toolSuccess>[1]["output"];
 
 export class McpCalls {
-  private readonly inFlight = new Map<string, Promise<ToolResultEnvelope>>();
+  private readonly inFlight = new SingleFlight<ToolResultEnvelope>();
 
   constructor(private readonly deps: { db: TenantDb; servers: McpServers; audit: Audit; /** Makes the intent durable before the request leaves. */ flush: () => Promise<void>; /** Test seam: crashes the object right after the server answered `toolName`. */ crashAfterSend?: (toolName: string) => void }) {}
 
   call(inv: ToolInvocation): Promise<ToolResultEnvelope> {
-    const running = this.inFlight.get(inv.operationId);
-    if (running) return running;
-    const call = this.perform(inv).finally(() => this.inFlight.delete(inv.operationId));
-    this.inFlight.set(inv.operationId, call);
-    return call;
+    return this.inFlight.run(inv.operationId, () => this.perform(inv));
   }
 
   private async perform(inv: ToolInvocation): Promise<ToolResultEnvelope> {
