@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { fail } from "../http/api-error";
 import { requireAdminKey, requireApiKey, requireScope, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
-import { idempotent } from "../http/idempotency";
+import { idempotent, requestKeyedId } from "../http/idempotency";
 import { McpServer, McpServerIdParam, RegisterMcpServerBody } from "../schema/mcp-servers";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
@@ -24,7 +24,8 @@ mcpServerRoutes.openapi(
   }),
   async (c) => {
     const principal = requireAdminKey(c.get("principal"));
-    const result = await tenantStub(c.env, principal.tenantId).registerMcpServer(`key:${principal.keyId}`, c.req.valid("json"));
+    const body = c.req.valid("json");
+    const result = await tenantStub(c.env, principal.tenantId).registerMcpServer(`key:${principal.keyId}`, body, requestKeyedId(c, principal.tenantId, "mcp_", body));
     if (!result.ok) fail(result);
     return c.json(result.server, 201);
   },

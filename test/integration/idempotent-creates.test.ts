@@ -146,6 +146,17 @@ const FAMILIES: Family[] = [
     tally: async (ctx) => ({ tools: await listed(ctx, "/v1/tools") }),
   },
   {
+    name: "MCP server",
+    path: () => "/v1/mcp-servers",
+    // Nothing listens on port 9: the registration keeps `lastError` and no tools, which is all this needs.
+    body: () => ({ name: "crm", url: "http://127.0.0.1:9/mcp", auth: "none", capability: "taskRead" }),
+    status: 201,
+    tally: async (ctx) => ({
+      servers: await listed(ctx, "/v1/mcp-servers"),
+      audit: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM audit WHERE action = 'mcp_server.registered'"),
+    }),
+  },
+  {
     name: "API key",
     path: () => "/v1/keys",
     body: () => ({ name: "ops" }),

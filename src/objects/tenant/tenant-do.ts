@@ -171,8 +171,8 @@ export class TenantDO extends DurableObject<Env> {
 
   // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
   /** `POST /v1/mcp-servers`: checks URL and secret, stores the server, lists its tools once (audited). */
-  async registerMcpServer(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
-    return this.afterSnapshotChange(await this.parts.mcpServers.register(actor, body), "all");
+  async registerMcpServer(actor: string, body: RegisterMcpServerBody, keyedId?: string): Promise<Result<{ server: McpServer }>> {
+    return this.afterSnapshotChange(await this.parts.mcpServers.register(actor, body, keyedId), "all");
   }
 
   /** `GET /v1/mcp-servers`: live servers with their cached tool lists (never fetches). */

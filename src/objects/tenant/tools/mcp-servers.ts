@@ -44,7 +44,8 @@ export class McpServers {
 
   constructor(private readonly deps: McpServersDeps) {}
 
-  async register(actor: string, body: RegisterMcpServerBody): Promise<Result<{ server: McpServer }>> {
+  /** `keyedId`: the id a registration under an Idempotency-Key derives; a server already holding it is the answer. */
+  async register(actor: string, body: RegisterMcpServerBody, keyedId?: string): Promise<Result<{ server: McpServer }>> {
     const url = checkUrlShape(body.url, this.deps.mode);
     if (!url.ok) return failure("validation_failed", `url: ${url.message}`);
     if (url.url.hash) return failure("validation_failed", "url: must not carry a #fragment");
@@ -53,11 +54,13 @@ export class McpServers {
       const opened = await this.deps.openSecret(secretRefId, mcpSecretProvider(body.name));
       if (!opened.ok) return failure("validation_failed", `auth.secretRefId: ${opened.message}`);
     }
-    // Checked after the await: a concurrent registration may have taken the name meanwhile.
+    // Checked after the await: a retry of this registration, or a concurrent one, may have written meanwhile.
+    const earlier = keyedId === undefined ? undefined : this.row(keyedId);
+    if (earlier) return earlier.deletedAt ? failure("idempotency_conflict", `the MCP server this Idempotency-Key registered (${earlier.id}) was deleted since; use a new key`) : { ok: true, server: toRecord(earlier) };
     if (this.liveByName(body.name)) return failure("conflict", `an MCP server named ${body.name} already exists; delete it first`);
     if (this.live().length >= config.mcp.maxServersPerTenant) return failure("conflict", `a tenant may register at most ${config.mcp.maxServersPerTenant} MCP servers`);
     const row: McpServerRow = {
-      id: randomId("mcp_"),
+      id: keyedId ?? randomId("mcp_"),
       name: body.name,
       url: url.url.toString(),
       secretRefId,
