@@ -61,8 +61,8 @@ describe("MCP client against a real MCP server on 127.0.0.1", () => {
     expect(catalog.find((tool) => tool.name === "mcp_notes_add_note").sideEffects.kind).toBe("external_mcp");
     expect(catalog.some((tool) => tool.name === "mcp_notes_hidden")).toBe(false);
 
-    // The server gains a tool and says so on the answer of the next call: the cache is marked stale, and the
-    // run's next step (which lists the tools again) refetches it, long before the 5-minute TTL.
+    // The server gains a tool and says so on the answer of the next call: the tenant refetches the list at once, in
+    // the background, long before the 5-minute TTL, and pushes it into the agents' snapshots.
     mcp.addTool("extra");
     const agent = await agentWith(call);
     const listsBefore = mcp.methods.filter((method) => method === "tools/list").length;

@@ -113,6 +113,7 @@ export class TenantWiring {
         this.snapshotChanged("all");
         ctx.waitUntil(this.publishSnapshotChanges());
       },
+      background: (work) => ctx.waitUntil(work),
     });
     const crashingMcpTools = faults ? (env.VIGIL_FAULT_MCP_ABORT ?? "").split(",").filter(Boolean) : [];
     this.mcpCalls = new McpCalls({

@@ -33,6 +33,8 @@ export interface McpServersDeps {
   openSecret(id: string, provider: string): Promise<{ ok: true; apiKey: string } | { ok: false; message: string }>;
   /** A server's tool list changed on a refresh: agents keep the tools in their snapshot (issue 12 §2). */
   toolsChanged(): void;
+  /** Work that outlives the call that started it (ctx.waitUntil). */
+  background(work: Promise<unknown>): void;
 }
 
 /** The provider id an MCP server's auth secret must be stored under. */
@@ -150,9 +152,13 @@ export class McpServers {
     };
   }
 
-  /** `notifications/tools/list_changed`: the next listing fetches this server's tools again. */
+  /**
+   * `notifications/tools/list_changed`: the list is fetched again at once, in the background. Agents read the tools
+   * from their snapshot, so waiting for the next listing would leave them on the old list until the TTL.
+   */
   markStale(id: string): void {
     this.deps.db.update(schema.mcpServers).set({ toolsFetchedAt: 0 }).where(eq(schema.mcpServers.id, id)).run();
+    this.deps.background(this.refresh(id));
   }
 
   /** Fetches the server's tool list (once at a time per server); the version moves only when the list changed. */
