@@ -24,6 +24,12 @@ export class Seams {
     return benchSeamsEnabled(this.env) ? null : failure("not_found", "no such route");
   }
 
+  /** Runs a test seam's action when test seams are on; false (nothing done) otherwise. */
+  run(action: () => void): boolean {
+    if (this.enabled) action();
+    return this.enabled;
+  }
+
   /** A test clock: `nowMs` when test seams are on and it is given, else the real time. */
   clock(nowMs: number | undefined): number {
     return this.enabled && nowMs !== undefined ? nowMs : Date.now();
