@@ -20,10 +20,9 @@ import type { McpServer, RegisterMcpServerBody } from "../../schema/mcp-servers"
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
 import type { ToolInvocation } from "../../tools/invocation";
 import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
-import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { runHooks } from "../shared/hooks";
 import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";
-import { Seams } from "../shared/seams";
+import { dumpTables, Seams, type TableDump } from "../shared/seams";
 import type { AuthOutcome, IdempotencyBegin } from "./access";
 import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp, type EventIngest, type TriggerAdmission, type TriggerOutcome, type SourceCreation, type SourceIngest } from "./alertness";
 import type { AttemptReport, OutboundDeliveries, PreparedAttempt, EndpointCreation, RunReport } from "./channels";

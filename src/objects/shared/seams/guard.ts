@@ -1,6 +1,6 @@
-import type { Env } from "../../env";
-import { failure, type Failure } from "../../core/result";
-import { benchSeamsEnabled, testSeamsEnabled } from "../../core/seams";
+import type { Env } from "../../../env";
+import { failure, type Failure } from "../../../core/result";
+import { benchSeamsEnabled, testSeamsEnabled } from "../../../core/seams";
 
 /**
  * The Durable Objects' face of the seam guard (src/core/seams.ts). Test seams (fault injection, clocks, table dumps, loopback
