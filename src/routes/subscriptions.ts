@@ -1,13 +1,11 @@
-import { createRoute } from "@hono/zod-openapi";
-import { fail } from "../http/api-error";
 import { createRouter } from "../http/app";
 import { requireAgentAccess, requireScope, tenantStub } from "../http/auth";
 import { idempotent } from "../http/idempotency";
 import { AgentIdParam } from "../schema/common";
 import { CreateSubscriptionBody, SubscriptionParams, SubscriptionSchema } from "../schema/subscriptions";
-import { agentCreateRoute, requireAgentManager } from "./agent-create-route";
+import { agentCreateRoute, agentDeleteRoute } from "./agent-resource-routes";
 import { listRoute } from "./list-route";
-import { json, problems, security } from "./openapi-helpers";
+import { problems } from "./openapi-helpers";
 
 /** Per-agent subscriptions: GET|POST /v1/agents/:id/subscriptions, DELETE …/:sid. The agent must be in the caller's tenant directory. */
 export const subscriptionRoutes = createRouter();
@@ -40,21 +38,13 @@ listRoute(subscriptionRoutes, {
   },
 });
 
-subscriptionRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/v1/agents/{id}/subscriptions/{sid}",
-    summary: "Delete (tombstone) a subscription and drop its index entries",
-    request: { params: SubscriptionParams },
-    responses: { 200: json(SubscriptionSchema, "The deleted subscription"), 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const principal = c.get("principal");
-    requireAgentManager(principal, "subscriptions");
-    const { id, sid } = c.req.valid("param");
-    const result = await tenantStub(c.env, principal.tenantId).deleteSubscription(id, sid);
-    if (!result.ok) fail(result);
-    return c.json(result.subscription, 200);
-  },
-);
+agentDeleteRoute(subscriptionRoutes, {
+  path: "/v1/agents/{id}/subscriptions/{sid}",
+  summary: "Delete (tombstone) a subscription and drop its index entries",
+  params: SubscriptionParams,
+  item: SubscriptionSchema,
+  answer: "The deleted subscription",
+  things: "subscriptions",
+  remove: (c, { tenantId, param: { id, sid } }) => tenantStub(c.env, tenantId).deleteSubscription(id, sid),
+  view: (deleted) => deleted.subscription,
+});

@@ -6,7 +6,7 @@ import { idempotent } from "../http/idempotency";
 import { randomId } from "../ids";
 import { RunAccepted } from "../schema/messages";
 import { CreateTimerBody, ListTimersQuery, Timer, TimerParams } from "../schema/timers";
-import { agentCreateRoute, requireAgentManager } from "./agent-create-route";
+import { agentCreateRoute, agentDeleteRoute, requireAgentManager } from "./agent-resource-routes";
 import { agentListRoute } from "./list-route";
 import { IdempotencyHeader, json, problems, security } from "./openapi-helpers";
 
@@ -36,24 +36,16 @@ agentListRoute(timerRoutes, {
   read: (agent, query) => agent.listTimers(query),
 });
 
-timerRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/v1/agents/{id}/timers/{tid}",
-    summary: "Delete a timer (tombstoned; it never fires again)",
-    request: { params: TimerParams },
-    responses: { 200: json(Timer, "The deleted timer"), 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const principal = c.get("principal");
-    requireAgentManager(principal, "timers");
-    const { id, tid } = c.req.valid("param");
-    const result = await agentStub(c.env, principal.tenantId, id).deleteTimer(tid);
-    if (!result.ok) fail(result);
-    return c.json(result.timer, 200);
-  },
-);
+agentDeleteRoute(timerRoutes, {
+  path: "/v1/agents/{id}/timers/{tid}",
+  summary: "Delete a timer (tombstoned; it never fires again)",
+  params: TimerParams,
+  item: Timer,
+  answer: "The deleted timer",
+  things: "timers",
+  remove: (c, { tenantId, param: { id, tid } }) => agentStub(c.env, tenantId, id).deleteTimer(tid),
+  view: (deleted) => deleted.timer,
+});
 
 timerRoutes.openapi(
   createRoute({

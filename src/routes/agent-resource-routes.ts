@@ -52,3 +52,32 @@ export function agentCreateRoute<Body extends z.ZodTypeAny, Item extends z.ZodTy
   // The typed handler signature is derived per literal route; this generic one is checked above instead.
   router.openapi(route, handler as never);
 }
+
+/** A `DELETE /v1/agents/{id}/<things>/{<param>}` of an agent's own resource (tombstoned): 200 with the deleted item. */
+export interface AgentDeleteSpec<Params extends z.ZodObject, Item extends z.ZodTypeAny, Deleted> {
+  path: string;
+  summary: string;
+  /** `id` (the agent) and the resource's own path parameter. */
+  params: Params;
+  item: Item;
+  /** The description of the 200 answer. */
+  answer: string;
+  /** What widget tokens cannot manage (the 403's wording). */
+  things: string;
+  remove: (c: Context<AppEnv>, input: { tenantId: string; param: z.infer<Params> }) => Promise<({ ok: true } & Deleted) | Failure>;
+  view: (deleted: Deleted) => z.infer<Item>;
+}
+
+/** Registers one per-agent delete route (timers, subscriptions). */
+export function agentDeleteRoute<Params extends z.ZodObject, Item extends z.ZodTypeAny, Deleted>(router: OpenAPIHono<AppEnv>, spec: AgentDeleteSpec<Params, Item, Deleted>): void {
+  const route = createRoute({ method: "delete", path: spec.path, summary: spec.summary, request: { params: spec.params }, responses: { 200: json(spec.item, spec.answer), 404: problems[404] }, security });
+  const handler = async (c: Context<AppEnv>) => {
+    const principal = c.get("principal");
+    requireAgentManager(principal, spec.things);
+    const param = (c.req.valid.bind(c.req) as (target: "param") => never)("param") as z.infer<Params>;
+    const result = await spec.remove(c, { tenantId: principal.tenantId, param });
+    if (!result.ok) fail(result);
+    return c.json(spec.view(result), 200);
+  };
+  router.openapi(route, handler as never);
+}
