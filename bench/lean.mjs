@@ -211,6 +211,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     const { body: category } = await client.call("POST", "/v1/journal/categories", { name: "Bench" });
     const { body: toolAgent } = await client.call("POST", "/v1/agents", {
       kind: "bench-lean-tools",
+      displayName: "bench tools",
       model: "builtin:playbook",
       allowedCategoryIds: [category.id],
       playbook: { rules: [{ when: { reason: "userInitiated" }, reply: "done: {{results.0.output.task.title}}" }] },

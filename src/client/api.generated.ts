@@ -428,16 +428,19 @@ export type DecisionResolution = {
   answerText?: string;
 };
 
-export type JournalCategory = {
-  id: string;
+export type JournalCategory = JournalRecordBase & {
   type: "category";
+  name: string;
+  color?: string;
+};
+
+export type JournalRecordBase = {
+  id: string;
   categoryId: string | null;
   version: number;
   createdAt: string;
   updatedAt: string;
   deletedAt?: string;
-  name: string;
-  color?: string;
 };
 
 export type JournalCategoryCreate = {
@@ -451,14 +454,8 @@ export type JournalCategoryPatch = {
   color?: string | null;
 };
 
-export type JournalTask = {
-  id: string;
+export type JournalTask = JournalRecordBase & {
   type: "task";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   title: string;
   status: "open" | "in_progress" | "blocked" | "done" | "cancelled";
   priority: "low" | "medium" | "high" | "urgent";
@@ -491,14 +488,8 @@ export type JournalTaskPatch = {
   notes?: string | null;
 };
 
-export type JournalChecklist = {
-  id: string;
+export type JournalChecklist = JournalRecordBase & {
   type: "checklist";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   taskId: string;
   title: string;
 };
@@ -514,14 +505,8 @@ export type JournalChecklistPatch = {
   title?: string;
 };
 
-export type JournalChecklistItem = {
-  id: string;
+export type JournalChecklistItem = JournalRecordBase & {
   type: "checklist_item";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   checklistId: string;
   text: string;
   done: boolean;
@@ -540,14 +525,8 @@ export type JournalChecklistItemPatch = {
   done?: boolean;
 };
 
-export type JournalTimeEntry = {
-  id: string;
+export type JournalTimeEntry = JournalRecordBase & {
   type: "time_entry";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   taskId?: string;
   startedAt: string;
   endedAt?: string;
@@ -574,14 +553,8 @@ export type JournalTimeEntryPatch = {
   sourceEntryId?: string | null;
 };
 
-export type JournalDayPlan = {
-  id: string;
+export type JournalDayPlan = JournalRecordBase & {
   type: "day_plan";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   date: string;
   blocks: Array<{
     id: string;
@@ -616,14 +589,8 @@ export type JournalDayPlanPatch = {
   pinnedTaskIds?: Array<string>;
 };
 
-export type JournalRating = {
-  id: string;
+export type JournalRating = JournalRecordBase & {
   type: "rating";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   targetType: "task" | "time_entry" | "day_plan" | "entry";
   targetId: string;
   score: number;
@@ -643,14 +610,8 @@ export type JournalRatingPatch = {
   note?: string | null;
 };
 
-export type JournalEntry = {
-  id: string;
+export type JournalEntry = JournalRecordBase & {
   type: "entry";
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
   text: string;
   occurredAt?: string;
 };

@@ -113,38 +113,20 @@ agentRoutes.openapi(
   },
 );
 
-agentRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/v1/agents/{id}",
-    summary: "Destroy an agent (terminal)",
-    request: { params: AgentIdParam },
-    responses: { 200: json(Agent, "The destroyed agent"), 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "destroy agents").applyLifecycle("destroy");
+/** The lifecycle commands: destroy (terminal), pause (dormant), resume (active). */
+const lifecycleRoutes = [
+  { command: "destroy", method: "delete", path: "/v1/agents/{id}", summary: "Destroy an agent (terminal)", answer: "The destroyed agent", what: "destroy agents", errors: { 404: problems[404] } },
+  { command: "pause", method: "post", path: "/v1/agents/{id}/pause", summary: "Pause an agent (dormant)", answer: "The agent", what: "change lifecycle", errors: { 404: problems[404], 409: problems[409] } },
+  { command: "resume", method: "post", path: "/v1/agents/{id}/resume", summary: "Resume an agent (active)", answer: "The agent", what: "change lifecycle", errors: { 404: problems[404], 409: problems[409] } },
+] as const;
+
+for (const { command, method, path, summary, answer, what, errors } of lifecycleRoutes) {
+  const route = createRoute({ method, path, summary, request: { params: AgentIdParam }, responses: { 200: json(Agent, answer), ...errors }, security });
+  agentRoutes.openapi(route, async (c) => {
+    const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, what).applyLifecycle(command);
     if (!result.ok) fail(result);
     return c.json(result.agent, 200);
-  },
-);
-
-for (const [action, command] of [["pause", "pause"], ["resume", "resume"]] as const) {
-  agentRoutes.openapi(
-    createRoute({
-      method: "post",
-      path: `/v1/agents/{id}/${action}`,
-      summary: action === "pause" ? "Pause an agent (dormant)" : "Resume an agent (active)",
-      request: { params: AgentIdParam },
-      responses: { 200: json(Agent, "The agent"), 404: problems[404], 409: problems[409] },
-      security,
-    }),
-    async (c) => {
-      const result = await agentToChange(c.get("principal"), c.env, c.req.valid("param").id, "change lifecycle").applyLifecycle(command);
-      if (!result.ok) fail(result);
-      return c.json(result.agent, 200);
-    },
-  );
+  });
 }
 
 agentRoutes.openapi(

@@ -7,7 +7,7 @@ import { idempotencyKeyOf, idempotent, requestKeyedId } from "../http/idempotenc
 import { BrakeIdParam, BrakeView, EngageBrakeBody, ListBrakesQuery } from "../schema/brakes";
 import { PaginationQuery, Problem } from "../schema/common";
 import { listRoute } from "./list-route";
-import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
+import { adminForbidden, IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /**
  * Brakes / kill switches (SPEC §5): engaging and releasing need an admin API key; any API key with
@@ -17,7 +17,6 @@ export const brakeRoutes = createRouter();
 brakeRoutes.post("/v1/brakes", idempotent());
 brakeRoutes.post("/v1/brakes/:id/release", idempotent());
 
-const forbidden = { content: { "application/problem+json": { schema: Problem } }, description: "The credential is not an admin API key" } as const;
 const unprocessable = { content: { "application/problem+json": { schema: Problem } }, description: "The target agent does not exist" } as const;
 
 brakeRoutes.openapi(
@@ -28,7 +27,7 @@ brakeRoutes.openapi(
     description:
       "scope all | agent | kind | tool (target = agent id, kind or tool name); behaviour pause (read tools still run, runs end skipped_sleeping/brake_paused at their next step) or kill (every tool stops, runs end failed_terminal/brake_killed); release manual | timer (releaseAt) | decision (opens a keep/release decision).",
     request: { ...jsonBody(EngageBrakeBody), headers: IdempotencyHeader },
-    responses: { 201: json(BrakeView, "The engaged brake"), 400: problems[400], 401: problems[401], 403: forbidden, 422: unprocessable },
+    responses: { 201: json(BrakeView, "The engaged brake"), 400: problems[400], 401: problems[401], 403: adminForbidden, 422: unprocessable },
     security,
   }),
   async (c) => {
@@ -46,7 +45,7 @@ listRoute(brakeRoutes, {
   query: PaginationQuery.merge(ListBrakesQuery),
   item: BrakeView,
   pageDescription: "A page of brakes",
-  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
+  errors: { 400: problems[400], 401: problems[401], 403: adminForbidden },
   read: (c, { query }) => {
     const principal = c.get("principal");
     requireApiKey(principal);
@@ -61,7 +60,7 @@ brakeRoutes.openapi(
     path: "/v1/brakes/{id}/release",
     summary: "Release an active brake by hand (whatever its release condition)",
     request: { params: BrakeIdParam, headers: IdempotencyHeader },
-    responses: { 200: json(BrakeView, "The released brake"), 401: problems[401], 403: forbidden, 404: problems[404], 409: problems[409] },
+    responses: { 200: json(BrakeView, "The released brake"), 401: problems[401], 403: adminForbidden, 404: problems[404], 409: problems[409] },
     security,
   }),
   async (c) => {

@@ -2,9 +2,10 @@ import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ErrorCode } from "../core/result";
 import { ApiError, fail } from "../http/api-error";
+import { agentFor, requireAdminKey, tenantStub } from "../http/auth";
 import type { AppEnv } from "../http/context";
-import { page, PaginationQuery, type Page, type Problem } from "../schema/common";
-import { json, security } from "./openapi-helpers";
+import { AgentIdParam, page, PaginationQuery, type Page, type Problem } from "../schema/common";
+import { adminForbidden, json, problems, security } from "./openapi-helpers";
 
 type ProblemResponse = { content: { "application/problem+json": { schema: typeof Problem } }; description: string };
 type ListAnswer<Row> = ({ ok: true } & Page<Row>) | { ok: false; code: ErrorCode; message: string; oldestSeq?: number };
@@ -56,4 +57,34 @@ export function listRoute<Item extends z.ZodTypeAny, Query extends z.ZodObject =
   };
   // The typed handler signature is derived per literal route; this generic one is checked above instead.
   router.openapi(route, handler as never);
+}
+
+type ShortListSpec<Item extends z.ZodTypeAny, Query extends z.ZodObject, Row> = Pick<ListRouteSpec<Item, Query, z.ZodObject, Row>, "path" | "summary" | "query" | "item" | "pageDescription">;
+
+/** An admin-only tenant list (admin API keys only; a bad cursor is named as the failing field). */
+export function adminListRoute<Item extends z.ZodTypeAny, Row = z.infer<Item>>(
+  router: OpenAPIHono<AppEnv>,
+  spec: ShortListSpec<Item, typeof PaginationQuery, Row> & { read: (tenant: ReturnType<typeof tenantStub>, query: z.infer<typeof PaginationQuery>) => Promise<ListAnswer<Row>> },
+): void {
+  const { read, ...rest } = spec;
+  listRoute<Item, typeof PaginationQuery, z.ZodObject, Row>(router, {
+    ...rest,
+    errors: { 400: problems[400], 401: problems[401], 403: adminForbidden },
+    read: (c, { query }) => read(tenantStub(c.env, requireAdminKey(c.get("principal")).tenantId), query),
+    cursorField: true,
+  });
+}
+
+/** One agent's list under `/v1/agents/{id}/…`, read from its AgentDO with `agents:read` (another tenant's agent is 404). */
+export function agentListRoute<Item extends z.ZodTypeAny, Query extends z.ZodObject, Row = z.infer<Item>>(
+  router: OpenAPIHono<AppEnv>,
+  spec: ShortListSpec<Item, Query, Row> & { read: (agent: ReturnType<typeof agentFor>, query: z.infer<Query>) => Promise<ListAnswer<Row>> },
+): void {
+  const { read, ...rest } = spec;
+  listRoute<Item, Query, typeof AgentIdParam, Row>(router, {
+    ...rest,
+    params: AgentIdParam,
+    errors: { 400: problems[400], 404: problems[404] },
+    read: (c, { param: { id }, query }) => read(agentFor(c.get("principal"), c.env, id, "agents:read"), query),
+  });
 }

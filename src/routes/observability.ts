@@ -2,14 +2,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { restoreDoCalls, takeDoCalls } from "../objects/shared/call-meter";
-import { IsoTimestamp, Problem } from "../schema/common";
-import { listRoute } from "./list-route";
-import { json, problems, security } from "./openapi-helpers";
+import { IsoTimestamp } from "../schema/common";
+import { adminListRoute } from "./list-route";
+import { adminForbidden, problems, security } from "./openapi-helpers";
 
 /** GET /v1/audit and GET /v1/metrics: the tenant's audit log and counters (admin API keys only). */
 export const observabilityRoutes = createRouter();
-
-const forbidden = { content: { "application/problem+json": { schema: Problem } }, description: "The credential is not an admin API key" } as const;
 
 export const AuditEntry = z
   .object({
@@ -22,14 +20,12 @@ export const AuditEntry = z
   })
   .openapi("AuditEntry");
 
-listRoute(observabilityRoutes, {
+adminListRoute(observabilityRoutes, {
   path: "/v1/audit",
   summary: "The tenant's append-only audit log, newest first",
   item: AuditEntry,
   pageDescription: "Audit entries",
-  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
-  read: (c, { query }) => tenantStub(c.env, requireAdminKey(c.get("principal")).tenantId).listAuditPage(query),
-  cursorField: true,
+  read: (tenant, query) => tenant.listAuditPage(query),
 });
 
 observabilityRoutes.openapi(
@@ -41,7 +37,7 @@ observabilityRoutes.openapi(
     responses: {
       200: { content: { "text/plain; version=0.0.4": { schema: z.string() } }, description: "Prometheus text format 0.0.4" },
       401: problems[401],
-      403: forbidden,
+      403: adminForbidden,
     },
     security,
   }),

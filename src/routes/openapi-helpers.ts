@@ -21,6 +21,9 @@ export const problems = {
   429: { content: { "application/problem+json": { schema: Problem } }, description: "Rate limited; see Retry-After" },
 } as const;
 
+/** The 403 of the admin-only routes (policy, providers, brakes, audit, metrics). */
+export const adminForbidden = { content: { "application/problem+json": { schema: Problem } }, description: "The credential is not an admin API key" } as const;
+
 export const security = [{ bearer: [] as string[] }];
 
 export const IdempotencyHeader = z.object({

@@ -3,20 +3,18 @@ import { ApiError } from "../http/api-error";
 import { tenantStub, requireAdminKey } from "../http/auth";
 import { createRouter } from "../http/app";
 import { Policy, PolicyBody } from "../schema/policy";
-import { Problem } from "../schema/common";
-import { json, jsonBody, problems, security } from "./openapi-helpers";
+import { adminForbidden, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** GET|PUT /v1/policy: the tenant's governance policy (admin API keys only). */
 export const policyRoutes = createRouter();
 
-const forbidden = { content: { "application/problem+json": { schema: Problem } }, description: "The credential is not an admin API key" } as const;
 
 policyRoutes.openapi(
   createRoute({
     method: "get",
     path: "/v1/policy",
     summary: "The tenant's current governance policy (version 0 is the empty default)",
-    responses: { 200: json(Policy, "The current policy"), 401: problems[401], 403: forbidden },
+    responses: { 200: json(Policy, "The current policy"), 401: problems[401], 403: adminForbidden },
     security,
   }),
   async (c) => {
@@ -37,7 +35,7 @@ policyRoutes.openapi(
       ...jsonBody(PolicyBody),
       headers: z.object({ "if-match": z.string().regex(/^"?\d{1,9}"?$/, "a policy version number").optional().openapi({ description: "The version this write is based on" }) }),
     },
-    responses: { 200: json(Policy, "The policy now in force"), 400: problems[400], 401: problems[401], 403: forbidden, 409: problems[409] },
+    responses: { 200: json(Policy, "The policy now in force"), 400: problems[400], 401: problems[401], 403: adminForbidden, 409: problems[409] },
     security,
   }),
   async (c) => {

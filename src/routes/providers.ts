@@ -1,23 +1,14 @@
 import { createRoute } from "@hono/zod-openapi";
 import { ApiError, fail } from "../http/api-error";
-import { requireApiKey, requireScope, tenantStub } from "../http/auth";
+import { requireAdminKey, tenantStub } from "../http/auth";
 import { createRouter } from "../http/app";
 import { idempotent, idempotencyKeyOf } from "../http/idempotency";
-import { Problem } from "../schema/common";
 import { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret, SecretIdParam } from "../schema/providers";
-import { listRoute } from "./list-route";
-import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
+import { adminListRoute } from "./list-route";
+import { adminForbidden, IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 /** /v1/providers/secrets and /v1/providers/consents: provider keys (write-only) and privacy receipts (admin API keys only). */
 export const providerRoutes = createRouter();
-
-const forbidden = { content: { "application/problem+json": { schema: Problem } }, description: "The credential is not an admin API key" } as const;
-
-function adminOf(principal: Parameters<typeof requireApiKey>[0]) {
-  requireApiKey(principal);
-  requireScope(principal, "admin");
-  return principal;
-}
 
 providerRoutes.openapi(
   createRoute({
@@ -26,11 +17,11 @@ providerRoutes.openapi(
     summary: "Store a provider API key, encrypted; answers its secretRefId (the key is never shown again)",
     description: "Reference the answer's `id` as `secretRefId` of the policy endpoint whose id is `provider` (or, stored with `provider: \"otlp\"` as `key=value,…` headers, as `telemetry.headersSecretRefId`). An Idempotency-Key replays the same secret's metadata for the same body.",
     request: { ...jsonBody(CreateProviderSecretBody), headers: IdempotencyHeader },
-    responses: { 201: json(ProviderSecret, "The stored secret's metadata"), 400: problems[400], 401: problems[401], 403: forbidden, 409: problems[409] },
+    responses: { 201: json(ProviderSecret, "The stored secret's metadata"), 400: problems[400], 401: problems[401], 403: adminForbidden, 409: problems[409] },
     security,
   }),
   async (c) => {
-    const principal = adminOf(c.get("principal"));
+    const principal = requireAdminKey(c.get("principal"));
     // Not the generic idempotency store (it keeps a hash of the body, key included): the secret id derives from the Idempotency-Key.
     const requestKey = idempotencyKeyOf(c.req.header("idempotency-key"));
     const result = await tenantStub(c.env, principal.tenantId).createProviderSecret(`key:${principal.keyId}`, c.req.valid("json"), requestKey);
@@ -39,14 +30,12 @@ providerRoutes.openapi(
   },
 );
 
-listRoute(providerRoutes, {
+adminListRoute(providerRoutes, {
   path: "/v1/providers/secrets",
   summary: "List stored provider secrets (metadata only, revoked ones included), oldest first",
   item: ProviderSecret,
   pageDescription: "Secret metadata",
-  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
-  read: (c, { query }) => tenantStub(c.env, adminOf(c.get("principal")).tenantId).listProviderSecrets(query),
-  cursorField: true,
+  read: (tenant, query) => tenant.listProviderSecrets(query),
 });
 
 providerRoutes.openapi(
@@ -55,11 +44,11 @@ providerRoutes.openapi(
     path: "/v1/providers/secrets/{id}",
     summary: "Revoke a provider secret: its ciphertext is erased and endpoints referencing it answer secret_unavailable",
     request: { params: SecretIdParam },
-    responses: { 200: json(ProviderSecret, "The revoked secret's metadata"), 401: problems[401], 403: forbidden, 404: problems[404] },
+    responses: { 200: json(ProviderSecret, "The revoked secret's metadata"), 401: problems[401], 403: adminForbidden, 404: problems[404] },
     security,
   }),
   async (c) => {
-    const principal = adminOf(c.get("principal"));
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).revokeProviderSecret(`key:${principal.keyId}`, c.req.valid("param").id);
     if (!result.ok) fail(result);
     return c.json(result.secret, 200);
@@ -75,23 +64,21 @@ providerRoutes.openapi(
     summary: "Record a privacy receipt for (provider, model, policyVersion); required before the first call and after every policyVersion change",
     description: "`provider` must be a configured endpoint, `model` one of its models and `policyVersion` its current policyVersion. Repeating a consent answers the first receipt.",
     request: { ...jsonBody(CreateConsentBody), headers: IdempotencyHeader },
-    responses: { 201: json(ProviderConsent, "The privacy receipt"), 400: problems[400], 401: problems[401], 403: forbidden, 409: problems[409] },
+    responses: { 201: json(ProviderConsent, "The privacy receipt"), 400: problems[400], 401: problems[401], 403: adminForbidden, 409: problems[409] },
     security,
   }),
   async (c) => {
-    const principal = adminOf(c.get("principal"));
+    const principal = requireAdminKey(c.get("principal"));
     const result = await tenantStub(c.env, principal.tenantId).recordProviderConsent(`key:${principal.keyId}`, c.req.valid("json"));
     if (!result.ok) throw new ApiError(result.code, result.message, result.fields ? { fields: result.fields } : {});
     return c.json(result.consent, 201);
   },
 );
 
-listRoute(providerRoutes, {
+adminListRoute(providerRoutes, {
   path: "/v1/providers/consents",
   summary: "List privacy receipts, oldest first",
   item: ProviderConsent,
   pageDescription: "Privacy receipts",
-  errors: { 400: problems[400], 401: problems[401], 403: forbidden },
-  read: (c, { query }) => tenantStub(c.env, adminOf(c.get("principal")).tenantId).listProviderConsents(query),
-  cursorField: true,
+  read: (tenant, query) => tenant.listProviderConsents(query),
 });

@@ -4,20 +4,18 @@ import { agentFor } from "../http/auth";
 import { createRouter } from "../http/app";
 import { AgentIdParam } from "../schema/common";
 import { ListReportsQuery, Report, ReportHeadView, ReportScopeParam } from "../schema/reports";
-import { listRoute } from "./list-route";
+import { agentListRoute } from "./list-route";
 import { json, problems, security } from "./openapi-helpers";
 
 export const reportRoutes = createRouter();
 
-listRoute(reportRoutes, {
+agentListRoute(reportRoutes, {
   path: "/v1/agents/{id}/reports",
   summary: "Every report the agent has published (immutable), newest first",
-  params: AgentIdParam,
   query: ListReportsQuery,
   item: Report,
   pageDescription: "A page of reports",
-  errors: { 400: problems[400], 404: problems[404] },
-  read: (c, { param: { id }, query }) => agentFor(c.get("principal"), c.env, id, "agents:read").listReports(query),
+  read: (agent, query) => agent.listReports(query),
 });
 
 reportRoutes.openapi(

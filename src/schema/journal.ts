@@ -42,21 +42,23 @@ const uniqueIds = (name: string, max: number) =>
 /** The version a patch or delete was read at; a stale one answers 409 `version_conflict`. */
 export const Version = z.int(expect("version", "the record's current version (an integer)")).min(1, "version must be >= 1");
 
-const recordBase = <T extends JournalType>(type: T) => ({
-  id: z.string(),
-  type: z.literal(type),
-  categoryId: z.string().nullable(),
-  version: z.number().int(),
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp,
-  deletedAt: IsoTimestamp.optional(),
-});
+/** What every journal record carries; a named schema, so the OpenAPI document and the typed client state it once. */
+export const JournalRecordBase = z
+  .object({
+    id: z.string(),
+    categoryId: z.string().nullable(),
+    version: z.number().int(),
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+    deletedAt: IsoTimestamp.optional(),
+  })
+  .openapi("JournalRecordBase");
 
 // --- category -------------------------------------------------------------------------------
 const category = { name: text("name", 120), color: z.string(expect("color", "a colour #RRGGBB")).regex(/^#[0-9A-Fa-f]{6}$/, "color must be a colour #RRGGBB") };
 export const CategoryCreate = z.strictObject({ name: category.name, color: category.color.optional() }).openapi("JournalCategoryCreate");
 export const CategoryPatch = z.strictObject({ version: Version, name: category.name.optional(), color: category.color.nullable().optional() }).openapi("JournalCategoryPatch");
-export const CategoryRecord = z.object({ ...recordBase("category"), name: z.string(), color: z.string().optional() }).openapi("JournalCategory");
+export const CategoryRecord = JournalRecordBase.extend({ type: z.literal("category"), name: z.string(), color: z.string().optional() }).openapi("JournalCategory");
 
 // --- task -----------------------------------------------------------------------------------
 const task = {
@@ -97,9 +99,9 @@ export const TaskPatch = z
     notes: task.notes.nullable().optional(),
   })
   .openapi("JournalTaskPatch");
-export const TaskRecord = z
-  .object({
-    ...recordBase("task"),
+export const TaskRecord = JournalRecordBase
+  .extend({
+    type: z.literal("task"),
     title: z.string(),
     status: z.enum(TASK_STATUSES),
     priority: z.enum(TASK_PRIORITIES),
@@ -113,14 +115,14 @@ export const TaskRecord = z
 // --- checklist and checklist item -----------------------------------------------------------
 export const ChecklistCreate = z.strictObject({ taskId: ref("taskId"), title: text("title", 500) }).openapi("JournalChecklistCreate");
 export const ChecklistPatch = z.strictObject({ version: Version, taskId: ref("taskId").optional(), title: text("title", 500).optional() }).openapi("JournalChecklistPatch");
-export const ChecklistRecord = z.object({ ...recordBase("checklist"), taskId: z.string(), title: z.string() }).openapi("JournalChecklist");
+export const ChecklistRecord = JournalRecordBase.extend({ type: z.literal("checklist"), taskId: z.string(), title: z.string() }).openapi("JournalChecklist");
 
 const done = z.boolean(expect("done", "true or false"));
 export const ChecklistItemCreate = z.strictObject({ checklistId: ref("checklistId"), text: text("text", 2000), done: done.default(false) }).openapi("JournalChecklistItemCreate");
 export const ChecklistItemPatch = z
   .strictObject({ version: Version, checklistId: ref("checklistId").optional(), text: text("text", 2000).optional(), done: done.optional() })
   .openapi("JournalChecklistItemPatch");
-export const ChecklistItemRecord = z.object({ ...recordBase("checklist_item"), checklistId: z.string(), text: z.string(), done: z.boolean() }).openapi("JournalChecklistItem");
+export const ChecklistItemRecord = JournalRecordBase.extend({ type: z.literal("checklist_item"), checklistId: z.string(), text: z.string(), done: z.boolean() }).openapi("JournalChecklistItem");
 
 // --- time entry -----------------------------------------------------------------------------
 const endsAfterStart = (entry: { startedAt?: string | undefined; endedAt?: string | null | undefined }) => !entry.startedAt || !entry.endedAt || entry.endedAt >= entry.startedAt;
@@ -148,9 +150,9 @@ export const TimeEntryPatch = z
   })
   .refine(endsAfterStart, { message: "endedAt must not be before startedAt", path: ["endedAt"] })
   .openapi("JournalTimeEntryPatch");
-export const TimeEntryRecord = z
-  .object({
-    ...recordBase("time_entry"),
+export const TimeEntryRecord = JournalRecordBase
+  .extend({
+    type: z.literal("time_entry"),
     taskId: z.string().optional(),
     startedAt: IsoTimestamp,
     endedAt: IsoTimestamp.optional(),
@@ -183,9 +185,9 @@ export const DayPlanCreate = z
 export const DayPlanPatch = z
   .strictObject({ version: Version, date: calendarDate("date").optional(), blocks: blocks.optional(), pinnedTaskIds: uniqueIds("pinnedTaskIds", 50).optional() })
   .openapi("JournalDayPlanPatch");
-export const DayPlanRecord = z
-  .object({
-    ...recordBase("day_plan"),
+export const DayPlanRecord = JournalRecordBase
+  .extend({
+    type: z.literal("day_plan"),
     date: z.string(),
     blocks: z.array(z.object({ id: z.string(), start: z.string(), end: z.string(), taskId: z.string().optional(), categoryId: z.string().optional(), label: z.string() })),
     pinnedTaskIds: z.array(z.string()),
@@ -197,8 +199,8 @@ const score = z.int(expect("score", "an integer from 1 to 5")).min(1, "score mus
 const targetType = z.enum(RATING_TARGET_TYPES, { error: `targetType must be one of ${RATING_TARGET_TYPES.join(", ")}` });
 export const RatingCreate = z.strictObject({ targetType, targetId: ref("targetId"), score, note: note.optional() }).openapi("JournalRatingCreate");
 export const RatingPatch = z.strictObject({ version: Version, score: score.optional(), note: note.nullable().optional() }).openapi("JournalRatingPatch");
-export const RatingRecord = z
-  .object({ ...recordBase("rating"), targetType: z.enum(RATING_TARGET_TYPES), targetId: z.string(), score: z.number().int(), note: z.string().optional() })
+export const RatingRecord = JournalRecordBase
+  .extend({ type: z.literal("rating"), targetType: z.enum(RATING_TARGET_TYPES), targetId: z.string(), score: z.number().int(), note: z.string().optional() })
   .openapi("JournalRating");
 
 // --- entry ----------------------------------------------------------------------------------
@@ -208,7 +210,7 @@ export const EntryCreate = z
 export const EntryPatch = z
   .strictObject({ version: Version, text: text("text", 20_000).optional(), categoryId: ref("categoryId").nullable().optional(), occurredAt: timestamp("occurredAt").nullable().optional() })
   .openapi("JournalEntryPatch");
-export const EntryRecord = z.object({ ...recordBase("entry"), text: z.string(), occurredAt: IsoTimestamp.optional() }).openapi("JournalEntry");
+export const EntryRecord = JournalRecordBase.extend({ type: z.literal("entry"), text: z.string(), occurredAt: IsoTimestamp.optional() }).openapi("JournalEntry");
 
 // --- registry, lists ------------------------------------------------------------------------
 export const JournalSchemas = {

@@ -5,6 +5,7 @@ import { toModelMessages, toolSetFor } from "../../src/objects/agent/runs/model-
 import { allowedTools, resolveAgentProfile } from "../../src/tools/capabilities";
 import { builtinTools } from "../../src/tools/registry";
 import { api, createTaskCommand, playbookAgentInCategory, taskTitlesIn, waitForRun } from "./helpers";
+import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const tenantDo = (tenantId: string) => env.TENANT.get(env.TENANT.idFromName(tenantId));
@@ -242,12 +243,13 @@ describe("brakes suspend pending decisions", () => {
     const { tenantId, key, agent, categoryId } = await setup();
     const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Held"));
     const decision = await pendingApproval(key, agent.id, runKey);
-    const stub = tenantDo(tenantId);
-    expect(await stub.suspendPendingDecisions({ agentIds: [agent.id] })).toBe(1);
+    // What a brake covering the agent does to its pending decisions (engage/release), without the brake's own decision.
+    const hold = (how: "suspendPending" | "resumeSuspended") => runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => instance.parts.decisions[how]({ agentIds: [agent.id] }));
+    expect(await hold("suspendPending")).toBe(1);
     const refused = await resolve(key, decision.id, { resolutionType: "approve" });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe("decision_not_pending");
-    expect(await stub.resumeSuspendedDecisions({ agentIds: [agent.id] })).toBe(1);
+    expect(await hold("resumeSuspended")).toBe(1);
     expect((await resolve(key, decision.id, { resolutionType: "approve" })).status).toBe(200);
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
     expect(await taskTitlesIn(key, categoryId)).toEqual(["Held"]);

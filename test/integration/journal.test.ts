@@ -585,6 +585,8 @@ describe("journal input, auth and tenancy", () => {
       expect(Object.keys(doc.paths[`/v1/journal/${path}/{id}`])).toEqual(expect.arrayContaining(["get", "patch", "delete"]));
     }
     expect(doc.components.schemas.JournalTaskCreate.properties.status.enum).toEqual(["open", "in_progress", "blocked", "done", "cancelled"]);
-    expect(doc.components.schemas.JournalTask.required).toEqual(expect.arrayContaining(["id", "type", "categoryId", "version", "createdAt", "updatedAt"]));
+    // A record extends the named JournalRecordBase (allOf with a $ref): its required fields are those of every part.
+    const requiredOf = (schema: any): string[] => (schema.$ref ? requiredOf(doc.components.schemas[schema.$ref.split("/").pop()]) : [...(schema.required ?? []), ...(schema.allOf ?? []).flatMap(requiredOf)]);
+    expect(requiredOf(doc.components.schemas.JournalTask)).toEqual(expect.arrayContaining(["id", "type", "categoryId", "version", "createdAt", "updatedAt"]));
   });
 });

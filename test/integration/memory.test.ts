@@ -172,7 +172,7 @@ describe("export", () => {
     expect(res.body.events.length).toBeGreaterThan(300);
 
     const tenant = env.TENANT.get(env.TENANT.idFromName(tenantId)) as any;
-    const audit = await tenant.listAudit(20);
+    const audit = (await tenant.listAuditPage({ limit: 20 })).data;
     expect(audit.some((e: any) => e.action === "agent.exported" && e.target === agent.id)).toBe(true);
     expect((await api("GET", `/v1/agents/nope/export`, { key })).status).toBe(404);
   });

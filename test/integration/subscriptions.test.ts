@@ -278,7 +278,8 @@ describe("subscriptions: matching and wakes", () => {
       await instance.parts.dispatcher.dispatchPending();
     });
     expect(await batchRow(tenantId, forged)).toMatchObject({ matchedCount: 0, dispatchedAt: expect.any(String) });
-    const audit = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => instance.listAudit(50));
+    const page = await runInDurableObject(tenantDo(tenantId), async (instance: TenantDO) => instance.listAuditPage({ limit: 50 }));
+    const audit = page.ok ? page.data : [];
     expect(audit.find((entry) => entry.action === "notification.failed_closed")).toMatchObject({ target: forged, detail: { code: "missing_change_provenance" } });
 
     // A proper change afterwards still wakes the agent, and it is the only run.

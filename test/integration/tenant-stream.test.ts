@@ -130,8 +130,9 @@ describe("GET /v1/events/stream (tenant-wide)", () => {
       { seq: 9_001, type: "state.changed", runKey: null, data: { state: { revision: 7 } }, createdAt: new Date().toISOString() },
       { seq: 9_002, type: "report.published", runKey: "rk", data: { scope: "daily", reportId: "rp_1", action: "created" }, createdAt: new Date().toISOString() },
     ];
-    expect(await tenant.recordAgentEvents(agent.id, batch)).toEqual({ ok: true, recorded: 2 });
-    expect(await tenant.recordAgentEvents(agent.id, [...batch].reverse())).toEqual({ ok: true, recorded: 0 });
+    const report = (events: typeof batch) => tenant.reportRun(agent.id, { events, agent: null, activities: [], outcomes: [], calls: [] });
+    expect(await report(batch)).toMatchObject({ ok: true, recorded: 2 });
+    expect(await report([...batch].reverse())).toMatchObject({ ok: true, recorded: 0 });
     const frames = await readSseUntil(await openStream(key, { agentId: agent.id }), (all) => all.some((f) => f.data.agentSeq === 9_002));
     expect(frames.filter((f) => f.data.agentSeq >= 9_001).map((f) => [f.event, f.data.agentSeq])).toEqual([
       ["state.changed", 9_001],

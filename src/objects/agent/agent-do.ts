@@ -13,9 +13,8 @@ import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/repo
 import type { AgentEvent, Run } from "../../schema/runs";
 import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timers";
 import type { WakeJob } from "../../schema/wake";
-import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { runHooks } from "../shared/hooks";
-import { Seams } from "../shared/seams";
+import { dumpTables, Seams, type TableDump } from "../shared/seams";
 import type { ApprovalState } from "../../schema/contracts";
 import type { PumpOutcome } from "./compaction";
 import type { ChildReport, ChildWake } from "./delegation";

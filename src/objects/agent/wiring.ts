@@ -6,7 +6,7 @@ import { completeText } from "../../gateway/complete-text";
 import { agentModelGateway } from "../../gateway/model-gateway";
 import type { Agent } from "../../schema/agents";
 import migrations from "../../../migrations/agent";
-import { FaultSeam, InjectedCrash } from "../shared/faults";
+import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";

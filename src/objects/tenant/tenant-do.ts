@@ -20,33 +20,22 @@ import type { McpServer, RegisterMcpServerBody } from "../../schema/mcp-servers"
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
 import type { ToolInvocation } from "../../tools/invocation";
 import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
-import { dumpTables, type TableDump } from "../shared/debug-dump";
 import { runHooks } from "../shared/hooks";
 import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";
-import { Seams } from "../shared/seams";
+import { dumpTables, Seams, type TableDump } from "../shared/seams";
 import type { AuthOutcome, IdempotencyBegin } from "./access";
 import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp, type EventIngest, type TriggerAdmission, type TriggerOutcome, type SourceCreation, type SourceIngest } from "./alertness";
-import type { RunOutcome, AttemptReport, OutboundDeliveries, PreparedAttempt, ForwardedAgentEvent, EndpointCreation } from "./channels";
-import type { BrakeDecisionOutcome, DecisionHoldFilter, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome, DecisionListQuery, ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions";
-import { type AgentRunActivity, delegationContextFor, recordSpawnDecision, type TenantErasure } from "./directory";
-import { auditPage, findAudit, listAudit, type AuditEntry, type Governance, type InferenceGrantRequest, runGovernanceFor, type RunGovernance } from "./governance";
+import type { AttemptReport, OutboundDeliveries, PreparedAttempt, EndpointCreation, RunReport } from "./channels";
+import type { BrakeDecisionOutcome, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome, DecisionListQuery, ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions";
+import { delegationContextFor, recordSpawnDecision, type TenantErasure } from "./directory";
+import { auditPage, findAudit, type AgentSnapshot, type AuditEntry, type Governance, type InferenceGrantRequest, type RunGovernance } from "./governance";
 import type { JournalListQuery, JournalResult, JournalWriteMeta } from "./journal";
 import type { ToolRegistration } from "./tools";
 import { TenantWiring } from "./wiring";
-import type { AgentSnapshot, SnapshotAudience } from "./governance";
-import { takeDoCalls, type DoCallCount } from "../shared/call-meter";
-
-/** One agent run's report to its tenant (`reportRun`); lists may be empty (events only, between runs). */
-export interface RunReport {
-  events: ForwardedAgentEvent[];
-  /** The reporting agent as activity notifications name it (null when the report carries no activity). */
-  agent: Pick<Agent, "id" | "kind" | "lifecycle"> | null;
-  activities: AgentRunActivity[];
-  outcomes: RunOutcome[];
-  calls: DoCallCount[];
-}
+import type { DoCallCount } from "../shared/call-meter";
 
 export type { AuditEntry } from "./governance";
+export type { RunReport } from "./channels";
 export type { AuthOutcome } from "./access";
 
 type PageQuery = { limit: number; cursor?: string | undefined };
@@ -80,7 +69,6 @@ export class TenantDO extends DurableObject<Env> {
   getTenant(): Tenant | null {
     return this.parts.tenant();
   }
-
   /** Resolves an API key hash (the Worker caches the answer for config.auth.cacheTtlMs). */
   authenticate(keyHash: string): AuthOutcome {
     return this.parts.clientAuth.authenticate(keyHash);
@@ -110,23 +98,16 @@ export class TenantDO extends DurableObject<Env> {
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
     await this.parts.agentActivity.changed(agent, parentId);
   }
-
-  /** After a run: agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
-  async recordAgentActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
-    await this.parts.agentActivity.ran(agent, activity);
-  }
   listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
     return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));
   }
   hasAgent(agentId: string): boolean {
     return this.parts.directory.has(agentId);
   }
-
   /** An agent was erased (SPEC §7): the tenant forgets its directory entry and agent-keyed rows, and audits it. */
   recordAgentErased(receipt: { agentId: string; reason: string; rows: Record<string, number> }): void {
     this.parts.erasure.agentErased(receipt);
   }
-
   /** `DELETE /v1/tenants/:id`: erases every agent and then every row of this tenant; the record survives in the operator audit object. */
   async eraseTenant(actor: string): Promise<Result<{ erasure: TenantErasure }>> {
     return this.parts.erasure.eraseTenant(actor);
@@ -155,34 +136,30 @@ export class TenantDO extends DurableObject<Env> {
   executeTool(invocation: ToolInvocation): Promise<ToolResultEnvelope> {
     return this.parts.tools.execute(invocation);
   }
-
   /** `GET /v1/tools`: the built-in registry, then the tenant's HTTP tools, then its MCP servers' tools. */
   listTools(): Promise<ToolListing[]> {
     return this.parts.toolCatalog.list();
   }
   /** Agents keep the tenant's HTTP tools in their snapshot: a registration is pushed to them before it is answered. */
-  async registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
-    const registered = await this.parts.toolCatalog.register(actor, body, requestKey);
-    return this.afterSnapshotChange(registered, "all");
+  registerTenantTool(actor: string, body: RegisterToolBody, requestKey?: string): Promise<ToolRegistration> {
+    return this.parts.snapshotChanges.answer(this.parts.toolCatalog.register(actor, body, requestKey), "all");
   }
-  async deleteTenantTool(actor: string, id: string): Promise<Result<{ tool: TenantTool }>> {
-    return this.afterSnapshotChange(this.parts.toolCatalog.delete(actor, id), "all");
+  deleteTenantTool(actor: string, id: string): Promise<Result<{ tool: TenantTool }>> {
+    return this.parts.snapshotChanges.answer(this.parts.toolCatalog.delete(actor, id), "all");
   }
 
   // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
   /** `POST /v1/mcp-servers`: checks URL and secret, stores the server, lists its tools once (audited). */
-  async registerMcpServer(actor: string, body: RegisterMcpServerBody, keyedId?: string): Promise<Result<{ server: McpServer }>> {
-    return this.afterSnapshotChange(await this.parts.mcpServers.register(actor, body, keyedId), "all");
+  registerMcpServer(actor: string, body: RegisterMcpServerBody, keyedId?: string): Promise<Result<{ server: McpServer }>> {
+    return this.parts.snapshotChanges.answer(this.parts.mcpServers.register(actor, body, keyedId), "all");
   }
-
   /** `GET /v1/mcp-servers`: live servers with their cached tool lists (never fetches). */
   listMcpServers(): McpServer[] {
     return this.parts.mcpServers.list();
   }
-
   /** `DELETE /v1/mcp-servers/:id`: soft delete (audited); its tools leave the catalog at once. */
   deleteMcpServer(actor: string, id: string): Promise<Result<{ server: McpServer }>> {
-    return this.afterSnapshotChange(this.parts.mcpServers.delete(actor, id), "all");
+    return this.parts.snapshotChanges.answer(this.parts.mcpServers.delete(actor, id), "all");
   }
 
   // ── Alertness: subscriptions, inbound events, triggers, webhook sources ────────────────────────
@@ -196,17 +173,14 @@ export class TenantDO extends DurableObject<Env> {
   deleteSubscription(agentId: string, subscriptionId: string): Result<{ subscription: Subscription }> {
     return this.parts.alertness.unsubscribe(agentId, subscriptionId);
   }
-
   /** `POST /v1/events`: record once per (source, deliveryId), then dispatch. */
   async ingestEvent(body: IngestEventBody): Promise<EventIngest> {
     return this.parts.alertness.ingestEvent(body);
   }
-
   /** `POST /v1/agents/:id/trigger`: provision (returns the active descriptor), rotate or revoke. */
   async manageTrigger(actor: string, agentId: string, action: TriggerAction, requestKey?: string): Promise<TriggerOutcome> {
     return this.parts.alertness.manageTrigger(actor, agentId, action, requestKey);
   }
-
   /** Trigger ingress: verifies the token hash; with a delivery id, also records the delivery. */
   admitTriggerDelivery(triggerId: string, tokenHash: string, deliveryId: string | null): TriggerAdmission {
     return this.parts.alertness.admitTriggerDelivery(triggerId, tokenHash, deliveryId);
@@ -223,7 +197,6 @@ export class TenantDO extends DurableObject<Env> {
   deleteWebhookSource(actor: string, id: string): Result<{ source: WebhookSourceRecord }> {
     return this.parts.alertness.deleteWebhookSource(actor, id);
   }
-
   /** Source ingress: verify, record once, then dispatch. */
   async receiveWebhook(delivery: SourceDelivery): Promise<SourceIngest> {
     return this.parts.alertness.receiveWebhook(delivery);
@@ -234,11 +207,9 @@ export class TenantDO extends DurableObject<Env> {
   getPolicy(): Policy {
     return this.parts.governance.policy();
   }
-
   /** `PUT /v1/policy`: validated, appended as the next version and audited (an identical body changes nothing). */
-  async putPolicy(actor: string, body: PolicyBody, ifMatch?: number): Promise<ReturnType<Governance["putPolicy"]>> {
-    const written = this.parts.governance.putPolicy(actor, body, ifMatch);
-    return this.afterSnapshotChange(written, written.ok && written.changed ? "all" : null);
+  putPolicy(actor: string, body: PolicyBody, ifMatch?: number): Promise<ReturnType<Governance["putPolicy"]>> {
+    return this.parts.snapshotChanges.answer(this.parts.governance.putPolicy(actor, body, ifMatch), (written) => (written.ok && written.changed ? "all" : null));
   }
   createProviderSecret(actor: string, body: CreateProviderSecretBody, requestKey?: string): ReturnType<Governance["createSecret"]> {
     return this.parts.governance.createSecret(actor, body, requestKey);
@@ -255,83 +226,63 @@ export class TenantDO extends DurableObject<Env> {
   listProviderConsents(query: PageQuery): Result<Page<ProviderConsent>> {
     return this.parts.governance.listConsents(query);
   }
-
   /** The inference gate's tenant half (provider → model → privacy receipt → secret); every denial is audited. */
   inferenceGrant(request: InferenceGrantRequest): Promise<Result<{ grant: InferenceGrant }>> {
     return this.parts.governance.inferenceGrant(request);
   }
-
   /** Hosts the tenant's agents may reach: configured provider endpoints, registered HTTP tools, the IdP's JWKS host and the OTLP collector. */
   async egressHosts(): Promise<string[]> {
     return this.parts.governance.egressHosts();
   }
-
   /** Where run traces are exported (OTLP endpoint, opened headers, includeBodies), or null; agents cache it briefly. */
   telemetryTarget(): ReturnType<Governance["telemetryTarget"]> {
     return this.parts.governance.telemetryTarget();
   }
-
   /** The tenant's identity provider for widget users (JWKS URL, issuer, audience), or null; the Worker caches it briefly. */
   identityProvider(): IdentityProvider | null {
     return this.parts.governance.identityProvider();
   }
-
   /** The retention bounds in force for this tenant (agents prune their own event logs with them). */
   retentionPolicy(): RetentionPolicy {
     return this.parts.retentionPolicy();
   }
-
   /**
    * `POST /v1/brakes`: engaged at once (audited; covered pending decisions are suspended). The agents it covers
    * hold the new snapshot before this answers, so none of them admits another wake.
    */
-  async engageBrake(actor: string, body: EngageBrakeBody, keyedId?: string): Promise<Result<{ brake: BrakeView }>> {
-    const engaged = this.parts.brakes.engage(actor, body, keyedId);
-    await this.parts.publishSnapshotChanges();
-    return engaged;
+  engageBrake(actor: string, body: EngageBrakeBody, keyedId?: string): Promise<Result<{ brake: BrakeView }>> {
+    return this.parts.snapshotChanges.answer(this.parts.brakes.engage(actor, body, keyedId));
   }
   listBrakes(query: PageQuery & { status?: "active" | "released" | undefined }): Result<Page<BrakeView>> {
     return cursorPage(query.cursor, numberKeyCursor, (before) => this.parts.brakes.list({ limit: query.limit, status: query.status, before }));
   }
   /** `keyed`: under an Idempotency-Key, a brake this actor already released answers as the release did. */
-  async releaseBrake(actor: string, id: string, keyed?: boolean): Promise<Result<{ brake: BrakeView }>> {
-    const released = this.parts.brakes.release(actor, id, keyed);
-    await this.parts.publishSnapshotChanges();
-    return released;
+  releaseBrake(actor: string, id: string, keyed?: boolean): Promise<Result<{ brake: BrakeView }>> {
+    return this.parts.snapshotChanges.answer(this.parts.brakes.release(actor, id, keyed));
   }
-
   /** What governs one agent's run right now, in one round trip: active brakes, the tenant's time zone, budgets, tool quotas and rate limits. */
   governanceFor(agent: { agentId: string; kind: string }): RunGovernance {
-    return runGovernanceFor({ brakes: this.parts.brakes, governance: this.parts.governance, timeZone: this.parts.tenant()?.timeZone ?? "UTC" }, agent);
+    return this.parts.governanceFor(agent);
   }
-
   /** What an agent keeps of its tenant (issue 12 §2): asked on its first run, then pushed on every change. */
   agentSnapshot(agent: { agentId: string; kind: string }): AgentSnapshot {
     return this.parts.snapshots.for(agent);
   }
-
   /** What spawn admission needs from the tenant, in one round trip: live children, brakes, time zone, budgets. */
   delegationContext(parent: { agentId: string; kind: string }): DelegationContext {
-    return delegationContextFor(this.parts.db, parent.agentId, this.governanceFor(parent));
+    return delegationContextFor(this.parts.db, parent.agentId, this.parts.governanceFor(parent));
   }
-
   /** Every spawn decision is a policy decision: audited (`agent.spawned` / `agent.spawn_denied`) and counted. */
   recordSpawnDecision(decision: SpawnDecisionRecord): void {
     recordSpawnDecision({ audit: this.parts.audit, metrics: this.parts.metrics }, decision);
   }
-
   /** Also an RPC: the operator audit object records tenant erasures through it. */
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void {
     this.parts.audit(actor, action, target, detail);
   }
-  listAudit(limit: number, beforeSeq?: number): AuditEntry[] {
-    return listAudit(this.parts.db, limit, beforeSeq);
-  }
-
   listAuditPage(query: PageQuery): Result<Page<AuditEntry>> {
     return auditPage(this.parts.db, query);
   }
-
   /** Operator audit object only: the newest audit entry about `target` with `action`. */
   findAudit(action: string, target: string): AuditEntry | null {
     return findAudit(this.parts.db, action, target);
@@ -342,56 +293,32 @@ export class TenantDO extends DurableObject<Env> {
   openQuestion(request: QuestionRequest): string {
     return this.parts.decisions.openQuestion(request);
   }
-
   /** `GET /v1/decisions`: tenant-wide, newest first; `agentIds` narrows to a widget token's agents. */
   listDecisions(query: DecisionListQuery): Result<Page<DecisionRecord>> {
     return this.parts.decisionDesk.list(query);
   }
-
-  /** A person resolves a decision; the asking agent, the waiting saga or the brake hears of it. */
-  async resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[], widgetNamespace?: string): Promise<ResolveOutcome | BrakeDecisionOutcome> {
-    const outcome = await this.parts.decisionDesk.resolve(actor, id, body, visibleAgents, widgetNamespace);
-    // A brake decision may have released its brake: the agents it covered hear of it now.
-    await this.parts.publishSnapshotChanges();
-    return outcome;
+  /** A person resolves a decision; the asking agent, the waiting saga or the brake hears of it (a released brake reaches its agents first). */
+  resolveDecision(actor: string, id: string, body: ResolveBody, visibleAgents?: string[], widgetNamespace?: string): Promise<ResolveOutcome | BrakeDecisionOutcome> {
+    return this.parts.snapshotChanges.answer(this.parts.decisionDesk.resolve(actor, id, body, visibleAgents, widgetNamespace));
   }
-
   /** Before a mutating call's saga starts: does it need a person? Opens the decision once (by operationId). Trust never leaves. */
   requestToolApproval(request: ApprovalRequest): ApprovalAnswer {
     return this.parts.approvals.request(request);
   }
-
   /** The waiting saga reads its decision (JSON text: workflow step results must serialise shallowly). */
   toolApprovalState(decisionId: string): string {
     return JSON.stringify(this.parts.approvals.state(decisionId) satisfies ApprovalState);
   }
-
   /** The saga's wait ran out: apply the decision's timeout policy if it is due (recorded in the audit log). */
   toolApprovalTimedOut(decisionId: string): string {
     return JSON.stringify(this.parts.approvals.timedOut(decisionId) satisfies ApprovalState);
   }
-
   /** Double texting `interrupt`: cancels the interrupted run's unanswered tool approvals and wakes their sagas. */
-  async cancelToolApprovals(agentId: string, operationIds: string[]): Promise<string[]> {
-    const cancelled = this.parts.decisions.cancelApprovals(agentId, operationIds);
-    await Promise.all(cancelled.map((operationId) => this.parts.approvals.wakeSaga(operationId)));
-    return cancelled;
-  }
-
-  /** A brake holds back the pending decisions it covers (status `suspended`); brake decisions themselves are never held. */
-  suspendPendingDecisions(filter: DecisionHoldFilter): number {
-    return this.parts.decisions.suspendPending(filter);
-  }
-  resumeSuspendedDecisions(filter: DecisionHoldFilter): number {
-    return this.parts.decisions.resumeSuspended(filter);
+  cancelToolApprovals(agentId: string, operationIds: string[]): Promise<string[]> {
+    return this.parts.approvals.wakeSagas(this.parts.decisions.cancelApprovals(agentId, operationIds));
   }
 
   // ── Channels (SPEC §7–§9): the tenant event stream, outbound webhooks, metrics ─────────────────
-  /** An agent's forwarded events (one RPC per batch); a re-sent batch adds nothing. */
-  async recordAgentEvents(agentId: string, events: ForwardedAgentEvent[]): Promise<Result<{ recorded: number }>> {
-    return { ok: true, recorded: await this.parts.feed.recordAgentEvents(agentId, events) };
-  }
-
   /** `GET /v1/events/stream` body: replay after `after`, then live; `agentIds` narrows it (widget tokens). */
   openTenantEvents(after: number, agentIds: string[] | null): Result<{ stream: ReadableStream<Uint8Array> }> {
     return this.parts.openTenantEvents(after, agentIds);
@@ -411,76 +338,44 @@ export class TenantDO extends DurableObject<Env> {
   listWebhookDeliveries(endpointId: string, query: PageQuery): Result<Page<WebhookDelivery>> {
     return this.parts.channels.listDeliveries(endpointId, query);
   }
-
   /** Outbound consumer, step 1: what to send for this delivery (or skip it). */
   prepareOutboundAttempt(deliveryId: string): Promise<PreparedAttempt> {
     return this.parts.outbound.prepare(deliveryId);
   }
-
   /** Outbound consumer, step 2: record the attempt; the answer says ack (delivered/dead) or retry after a delay. */
   recordOutboundAttempt(deliveryId: string, attempt: number, report: AttemptReport): ReturnType<OutboundDeliveries["record"]> {
     return this.parts.outbound.record(deliveryId, attempt, report);
   }
-
   /** The outbound DLQ backstop. */
   deadLetterOutbound(deliveryId: string): void {
     this.parts.outbound.deadLetter(deliveryId);
   }
-
-  /**
-   * Everything the tenant learns from an agent's run, in one call (issue 12 §2): its forwarded events, the
-   * activity notifications, the terminal outcomes and the DO calls counted in the agent's isolate. The answer
-   * carries the current snapshot version, so an agent that missed a push refreshes at its next run.
-   */
-  async reportRun(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
-    const recorded = report.events.length > 0 ? await this.parts.feed.recordAgentEvents(agentId, report.events) : 0;
-    if (report.agent) for (const activity of report.activities) await this.parts.agentActivity.ran(report.agent, activity);
-    for (const outcome of report.outcomes) this.parts.metrics.recordRunOutcome(outcome);
-    this.parts.metrics.recordDoCalls([...report.calls, ...takeDoCalls(this.parts.tenant()?.id ?? "")]);
-    return { ok: true, recorded, snapshotVersion: this.parts.snapshots.version() };
+  /** Everything the tenant learns from an agent's run, in one call (issue 12 §2): events, activity, outcomes, DO calls; answers the snapshot version. */
+  reportRun(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
+    return this.parts.runReports.record(agentId, report);
   }
-
-  /** A run reached a terminal status in one of the tenant's agents (metrics counters). */
-  recordRunOutcome(outcome: RunOutcome): void {
-    this.parts.metrics.recordRunOutcome(outcome);
-  }
-
   /** GET /v1/metrics body (Prometheus text exposition); `calls` are the DO calls the reading isolate counted for this tenant. */
   metricsText(calls: DoCallCount[] = []): string {
-    this.parts.metrics.recordDoCalls([...calls, ...takeDoCalls(this.parts.tenant()?.id ?? "")]);
-    return this.parts.metrics.render();
-  }
-
-  /** Answers a change that agents' snapshots reflect only after the affected agents hold the new version. */
-  private async afterSnapshotChange<T extends { ok: boolean }>(result: T, audience: SnapshotAudience | null): Promise<T> {
-    if (result.ok && audience) this.parts.snapshotChanged(audience);
-    await this.parts.publishSnapshotChanges();
-    return result;
+    return this.parts.runReports.metricsText(calls);
   }
 
   // ── Test and bench seams (refused unless VIGIL_FAULTS / VIGIL_BENCH=enabled) ───────────────────
   /** This tenant's decision tick length in ms (null: config default). */
   setDecisionTickMs(ms: number | null): boolean {
-    if (!this.seams.enabled) return false;
-    this.parts.approvals.setTickMs(ms);
-    return true;
+    return this.seams.run(() => this.parts.approvals.setTickMs(ms));
   }
-
   /** Every row of every SQLite table. */
   async debugDumpTables(): Promise<Result<{ tables: TableDump }>> {
     return this.seams.refused() ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
   }
-
   /** API key lookups this object has served since it started. */
   keyLookups(): number | null {
     return this.seams.enabled ? this.parts.clientAuth.lookups : null;
   }
-
   /** One retention pass as if the clock read `nowMs`. */
   pruneNow(nowMs: number): Result<TenantPruneOutcome> {
     return this.seams.refused() ?? { ok: true, ...this.parts.pruneRetention(nowMs) };
   }
-
   /** Bulk subscriptions, dry-run matching, counts (bench/alertness.mjs). */
   benchAlertness(op: AlertnessBenchOp): Result<{ answer: AlertnessBenchAnswer }> {
     return this.seams.benchRefused() ?? runAlertnessBenchOp({ db: this.parts.db, dispatcher: this.parts.dispatcher, subscribe: (agentId, spec) => this.createSubscription(agentId, spec), sql: this.ctx.storage.sql }, op);

@@ -13,10 +13,10 @@ import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/r
 import { failure, type Result } from "../../core/result";
 import { TenantAccess, ClientAuth, IdempotencyStore, ApiKeys, readTenant } from "./access";
 import { Alertness, Dispatcher, InboundEvents, NotificationLog, SubscriptionStore, ExternalTriggers, WebhookSources } from "./alertness";
-import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, TenantEventLog, WebhookEndpoints } from "./channels";
+import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, RunReports, TenantEventLog, WebhookEndpoints } from "./channels";
 import { Approvals, BrakeDecisions, Decisions, DecisionDesk, DecisionResolution } from "./decisions";
 import { AgentActivity, AgentDirectory, TenantErasures } from "./directory";
-import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type SnapshotAudience, runGovernanceFor } from "./governance";
+import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type RunGovernance, type SnapshotAudience, SnapshotChanges, runGovernanceFor } from "./governance";
 import { agentStub } from "../shared/stubs";
 import { Journal } from "./journal";
 import { McpCalls, McpServers, ToolCatalog, ToolExecutor, TenantTools } from "./tools";
@@ -57,11 +57,15 @@ export class TenantWiring {
   readonly brakes: TenantBrakes;
   /** The versioned snapshot agents keep (issue 12 §2), pushed to them when it changes. */
   readonly snapshots: AgentSnapshots;
+  /** Changes agents' snapshots must reflect; writes that make them are answered after the push. */
+  readonly snapshotChanges: SnapshotChanges;
   readonly tenantEvents: TenantEventLog;
   readonly webhookEndpoints: WebhookEndpoints;
   readonly outbound: OutboundDeliveries;
   readonly channels: OutboundChannels;
   readonly feed: EventFeed;
+  /** Agents' per-run reports and the metrics exposition. */
+  readonly runReports: RunReports;
   readonly agentActivity: AgentActivity;
   readonly decisionResolution: DecisionResolution;
   readonly decisionDesk: DecisionDesk;
@@ -110,8 +114,8 @@ export class TenantWiring {
       openSecret: (id, provider) => this.governance.openSecret(id, provider),
       // A refreshed list reaches the agents' snapshots in the background (the refresh answered no request of theirs).
       toolsChanged: () => {
-        this.snapshotChanged("all");
-        ctx.waitUntil(this.publishSnapshotChanges());
+        this.snapshotChanges.changed("all");
+        ctx.waitUntil(this.snapshotChanges.publish());
       },
       background: (work) => ctx.waitUntil(work),
     });
@@ -162,19 +166,20 @@ export class TenantWiring {
       armAlarmAt: (atMs) => this.armAlarmAt(atMs),
       // back-edge: brake changes reach the tenant event feed built below.
       publish: (type, data) => {
-        this.snapshotChanged(audienceOfBrake(data));
+        this.snapshotChanges.changed(audienceOfBrake(data));
         ctx.waitUntil(this.feed.recordTenantEvent(type, null, null, data).then(() => undefined));
       },
     });
     this.snapshots = new AgentSnapshots({
       db: this.db,
-      governanceFor: (agent) => runGovernanceFor({ brakes: this.brakes, governance: this.governance, timeZone: this.tenant()?.timeZone ?? "UTC" }, agent),
+      governanceFor: (agent) => this.governanceFor(agent),
       // Only the tenant's own tools vary per tenant: its HTTP tools and its MCP servers' cached lists.
       httpTools: () => [...this.tenantTools.descriptors(), ...this.mcpServers.cachedListings()],
       exportsTraces: () => this.governance.policy().telemetry !== undefined,
       liveAgents: () => this.directory.liveAgents(),
       deliver: (agentId, snapshot) => agentStub(env, this.tenant()?.id ?? "", agentId).applyTenantSnapshot(snapshot),
     });
+    this.snapshotChanges = new SnapshotChanges(this.snapshots);
     /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
     // Agent events are stored as references and hydrated from their agent on replay (issue 12 §5).
     this.tenantEvents = new TenantEventLog(this.db, (agentId, after, limit) => agentStub(env, this.tenant()?.id ?? "", agentId).listEvents(after, limit));
@@ -193,9 +198,14 @@ export class TenantWiring {
     this.agentActivity = new AgentActivity({ db: this.db, directory: this.directory, notifications: this.notifications, subscriptions: this.subscriptions,
       audit: this.audit,
       dispatch,
-      cancelOpenWork: async (agentId) => {
-        await Promise.all(this.decisions.cancelForAgent(agentId).map((operationId) => this.approvals.wakeSaga(operationId)));
-      },
+      cancelOpenWork: (agentId) => this.approvals.wakeSagas(this.decisions.cancelForAgent(agentId)).then(() => undefined),
+    });
+    this.runReports = new RunReports({
+      feed: this.feed,
+      metrics: this.metrics,
+      activityRan: (agent, activity) => this.agentActivity.ran(agent, activity),
+      snapshotVersion: () => this.snapshots.version(),
+      tenantId: () => this.tenant()?.id ?? "",
     });
     this.decisionResolution = new DecisionResolution({
       env,
@@ -215,7 +225,7 @@ export class TenantWiring {
       // Timer brakes whose time has come are recorded as released (and re-arm the alarm for the next one).
       { name: "sweep timer brakes", run: () => this.brakes.sweep() },
       // Changes made on the alarm (timer releases) reach the agents that keep a snapshot.
-      { name: "push snapshot changes", run: () => this.publishSnapshotChanges() },
+      { name: "push snapshot changes", run: () => this.snapshotChanges.publish() },
       // Outbound deliveries whose queue message could not be sent yet.
       { name: "queue unsent deliveries", run: () => this.outbound.sendUnqueued() },
       // MCP tool lists past their TTL are fetched again, so agents' snapshots don't keep a stale list.
@@ -225,23 +235,6 @@ export class TenantWiring {
     ];
     // Retention runs on the alarm; an active tenant always has one within the interval (arming never delays an earlier one).
     this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
-  }
-
-  private snapshotAudiences: SnapshotAudience[] = [];
-
-  /** A change agents' snapshots must reflect; `publishSnapshotChanges` pushes it. */
-  snapshotChanged(audience: SnapshotAudience): void {
-    this.snapshotAudiences.push(audience);
-  }
-
-  /** Pushes a new snapshot version to every agent the changes since the last push concern, and waits for the answers. */
-  async publishSnapshotChanges(): Promise<void> {
-    const audiences = this.snapshotAudiences;
-    if (audiences.length === 0) return;
-    this.snapshotAudiences = [];
-    const first = audiences[0]!;
-    const same = audiences.every((audience) => JSON.stringify(audience) === JSON.stringify(first));
-    await this.snapshots.publish(same ? first : "all");
   }
 
   /** The tenant record, or null before initTenant. */
@@ -263,6 +256,11 @@ export class TenantWiring {
     if (outcome.more) this.armAlarmAt(Date.now() + 1_000);
     else if (outcome.pending) this.armAlarmAt(Date.now() + config.retention.intervalSeconds * 1_000);
     return outcome;
+  }
+
+  /** What governs one agent's run right now: active brakes, the tenant's time zone, budgets, tool quotas and rate limits. */
+  governanceFor(agent: { agentId: string; kind: string }): RunGovernance {
+    return runGovernanceFor({ brakes: this.brakes, governance: this.governance, timeZone: this.tenant()?.timeZone ?? "UTC" }, agent);
   }
 
   /** The retention bounds in force for this tenant (agents prune their own event logs with them). */

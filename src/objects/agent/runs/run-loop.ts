@@ -9,7 +9,7 @@ import { getTool } from "../../../tools/registry";
 import { allowedTools, resolveAgentProfile } from "../../../tools/capabilities";
 import { builtinTools } from "../../../tools/registry";
 import { nowIso } from "../../shared/sqlite";
-import { InjectedCrash } from "../../shared/faults";
+import { InjectedCrash } from "../../shared/seams";
 import type { ActionStore, ToolCallRequest, ToolRunner, HttpToolGate } from "../tools";
 import type { EventLog } from "../events";
 import type { History } from "../memory";

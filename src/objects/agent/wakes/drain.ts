@@ -1,5 +1,5 @@
 import { inBackground, logFailure } from "../../shared/background";
-import { InjectedCrash } from "../../shared/faults";
+import { InjectedCrash } from "../../shared/seams";
 
 export interface DrainDeps {
   /** The run loop's single-flight drain of the wake inbox. */

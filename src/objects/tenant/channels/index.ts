@@ -6,3 +6,4 @@ export { type RunOutcome, TenantMetrics } from "./metrics";
 export { type AttemptReport, OutboundDeliveries, type PreparedAttempt } from "./outbound-webhooks";
 export { type ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
 export { type EndpointCreation, WebhookEndpoints } from "./webhook-endpoints";
+export { type RunReport, RunReports } from "./run-reports";

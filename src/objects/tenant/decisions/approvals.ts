@@ -80,6 +80,12 @@ export class Approvals {
       .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "decision event to tool saga failed", operationId, error: String(error) })));
   }
 
+  /** Wakes the sagas of these operations and answers them once every wake was sent (double texting `interrupt`, agent erasure). */
+  async wakeSagas(operationIds: string[]): Promise<string[]> {
+    await Promise.all(operationIds.map((operationId) => this.wakeSaga(operationId)));
+    return operationIds;
+  }
+
   /** The policy's calibration profile; an absent or unreadable policy means the seed's balanced profile. */
   private trustProfile(): TrustCalibrationProfile {
     const parsed = TrustPolicy.safeParse((this.deps.policy() as { trust?: unknown } | null)?.trust ?? {});

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import { z } from "zod";
 import type { Result } from "../../../core/result";
@@ -20,17 +20,6 @@ export interface AuditEntry {
   action: string;
   target: string | null;
   detail: Record<string, unknown>;
-}
-
-/** The newest `limit` entries before `beforeSeq` (tests and the operator read it; the API pages with `auditPage`). */
-export function listAudit(db: TenantDb, limit: number, beforeSeq?: number): AuditEntry[] {
-  return db
-    .select()
-    .from(schema.audit)
-    .where(beforeSeq === undefined ? undefined : lt(schema.audit.seq, beforeSeq))
-    .orderBy(desc(schema.audit.seq))
-    .limit(limit)
-    .all();
 }
 
 /** `GET /v1/audit`: newest first, keyset-paginated on seq; the cursor is `{s: seq}` of the page's last entry. */

@@ -1,6 +1,6 @@
-import type { Env } from "../../env";
-import { failure, type Failure } from "../../core/result";
-import { benchSeamsEnabled, testSeamsEnabled } from "../../core/seams";
+import type { Env } from "../../../env";
+import { failure, type Failure } from "../../../core/result";
+import { benchSeamsEnabled, testSeamsEnabled } from "../../../core/seams";
 
 /**
  * The Durable Objects' face of the seam guard (src/core/seams.ts). Test seams (fault injection, clocks, table dumps, loopback
@@ -22,6 +22,12 @@ export class Seams {
   /** null when bench seams are on, else not_found. */
   benchRefused(): Failure | null {
     return benchSeamsEnabled(this.env) ? null : failure("not_found", "no such route");
+  }
+
+  /** Runs a test seam's action when test seams are on; false (nothing done) otherwise. */
+  run(action: () => void): boolean {
+    if (this.enabled) action();
+    return this.enabled;
   }
 
   /** A test clock: `nowMs` when test seams are on and it is given, else the real time. */
