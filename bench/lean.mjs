@@ -210,7 +210,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
   if (calls) {
     const { body: category } = await client.call("POST", "/v1/journal/categories", { name: "Bench" });
     const { body: toolAgent } = await client.call("POST", "/v1/agents", {
-      kind: "bench-lean-tools",
+      kind: "coach", // a kind whose profile holds taskWrite: create_task must pass the capability gate
       displayName: "bench tools",
       model: "builtin:playbook",
       allowedCategoryIds: [category.id],
