@@ -4,18 +4,13 @@
  * Windows are aligned to multiples of `windowMs` since the epoch, so every replica computes the same window.
  */
 
-/** Seed 003 §11.2: fixed-window is the default; the sliding window smooths bursts across a boundary. */
-export type RateLimitAlgorithm = "fixed_window" | "sliding_window";
-
-/** What is stored per key. `previousCount` is only read by the sliding window. */
+/** What is stored per key. (The per-agent turn limit is an exact sliding window instead: `./sliding-log`.) */
 export interface RateLimitState {
   windowStartMs: number;
   count: number;
-  previousCount: number;
 }
 
 export interface RateLimitOptions {
-  algorithm?: RateLimitAlgorithm;
   /** Units this request consumes; default 1. */
   cost?: number;
 }
@@ -58,7 +53,7 @@ export const rateLimitKeys = {
 
 /** A counter that has never been used. */
 export function emptyRateLimitState(): RateLimitState {
-  return { windowStartMs: 0, count: 0, previousCount: 0 };
+  return { windowStartMs: 0, count: 0 };
 }
 
 function assertPositiveInteger(name: string, value: number): void {
@@ -70,30 +65,7 @@ function rollTo(state: RateLimitState, nowMs: number, windowMs: number): RateLim
   const windowStartMs = Math.floor(nowMs / windowMs) * windowMs;
   // A clock that steps backwards must not reset the counter, or a skewed replica could grant a fresh window.
   if (windowStartMs <= state.windowStartMs) return state;
-  const previousCount = windowStartMs - state.windowStartMs === windowMs ? state.count : 0;
-  return { windowStartMs, count: 0, previousCount };
-}
-
-/**
- * Sliding-window weight test in integers: previous·(W − elapsed) + (current + cost)·W ≤ limit·W,
- * i.e. the previous window counts in proportion to how much of it still overlaps the sliding window.
- */
-function slidingFits(previous: number, current: number, cost: number, limit: number, elapsed: number, W: number): boolean {
-  return previous * (W - elapsed) + (current + cost) * W <= limit * W;
-}
-
-/** Smallest whole-ms wait after which a sliding-window request of `cost` fits. Assumes cost ≤ limit. */
-function slidingWaitMs(s: RateLimitState, nowMs: number, W: number, limit: number, cost: number): number {
-  const elapsed = Math.max(0, nowMs - s.windowStartMs);
-  const room = limit - s.count - cost;
-  if (room >= 0) {
-    // Within this window the previous count must decay to fit: previous·(W − e′) ≤ room·W.
-    const target = W - Math.floor((room * W) / s.previousCount);
-    return Math.max(1, target - elapsed);
-  }
-  // In the next window this window's count becomes the decaying one: count·(W − e′) ≤ (limit − cost)·W.
-  const target = W - Math.floor(((limit - cost) * W) / s.count);
-  return Math.max(1, W - elapsed + target);
+  return { windowStartMs, count: 0 };
 }
 
 /**
@@ -108,7 +80,6 @@ export function consumeRateLimit(
   windowMs: number,
   options: RateLimitOptions = {},
 ): RateLimitDecision {
-  const algorithm = options.algorithm ?? "fixed_window";
   const cost = options.cost ?? 1;
   assertPositiveInteger("limit", limit);
   assertPositiveInteger("windowMs", windowMs);
@@ -118,20 +89,11 @@ export function consumeRateLimit(
   const s = rollTo(state ?? emptyRateLimitState(), nowMs, windowMs);
   const elapsed = Math.max(0, nowMs - s.windowStartMs);
 
-  if (algorithm === "fixed_window") {
-    if (s.count + cost <= limit) {
-      const next = { ...s, count: s.count + cost };
-      return { allowed: true, remaining: limit - next.count, retryAfterSeconds: 0, retryAfterMs: 0, nextState: next };
-    }
-    return denied(windowMs - elapsed, s);
-  }
-
-  if (slidingFits(s.previousCount, s.count, cost, limit, elapsed, windowMs)) {
+  if (s.count + cost <= limit) {
     const next = { ...s, count: s.count + cost };
-    const used = Math.ceil((s.previousCount * (windowMs - elapsed)) / windowMs) + next.count;
-    return { allowed: true, remaining: Math.max(0, limit - used), retryAfterSeconds: 0, retryAfterMs: 0, nextState: next };
+    return { allowed: true, remaining: limit - next.count, retryAfterSeconds: 0, retryAfterMs: 0, nextState: next };
   }
-  return denied(slidingWaitMs(s, nowMs, windowMs, limit, cost), s);
+  return denied(windowMs - elapsed, s);
 }
 
 function denied(waitMs: number, nextState: RateLimitState): RateLimitDecision {

@@ -5,17 +5,16 @@ import {
   DEFAULT_RATE_LIMITS,
   emptyRateLimitState,
   rateLimitKeys,
-  type RateLimitAlgorithm,
   type RateLimitState,
 } from "../../src/core/rate-limit";
 
 const MINUTE = 60_000;
 
-function burst(n: number, nowMs: number, limit: number, windowMs: number, algorithm: RateLimitAlgorithm = "fixed_window") {
+function burst(n: number, nowMs: number, limit: number, windowMs: number) {
   let state: RateLimitState | null = null;
   const results = [];
   for (let i = 0; i < n; i++) {
-    const decision = consumeRateLimit(state, nowMs, limit, windowMs, { algorithm });
+    const decision = consumeRateLimit(state, nowMs, limit, windowMs);
     state = decision.nextState;
     results.push(decision);
   }
@@ -76,46 +75,20 @@ describe("fixed window", () => {
   });
 });
 
-describe("sliding window", () => {
-  it("counts the previous window in proportion to its overlap", () => {
-    const { state } = burst(20, 59_000, 20, MINUTE, "sliding_window");
-    // 15 s into the next window, 75 % of the previous 20 still weighs: 15 in use, 5 left.
-    const decision = consumeRateLimit(state, MINUTE + 15_000, 20, MINUTE, { algorithm: "sliding_window" });
-    expect(decision).toMatchObject({ allowed: true, remaining: 4 });
-  });
-
-  it("blocks the boundary burst that a fixed window would let through", () => {
-    const { state } = burst(20, 59_000, 20, MINUTE, "sliding_window");
-    const atBoundary = consumeRateLimit(state, MINUTE + 1, 20, MINUTE, { algorithm: "sliding_window" });
-    expect(atBoundary.allowed).toBe(false);
-    const fixed = consumeRateLimit(burst(20, 59_000, 20, MINUTE).state, MINUTE + 1, 20, MINUTE);
-    expect(fixed.allowed).toBe(true);
-  });
-
-  it("forgets a window that is two windows old", () => {
-    const { state } = burst(20, 0, 20, MINUTE, "sliding_window");
-    const later = consumeRateLimit(state, 2 * MINUTE, 20, MINUTE, { algorithm: "sliding_window" });
-    expect(later).toMatchObject({ allowed: true, remaining: 19 });
-  });
-});
-
 describe("properties", () => {
-  const algorithms = fc.constantFrom<RateLimitAlgorithm>("fixed_window", "sliding_window");
-
   it("never admits more than `limit` in any aligned window", () => {
     fc.assert(
       fc.property(
-        algorithms,
         fc.integer({ min: 1, max: 30 }),
         fc.array(fc.integer({ min: 0, max: 5_000 }), { maxLength: 200 }),
-        (algorithm, limit, gaps) => {
+        (limit, gaps) => {
           const windowMs = 10_000;
           let state = emptyRateLimitState();
           let now = 0;
           const admitted = new Map<number, number>();
           for (const gap of gaps) {
             now += gap;
-            const d = consumeRateLimit(state, now, limit, windowMs, { algorithm });
+            const d = consumeRateLimit(state, now, limit, windowMs);
             state = d.nextState;
             if (d.allowed) {
               const w = Math.floor(now / windowMs);
@@ -131,23 +104,22 @@ describe("properties", () => {
   it("a denied caller that waits exactly retryAfterMs is admitted, and not one ms earlier", () => {
     fc.assert(
       fc.property(
-        algorithms,
         fc.integer({ min: 1, max: 30 }),
         fc.integer({ min: 1, max: 3 }),
         fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 1, maxLength: 120 }),
-        (algorithm, limit, costSeed, gaps) => {
+        (limit, costSeed, gaps) => {
           const windowMs = 10_000;
           const cost = Math.min(costSeed, limit);
           let state = emptyRateLimitState();
           let now = 1_000_000;
           for (const gap of gaps) {
             now += gap;
-            const d = consumeRateLimit(state, now, limit, windowMs, { algorithm, cost });
+            const d = consumeRateLimit(state, now, limit, windowMs, { cost });
             state = d.nextState;
             if (!d.allowed) {
-              expect(consumeRateLimit(state, now + d.retryAfterMs, limit, windowMs, { algorithm, cost }).allowed).toBe(true);
+              expect(consumeRateLimit(state, now + d.retryAfterMs, limit, windowMs, { cost }).allowed).toBe(true);
               if (d.retryAfterMs > 1) {
-                expect(consumeRateLimit(state, now + d.retryAfterMs - 1, limit, windowMs, { algorithm, cost }).allowed).toBe(false);
+                expect(consumeRateLimit(state, now + d.retryAfterMs - 1, limit, windowMs, { cost }).allowed).toBe(false);
               }
               expect(d.retryAfterSeconds).toBe(Math.max(1, Math.ceil(d.retryAfterMs / 1000)));
             }

@@ -105,7 +105,7 @@ describe("gateToolCall", () => {
       window: window({ usage: { ...emptyUsage(), toolCalls: 3 }, toolCallsByTool: { create_task: 3 } }),
       limits: { toolCalls: 3 },
       policy: { budgets: {}, toolQuotas: { create_task: 3 }, toolRateLimits: { create_task: 1 } },
-      rateState: { windowStartMs: 0, count: 1, previousCount: 0 },
+      rateState: { windowStartMs: 0, count: 1 },
     };
     expect(gate(everything)).toMatchObject({ code: "brake_engaged" });
     expect(gate({ ...everything, brakes: [] })).toMatchObject({ code: "budget_exceeded", detail: { dimension: "toolCalls" } });
