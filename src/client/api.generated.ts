@@ -4,91 +4,32 @@ import type { RequestOptions } from "./types";
 
 // --- schemas (components.schemas) -------------------------------------------------------------
 
-export type CreateTenantResponse = {
-  tenant: Tenant;
-  apiKey: string;
-};
+export type CreateTenantResponse = { tenant: Tenant; apiKey: string };
 
-export type Tenant = {
-  id: string;
-  name: string;
-  timeZone: string;
-  createdAt: string;
-};
+export type Tenant = { id: string; name: string; timeZone: string; createdAt: string };
 
-export type Problem = {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: Array<{
-    path: string;
-    message: string;
-  }>;
-  oldestSeq?: number;
-};
+export type Problem = { type: string; title: string; status: number; detail: string; code: string; errors?: Array<{ path: string; message: string }>; oldestSeq?: number };
 
-export type CreateTenant = {
-  name: string;
-  timeZone?: string;
-};
+export type CreateTenant = { name: string; timeZone?: string };
 
 /** What was erased; the record is kept in the operator audit, outside the tenant */
-export type TenantErasure = {
-  tenantId: string;
-  erasedAt: string;
-  agentsErased: number;
-};
+export type TenantErasure = { tenantId: string; erasedAt: string; agentsErased: number };
 
-export type TenantErasureRecord = {
-  tenantId: string;
-  erasedAt: string;
-  actor: string;
-  detail: Record<string, unknown>;
-};
+export type TenantErasureRecord = { tenantId: string; erasedAt: string; actor: string; detail: Record<string, unknown> };
 
-export type TriggerDeliveryAccepted = {
-  runKey: string;
-  duplicate: boolean;
-};
+export type TriggerDeliveryAccepted = { runKey: string; duplicate: boolean };
 
-export type WebhookDeliveryAccepted = {
-  logicalChangeKey: string;
-  duplicate: boolean;
-};
+export type WebhookDeliveryAccepted = { logicalChangeKey: string; duplicate: boolean };
 
-export type CreateKeyResponse = {
-  id: string;
-  key: string;
-  scopes: Array<"agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin">;
-};
+export type CreateKeyResponse = { id: string; key: string; scopes: Array<"agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin"> };
 
-export type CreateKey = {
-  name?: string;
-  scopes?: Array<"agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin">;
-};
+export type CreateKey = { name?: string; scopes?: Array<"agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin"> };
 
-export type ApiKey = {
-  id: string;
-  name: string | null;
-  prefix: string;
-  scopes: Array<"agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin">;
-  createdAt: string;
-  revokedAt: string | null;
-};
+export type ApiKey = { id: string; name: string | null; prefix: string; scopes: Array<"agents:read" | "agents:write" | "journal:read" | "journal:write" | "admin">; createdAt: string; revokedAt: string | null };
 
-export type MintTokenResponse = {
-  token: string;
-  expiresAt: string;
-};
+export type MintTokenResponse = { token: string; expiresAt: string };
 
-export type MintToken = {
-  sub: string;
-  agents: Array<string>;
-  scope?: Array<"agents:read" | "agents:write">;
-  ttlSeconds?: number;
-};
+export type MintToken = { sub: string; agents: Array<string>; scope?: Array<"agents:read" | "agents:write">; ttlSeconds?: number };
 
 export type Agent = {
   id: string;
@@ -138,21 +79,7 @@ export type Agent = {
   updatedAt: string;
 };
 
-export type Playbook = {
-  rules: Array<{
-    when?: {
-      reason?: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
-      textPattern?: string;
-      token?: string;
-    };
-    reply?: string;
-    tools?: Array<{
-      name: string;
-      args?: Record<string, unknown>;
-    }>;
-  }>;
-  fallbackReply?: string;
-} | null;
+export type Playbook = { rules: Array<{ when?: { reason?: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child"; textPattern?: string; token?: string }; reply?: string; tools?: Array<{ name: string; args?: Record<string, unknown> }> }>; fallbackReply?: string } | null;
 
 export type CreateAgent = {
   kind: string;
@@ -165,22 +92,10 @@ export type CreateAgent = {
     chunkDelayMs?: number;
   };
   playbook?: Playbook;
-  capabilities?: {
-    /** start from this profile instead of the kind's */
-    profile?: "default" | "reader" | "planner" | "coach";
-    grant?: Array<"categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn">;
-    revoke?: Array<"categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn">;
-    denyTools?: Array<string>;
-    maxRiskLevel?: "low" | "medium" | "high";
-  };
+  capabilities?: Capabilities;
   fallbackModels?: Array<string>;
   controlMode?: "orchestrator" | "adaptive" | "ecosystem";
-  budgets?: {
-    tokens?: number;
-    costMicroUsd?: number;
-    runtimeMs?: number;
-    toolCalls?: number;
-  };
+  budgets?: Budgets;
   /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
   doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   start?: boolean;
@@ -189,23 +104,10 @@ export type CreateAgent = {
 };
 
 export type CreateSubscription = {
-  tokens: Array<{
-    tokenClass: "semanticKey";
-    tokenValue: string;
-  } | {
-    tokenClass: "subtypeToken";
-    tokenNamespace: string;
-    tokenValue: string;
-  } | {
-    tokenClass: "entityId";
-    tokenValue: string;
-  }>;
+  tokens: Array<TypedToken>;
   /** Over the changed entity, rooted at its type: {eq|neq: [path, value]}, {in: [path, [values]]}, {exists: path}, {and|or: [predicates]} */
   predicate?: Record<string, unknown>;
-  eligibility?: {
-    activeFrom?: string;
-    activeUntil?: string;
-  };
+  eligibility?: Eligibility;
   /** Wakes join this conversation (as a message's sessionId names it) instead of running in a thread of their own: whoever follows that session (e.g. a widget visitor, whose session is derived from the token's sub) sees the run and answers its decisions */
   sessionId?: string;
 };
@@ -239,41 +141,18 @@ export type PatchAgent = {
     chunkDelayMs?: number;
   };
   playbook?: Playbook;
-  capabilities?: {
-    /** start from this profile instead of the kind's */
-    profile?: "default" | "reader" | "planner" | "coach";
-    grant?: Array<"categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn">;
-    revoke?: Array<"categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn">;
-    denyTools?: Array<string>;
-    maxRiskLevel?: "low" | "medium" | "high";
-  } | null;
+  capabilities?: Capabilities | null;
   fallbackModels?: Array<string>;
   controlMode?: "orchestrator" | "adaptive" | "ecosystem";
-  budgets?: {
-    tokens?: number;
-    costMicroUsd?: number;
-    runtimeMs?: number;
-    toolCalls?: number;
-  } | null;
+  budgets?: Budgets | null;
   /** A user message arriving while a run of the same session is in flight: enqueue (own run, in order) | reject (409 run_in_progress) | interrupt (in-flight runs stop at their next step boundary as `interrupted`; this message runs after, with their messages in context) | merge (folded into the session's next run) */
   doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
   version?: number;
 };
 
-export type AgentState = {
-  revision: number;
-  lastWakeAt: string | null;
-  nextWakeAt: string | null;
-  sleepUntil: string | null;
-  recentHeadMessageId: string | null;
-  latestSummaryMessageId: string | null;
-  consecutiveFailureCount: number;
-  slots: Record<string, unknown>;
-};
+export type AgentState = { revision: number; lastWakeAt: string | null; nextWakeAt: string | null; sleepUntil: string | null; recentHeadMessageId: string | null; latestSummaryMessageId: string | null; consecutiveFailureCount: number; slots: Record<string, unknown> };
 
-export type RunAccepted = {
-  runKey: string;
-};
+export type RunAccepted = { runKey: string };
 
 export type PostMessage = {
   text: string;
@@ -282,16 +161,7 @@ export type PostMessage = {
   doubleTexting?: "enqueue" | "reject" | "interrupt" | "merge";
 };
 
-export type Message = {
-  id: string;
-  agentId: string;
-  threadId: string;
-  kind: "observation" | "user" | "assistant" | "thought" | "action" | "toolResult" | "summary" | "system";
-  text?: string;
-  content?: unknown;
-  createdAt: string;
-  metadata: Record<string, unknown>;
-};
+export type Message = { id: string; agentId: string; threadId: string; kind: "observation" | "user" | "assistant" | "thought" | "action" | "toolResult" | "summary" | "system"; text?: string; content?: unknown; createdAt: string; metadata: Record<string, unknown> };
 
 export type Run = {
   runKey: string;
@@ -307,59 +177,17 @@ export type Run = {
   trace: Record<string, unknown>;
 };
 
-export type Report = {
-  id: string;
-  agentId: string;
-  scope: "current" | "daily" | "weekly" | "monthly";
-  periodKey: string;
-  content: Record<string, unknown>;
-  confidence: number | null;
-  provenance: Record<string, unknown>;
-  sourceCursor: Record<string, number>;
-  createdAt: string;
-};
+export type Report = { id: string; agentId: string; scope: "current" | "daily" | "weekly" | "monthly"; periodKey: string; content: Record<string, unknown>; confidence: number | null; provenance: Record<string, unknown>; sourceCursor: Record<string, number>; createdAt: string };
 
-export type ReportHead = Report & {
-  headUpdatedAt: string;
-  freshness: ReportFreshness;
-};
+export type ReportHead = Report & { headUpdatedAt: string; freshness: ReportFreshness };
 
-export type ReportFreshness = {
-  fresh: boolean;
-  reasons: Array<ReportFreshnessReason>;
-  ageMs: number | null;
-};
+export type ReportFreshness = { fresh: boolean; reasons: Array<ReportFreshnessReason>; ageMs: number | null };
 
-export type ReportFreshnessReason = {
-  code: "no_report" | "head_mismatch" | "max_age_exceeded" | "source_cursor_behind";
-  ageMs?: number;
-  maxAgeMs?: number;
-  sources?: Array<string>;
-  headReportId?: string;
-  reportId?: string | null;
-};
+export type ReportFreshnessReason = { code: "no_report" | "head_mismatch" | "max_age_exceeded" | "source_cursor_behind"; ageMs?: number; maxAgeMs?: number; sources?: Array<string>; headReportId?: string; reportId?: string | null };
 
-export type AgentMemory = {
-  slots: AgentSlots;
-  counts: {
-    messages: number;
-    summaries: number;
-  };
-  compaction: CompactionStatus;
-};
+export type AgentMemory = { slots: AgentSlots; counts: { messages: number; summaries: number }; compaction: CompactionStatus };
 
-export type AgentSlots = {
-  primaryGoal: string | null;
-  primaryGoalVersion: number;
-  activeTaskId: string | null;
-  activeTaskIdVersion: number;
-  openLoopIds: Array<string>;
-  openLoopIdsVersion: number;
-  preferenceByKey: Record<string, string>;
-  preferenceByKeyVersion: number;
-  extension: Record<string, unknown>;
-  extensionVersion: number;
-};
+export type AgentSlots = { primaryGoal: string | null; primaryGoalVersion: number; activeTaskId: string | null; activeTaskIdVersion: number; openLoopIds: Array<string>; openLoopIdsVersion: number; preferenceByKey: Record<string, string>; preferenceByKeyVersion: number; extension: Record<string, unknown>; extensionVersion: number };
 
 export type CompactionStatus = {
   pending: number;
@@ -372,11 +200,7 @@ export type CompactionStatus = {
   diagnostics: number;
 };
 
-export type SlotWriteResult = {
-  slot: "primaryGoal" | "activeTaskId" | "openLoopIds" | "preferenceByKey" | "extension";
-  version: number;
-  changed: boolean;
-};
+export type SlotWriteResult = { slot: "primaryGoal" | "activeTaskId" | "openLoopIds" | "preferenceByKey" | "extension"; version: number; changed: boolean };
 
 export type RecallHit = {
   messageId: string;
@@ -388,9 +212,7 @@ export type RecallHit = {
   createdAt: string;
 };
 
-export type CompactionRetry = {
-  requeued: number;
-};
+export type CompactionRetry = { requeued: number };
 
 export type Session = {
   sessionId: string;
@@ -418,216 +240,59 @@ export type Decision = {
   resolvedAt: string | null;
 };
 
-export type DecisionResolution = {
-  resolutionType: "approve" | "reject" | "modify" | "choose_option";
-  chosenOptionId?: string;
-  modifiedArgs?: Record<string, unknown>;
-  alwaysApprove?: boolean;
-  rationale?: string;
-  actionKind?: "create" | "update" | "delete" | "review" | "deploy";
-  answerText?: string;
-};
+export type DecisionResolution = { resolutionType: "approve" | "reject" | "modify" | "choose_option"; chosenOptionId?: string; modifiedArgs?: Record<string, unknown>; alwaysApprove?: boolean; rationale?: string; actionKind?: "create" | "update" | "delete" | "review" | "deploy"; answerText?: string };
 
-export type JournalCategory = JournalRecordBase & {
-  type: "category";
-  name: string;
-  color?: string;
-};
+export type JournalCategory = JournalRecordBase & { type: "category"; name: string; color?: string };
 
-export type JournalRecordBase = {
-  id: string;
-  categoryId: string | null;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  deletedAt?: string;
-};
+export type JournalRecordBase = { id: string; categoryId: string | null; version: number; createdAt: string; updatedAt: string; deletedAt?: string };
 
-export type JournalCategoryCreate = {
-  name: string;
-  color?: string;
-};
+export type JournalCategoryCreate = { name: string; color?: string };
 
-export type JournalCategoryPatch = {
-  version: number;
-  name?: string;
-  color?: string | null;
-};
+export type JournalCategoryPatch = { version: number; name?: string; color?: string | null };
 
-export type JournalTask = JournalRecordBase & {
-  type: "task";
-  title: string;
-  status: "open" | "in_progress" | "blocked" | "done" | "cancelled";
-  priority: "low" | "medium" | "high" | "urgent";
-  estimateMinutes?: number;
-  dueDate?: string;
-  labels: Array<string>;
-  notes?: string;
-};
+export type JournalTask = JournalRecordBase & { type: "task"; title: string; status: "open" | "in_progress" | "blocked" | "done" | "cancelled"; priority: "low" | "medium" | "high" | "urgent"; estimateMinutes?: number; dueDate?: string; labels: Array<string>; notes?: string };
 
-export type JournalTaskCreate = {
-  title: string;
-  status?: "open" | "in_progress" | "blocked" | "done" | "cancelled";
-  priority?: "low" | "medium" | "high" | "urgent";
-  estimateMinutes?: number;
-  dueDate?: string;
-  labels?: Array<string>;
-  categoryId: string;
-  notes?: string;
-};
+export type JournalTaskCreate = { title: string; status?: "open" | "in_progress" | "blocked" | "done" | "cancelled"; priority?: "low" | "medium" | "high" | "urgent"; estimateMinutes?: number; dueDate?: string; labels?: Array<string>; categoryId: string; notes?: string };
 
-export type JournalTaskPatch = {
-  version: number;
-  title?: string;
-  status?: "open" | "in_progress" | "blocked" | "done" | "cancelled";
-  priority?: "low" | "medium" | "high" | "urgent";
-  estimateMinutes?: number | null;
-  dueDate?: string | null;
-  labels?: Array<string>;
-  categoryId?: string;
-  notes?: string | null;
-};
+export type JournalTaskPatch = { version: number; title?: string; status?: "open" | "in_progress" | "blocked" | "done" | "cancelled"; priority?: "low" | "medium" | "high" | "urgent"; estimateMinutes?: number | null; dueDate?: string | null; labels?: Array<string>; categoryId?: string; notes?: string | null };
 
-export type JournalChecklist = JournalRecordBase & {
-  type: "checklist";
-  taskId: string;
-  title: string;
-};
+export type JournalChecklist = JournalRecordBase & { type: "checklist"; taskId: string; title: string };
 
-export type JournalChecklistCreate = {
-  taskId: string;
-  title: string;
-};
+export type JournalChecklistCreate = { taskId: string; title: string };
 
-export type JournalChecklistPatch = {
-  version: number;
-  taskId?: string;
-  title?: string;
-};
+export type JournalChecklistPatch = { version: number; taskId?: string; title?: string };
 
-export type JournalChecklistItem = JournalRecordBase & {
-  type: "checklist_item";
-  checklistId: string;
-  text: string;
-  done: boolean;
-};
+export type JournalChecklistItem = JournalRecordBase & { type: "checklist_item"; checklistId: string; text: string; done: boolean };
 
-export type JournalChecklistItemCreate = {
-  checklistId: string;
-  text: string;
-  done?: boolean;
-};
+export type JournalChecklistItemCreate = { checklistId: string; text: string; done?: boolean };
 
-export type JournalChecklistItemPatch = {
-  version: number;
-  checklistId?: string;
-  text?: string;
-  done?: boolean;
-};
+export type JournalChecklistItemPatch = { version: number; checklistId?: string; text?: string; done?: boolean };
 
-export type JournalTimeEntry = JournalRecordBase & {
-  type: "time_entry";
-  taskId?: string;
-  startedAt: string;
-  endedAt?: string;
-  note?: string;
-  sourceEntryId?: string;
-};
+export type JournalTimeEntry = JournalRecordBase & { type: "time_entry"; taskId?: string; startedAt: string; endedAt?: string; note?: string; sourceEntryId?: string };
 
-export type JournalTimeEntryCreate = {
-  taskId?: string;
-  categoryId?: string;
-  startedAt: string;
-  endedAt?: string;
-  note?: string;
-  sourceEntryId?: string;
-};
+export type JournalTimeEntryCreate = { taskId?: string; categoryId?: string; startedAt: string; endedAt?: string; note?: string; sourceEntryId?: string };
 
-export type JournalTimeEntryPatch = {
-  version: number;
-  taskId?: string | null;
-  categoryId?: string | null;
-  startedAt?: string;
-  endedAt?: string | null;
-  note?: string | null;
-  sourceEntryId?: string | null;
-};
+export type JournalTimeEntryPatch = { version: number; taskId?: string | null; categoryId?: string | null; startedAt?: string; endedAt?: string | null; note?: string | null; sourceEntryId?: string | null };
 
-export type JournalDayPlan = JournalRecordBase & {
-  type: "day_plan";
-  date: string;
-  blocks: Array<{
-    id: string;
-    start: string;
-    end: string;
-    taskId?: string;
-    categoryId?: string;
-    label: string;
-  }>;
-  pinnedTaskIds: Array<string>;
-};
+export type JournalDayPlan = JournalRecordBase & { type: "day_plan"; date: string; blocks: Array<{ id: string; start: string; end: string; taskId?: string; categoryId?: string; label: string }>; pinnedTaskIds: Array<string> };
 
-export type JournalDayPlanCreate = {
-  date: string;
-  blocks?: Array<JournalDayPlanBlock>;
-  pinnedTaskIds?: Array<string>;
-};
+export type JournalDayPlanCreate = { date: string; blocks?: Array<JournalDayPlanBlock>; pinnedTaskIds?: Array<string> };
 
-export type JournalDayPlanBlock = {
-  id: string;
-  start: string;
-  end: string;
-  taskId?: string;
-  categoryId?: string;
-  label: string;
-};
+export type JournalDayPlanBlock = { id: string; start: string; end: string; taskId?: string; categoryId?: string; label: string };
 
-export type JournalDayPlanPatch = {
-  version: number;
-  date?: string;
-  blocks?: Array<JournalDayPlanBlock>;
-  pinnedTaskIds?: Array<string>;
-};
+export type JournalDayPlanPatch = { version: number; date?: string; blocks?: Array<JournalDayPlanBlock>; pinnedTaskIds?: Array<string> };
 
-export type JournalRating = JournalRecordBase & {
-  type: "rating";
-  targetType: "task" | "time_entry" | "day_plan" | "entry";
-  targetId: string;
-  score: number;
-  note?: string;
-};
+export type JournalRating = JournalRecordBase & { type: "rating"; targetType: "task" | "time_entry" | "day_plan" | "entry"; targetId: string; score: number; note?: string };
 
-export type JournalRatingCreate = {
-  targetType: "task" | "time_entry" | "day_plan" | "entry";
-  targetId: string;
-  score: number;
-  note?: string;
-};
+export type JournalRatingCreate = { targetType: "task" | "time_entry" | "day_plan" | "entry"; targetId: string; score: number; note?: string };
 
-export type JournalRatingPatch = {
-  version: number;
-  score?: number;
-  note?: string | null;
-};
+export type JournalRatingPatch = { version: number; score?: number; note?: string | null };
 
-export type JournalEntry = JournalRecordBase & {
-  type: "entry";
-  text: string;
-  occurredAt?: string;
-};
+export type JournalEntry = JournalRecordBase & { type: "entry"; text: string; occurredAt?: string };
 
-export type JournalEntryCreate = {
-  text: string;
-  categoryId?: string;
-  occurredAt?: string;
-};
+export type JournalEntryCreate = { text: string; categoryId?: string; occurredAt?: string };
 
-export type JournalEntryPatch = {
-  version: number;
-  text?: string;
-  categoryId?: string | null;
-  occurredAt?: string | null;
-};
+export type JournalEntryPatch = { version: number; text?: string; categoryId?: string | null; occurredAt?: string | null };
 
 export type Subscription = {
   id: string;
@@ -635,130 +300,48 @@ export type Subscription = {
   tokens: Array<TypedToken>;
   /** Over the changed entity, rooted at its type: {eq|neq: [path, value]}, {in: [path, [values]]}, {exists: path}, {and|or: [predicates]} */
   predicate?: Record<string, unknown>;
-  eligibility?: {
-    activeFrom?: string;
-    activeUntil?: string;
-  };
+  eligibility?: Eligibility;
   sessionId?: string;
   createdAt: string;
 };
 
-export type TypedToken = {
-  tokenClass: "semanticKey";
-  tokenValue: string;
-} | {
-  tokenClass: "subtypeToken";
-  tokenNamespace: string;
-  tokenValue: string;
-} | {
-  tokenClass: "entityId";
-  tokenValue: string;
-};
+export type TypedToken = { tokenClass: "semanticKey"; tokenValue: string } | { tokenClass: "subtypeToken"; tokenNamespace: string; tokenValue: string } | { tokenClass: "entityId"; tokenValue: string };
 
-export type EventAccepted = {
-  logicalChangeKey: string;
-  duplicate: boolean;
-};
+export type EventAccepted = { logicalChangeKey: string; duplicate: boolean };
 
 export type IngestEvent = {
   /** The posting system, chosen by the tenant */
   source: string;
   /** Unique per delivery of one change; a repeat is a duplicate */
   deliveryId: string;
-  tokens: Array<{
-    tokenClass: "semanticKey";
-    tokenValue: string;
-  } | {
-    tokenClass: "subtypeToken";
-    tokenNamespace: string;
-    tokenValue: string;
-  } | {
-    tokenClass: "entityId";
-    tokenValue: string;
-  }>;
+  tokens: Array<TypedToken>;
   /** Evidence for the woken agents (≤ 65536 bytes as JSON); quoted to the model as data, never as instructions */
   payload?: unknown;
 };
 
-export type Timer = {
-  id: string;
-  name: string | null;
-  spec: TimerSpec;
-  catchupPolicy: "coalesce" | "skip";
-  catchupWindowSeconds: number;
-  status: "active" | "completed" | "deleted";
-  nextRunAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  recentDecisions: Array<TimerDecision>;
-};
+export type Timer = { id: string; name: string | null; spec: TimerSpec; catchupPolicy: "coalesce" | "skip"; catchupWindowSeconds: number; status: "active" | "completed" | "deleted"; nextRunAt: string | null; createdAt: string; updatedAt: string; recentDecisions: Array<TimerDecision> };
 
-export type TimerSpec = {
-  kind: "cron";
-  expr: string;
-  timeZone: string;
-} | {
-  kind: "interval";
-  everySeconds: number;
-  anchorAt?: string;
-} | {
-  kind: "once";
-  at: string;
-};
+export type TimerSpec = { kind: "cron"; expr: string; timeZone: string } | { kind: "interval"; everySeconds: number; anchorAt?: string } | { kind: "once"; at: string };
 
-export type TimerDecision = {
-  seq: number;
-  action: "fire" | "catchup" | "skip" | "reschedule" | "wait" | "manual_trigger";
-  runKey: string | null;
-  runStatus: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | "interrupted" | null;
-  createdAt: string;
-  decision: Record<string, unknown>;
-};
+export type TimerDecision = { seq: number; action: "fire" | "catchup" | "skip" | "reschedule" | "wait" | "manual_trigger"; runKey: string | null; runStatus: "queued" | "running" | "waiting" | "ready" | "completed" | "skipped_sleeping" | "skipped_destroyed" | "failed_terminal" | "interrupted" | null; createdAt: string; decision: Record<string, unknown> };
 
-export type TriggerDescriptor = {
-  triggerId: string;
-  url: string | null;
-  status: "active" | "rotated" | "revoked";
-};
+export type TriggerDescriptor = { triggerId: string; url: string | null; status: "active" | "rotated" | "revoked" };
 
 export type TriggerRequest = {
   /** provision (default; returns the active descriptor), rotate, revoke */
   action?: "provision" | "rotate" | "revoke";
 };
 
-export type CreatedWebhookSource = WebhookSource & {
-  secret: string;
-};
+export type CreatedWebhookSource = WebhookSource & { secret: string };
 
-export type WebhookSource = {
-  id: string;
-  name: string;
-  scheme: "vigil" | "github" | "stripe";
-  tokenMapping: {
-    semanticKey: string;
-    subtypeTokens?: Array<{
-      namespace: string;
-      from: string;
-    }>;
-    entityIdFrom?: string | Array<string>;
-  };
-  url: string;
-  createdAt: string;
-};
+export type WebhookSource = { id: string; name: string; scheme: "vigil" | "github" | "stripe"; tokenMapping: TokenMapping; url: string; createdAt: string };
 
 export type CreateWebhookSource = {
   name: string;
   scheme: "vigil" | "github" | "stripe";
   /** The signing secret; generated (and returned once) when absent */
   secret?: string;
-  tokenMapping: {
-    semanticKey: string;
-    subtypeTokens?: Array<{
-      namespace: string;
-      from: string;
-    }>;
-    entityIdFrom?: string | Array<string>;
-  };
+  tokenMapping: TokenMapping;
 };
 
 export type CreatedWebhookEndpoint = WebhookEndpoint & {
@@ -766,13 +349,7 @@ export type CreatedWebhookEndpoint = WebhookEndpoint & {
   secret: string;
 };
 
-export type WebhookEndpoint = {
-  id: string;
-  url: string;
-  eventTypes: Array<string>;
-  description: string | null;
-  createdAt: string;
-};
+export type WebhookEndpoint = { id: string; url: string; eventTypes: Array<string>; description: string | null; createdAt: string };
 
 export type CreateWebhook = {
   /** https URL the deliveries are POSTed to (no redirects are followed) */
@@ -798,56 +375,16 @@ export type WebhookDelivery = {
   updatedAt: string;
 };
 
-export type WebhookDeliveryAttempt = {
-  attempt: number;
-  at: string;
-  outcome: "delivered" | "failed";
-  httpStatus: number | null;
-  error: string | null;
-  durationMs: number;
-};
+export type WebhookDeliveryAttempt = { attempt: number; at: string; outcome: "delivered" | "failed"; httpStatus: number | null; error: string | null; durationMs: number };
 
-export type ToolListing = {
-  kind: "builtin" | "http" | "mcp";
-  name: string;
-  version: number;
-  description: string;
-  riskLevel: "low" | "medium" | "high";
-  supportsPreview: boolean;
-  capabilitiesRequired: Array<string>;
-  allowedWakeReasons: Array<string>;
-  idempotencyStrategy: string;
-  scopeRules: Array<string>;
-  sideEffects: {
-    kind: string;
-    entityTypes: Array<string>;
-    semanticKeys: Array<string>;
-  };
-  dataMinimizationPolicyRef: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
-  id?: string;
-  url?: string;
-  method?: "POST" | "PUT" | "PATCH";
-  createdAt?: string;
-};
+export type ToolListing = { kind: "builtin" | "http" | "mcp"; name: string; version: number; description: string; riskLevel: "low" | "medium" | "high"; supportsPreview: boolean; capabilitiesRequired: Array<string>; allowedWakeReasons: Array<string>; idempotencyStrategy: string; scopeRules: Array<string>; sideEffects: { kind: string; entityTypes: Array<string>; semanticKeys: Array<string> }; dataMinimizationPolicyRef: string; inputSchema: Record<string, unknown>; outputSchema: Record<string, unknown>; id?: string; url?: string; method?: "POST" | "PUT" | "PATCH"; createdAt?: string };
 
 export type RegisteredTenantTool = TenantTool & {
   /** Signing secret of the tool's requests (Vigil-Signature); shown in this answer only */
   secret: string;
 };
 
-export type TenantTool = {
-  id: string;
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  url: string;
-  method: "POST" | "PUT" | "PATCH";
-  riskLevel: "low" | "medium" | "high";
-  capability: "categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn";
-  createdAt: string;
-};
+export type TenantTool = { id: string; name: string; description: string; inputSchema: Record<string, unknown>; url: string; method: "POST" | "PUT" | "PATCH"; riskLevel: "low" | "medium" | "high"; capability: "categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn"; createdAt: string };
 
 export type RegisterTenantTool = {
   name: string;
@@ -921,21 +458,7 @@ export type AuditEntry = {
   detail: Record<string, unknown>;
 };
 
-export type Brake = {
-  id: string;
-  scope: "all" | "agent" | "kind" | "tool";
-  target: string | null;
-  behaviour: "pause" | "kill";
-  release: "manual" | "timer" | "decision";
-  releaseAt: string | null;
-  decisionId: string | null;
-  reason: string;
-  initiatedBy: string;
-  active: boolean;
-  createdAt: string;
-  releasedAt: string | null;
-  releasedBy: string | null;
-};
+export type Brake = { id: string; scope: "all" | "agent" | "kind" | "tool"; target: string | null; behaviour: "pause" | "kill"; release: "manual" | "timer" | "decision"; releaseAt: string | null; decisionId: string | null; reason: string; initiatedBy: string; active: boolean; createdAt: string; releasedAt: string | null; releasedBy: string | null };
 
 export type EngageBrake = {
   scope: "all" | "agent" | "kind" | "tool";
@@ -973,33 +496,11 @@ export type AgentUsage = {
   resetsAt: string | null;
 };
 
-export type Policy = PolicyBody & {
-  version: number;
-  updatedAt: string | null;
-};
+export type Policy = PolicyBody & { version: number; updatedAt: string | null };
 
-export type ProviderEndpoint = {
-  id: string;
-  kind: "openai" | "anthropic" | "openai-compatible" | "workers-ai";
-  baseUrl?: string;
-  secretRefId?: string;
-  policyVersion: string;
-  models: Array<string>;
-  pricing?: Record<string, {
-    inputUsdPerMTok: number;
-    outputUsdPerMTok: number;
-  }>;
-  timeoutMs?: number;
-};
+export type ProviderEndpoint = { id: string; kind: "openai" | "anthropic" | "openai-compatible" | "workers-ai"; baseUrl?: string; secretRefId?: string; policyVersion: string; models: Array<string>; pricing?: Record<string, { inputUsdPerMTok: number; outputUsdPerMTok: number }>; timeoutMs?: number };
 
-export type IdentityProvider = {
-  jwksUrl: string;
-  issuer: string;
-  audience: string;
-  algorithms?: Array<"RS256" | "ES256">;
-  agentIds?: Array<string>;
-  scopes?: Array<"agents:read" | "agents:write">;
-};
+export type IdentityProvider = { jwksUrl: string; issuer: string; audience: string; algorithms?: Array<"RS256" | "ES256">; agentIds?: Array<string>; scopes?: Array<"agents:read" | "agents:write"> };
 
 export type ExtensionSlotRegistration = {
   /** JSON Schema (2020-12) the key's value must satisfy; local $refs only */
@@ -1023,83 +524,7 @@ export type TelemetryPolicy = {
   includeBodies?: boolean;
 };
 
-export type PolicyBody = {
-  providers?: Array<ProviderEndpoint>;
-  categoryModels?: Record<string, Array<string>>;
-  budgets?: {
-    tokens?: number;
-    costMicroUsd?: number;
-    runtimeMs?: number;
-    toolCalls?: number;
-  };
-  toolQuotas?: Record<string, number>;
-  toolRateLimits?: Record<string, number>;
-  decisionTimeouts?: {
-    orchestrator?: {
-      timeoutTicks: number | null;
-      onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend";
-      maxExtensions?: number;
-    };
-    adaptive?: {
-      timeoutTicks: number | null;
-      onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend";
-      maxExtensions?: number;
-    };
-    ecosystem?: {
-      timeoutTicks: number | null;
-      onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend";
-      maxExtensions?: number;
-    };
-  };
-  trust?: {
-    profile?: "conservative" | "balanced" | "permissive";
-    overrides?: {
-      initialScore?: number;
-      floorScore?: number;
-      ceilingScore?: number;
-      decayTargetScore?: number;
-      decayRatePerTick?: number;
-      diminishingReturnThresholdHigh?: number;
-      diminishingReturnThresholdLow?: number;
-      deltaTable?: {
-        human_approves_recommended_option?: number;
-        human_approves_tool_call?: number;
-        human_approves_always?: number;
-        human_picks_non_recommended?: number;
-        human_modifies_tool_args?: number;
-        human_rejects_tool_call?: number;
-        human_overrides_via_brake?: number;
-        artifact_approved?: number;
-        artifact_rejected?: number;
-        coherence_issue_confirmed?: number;
-        coherence_issue_missed?: number;
-        decision_auto_resolved?: number;
-        task_completed_success?: number;
-        task_completed_partial?: number;
-        task_abandoned_or_max_turns?: number;
-      };
-      calibrationMode?: boolean;
-    };
-  };
-  retention?: {
-    agentEvents?: {
-      maxAgeDays?: number;
-      maxRows?: number;
-    };
-    tenantEvents?: {
-      maxAgeDays?: number;
-      maxRows?: number;
-    };
-    dedupeWindowDays?: number;
-    idempotencyHours?: number;
-    webhookDeliveriesDays?: number;
-    compactionJobsDays?: number;
-  };
-  identityProvider?: IdentityProvider;
-  extensionSlots?: Record<string, ExtensionSlotRegistration>;
-  sessions?: SessionPolicy;
-  telemetry?: TelemetryPolicy;
-};
+export type PolicyBody = { providers?: Array<ProviderEndpoint>; categoryModels?: Record<string, Array<string>>; budgets?: { tokens?: number; costMicroUsd?: number; runtimeMs?: number; toolCalls?: number }; toolQuotas?: Record<string, number>; toolRateLimits?: Record<string, number>; decisionTimeouts?: { orchestrator?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; adaptive?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; ecosystem?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number } }; trust?: { profile?: "conservative" | "balanced" | "permissive"; overrides?: { initialScore?: number; floorScore?: number; ceilingScore?: number; decayTargetScore?: number; decayRatePerTick?: number; diminishingReturnThresholdHigh?: number; diminishingReturnThresholdLow?: number; deltaTable?: { human_approves_recommended_option?: number; human_approves_tool_call?: number; human_approves_always?: number; human_picks_non_recommended?: number; human_modifies_tool_args?: number; human_rejects_tool_call?: number; human_overrides_via_brake?: number; artifact_approved?: number; artifact_rejected?: number; coherence_issue_confirmed?: number; coherence_issue_missed?: number; decision_auto_resolved?: number; task_completed_success?: number; task_completed_partial?: number; task_abandoned_or_max_turns?: number }; calibrationMode?: boolean } }; retention?: { agentEvents?: { maxAgeDays?: number; maxRows?: number }; tenantEvents?: { maxAgeDays?: number; maxRows?: number }; dedupeWindowDays?: number; idempotencyHours?: number; webhookDeliveriesDays?: number; compactionJobsDays?: number }; identityProvider?: IdentityProvider; extensionSlots?: Record<string, ExtensionSlotRegistration>; sessions?: SessionPolicy; telemetry?: TelemetryPolicy };
 
 export type ProviderSecret = {
   /** The secretRefId */
@@ -1137,14 +562,24 @@ export type CreateConsentBody = {
 };
 
 /** One JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
-export type McpJsonRpcMessage = {
-  jsonrpc: "2.0";
-  id?: string | number | null;
-  method?: string;
-  params?: Record<string, unknown>;
-  result?: unknown;
-  error?: unknown;
+export type McpJsonRpcMessage = { jsonrpc: "2.0"; id?: string | number | null; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
+
+// --- inline shapes more than one schema uses (declared once) -----------------------------------
+
+export type Capabilities = {
+  /** start from this profile instead of the kind's */
+  profile?: "default" | "reader" | "planner" | "coach";
+  grant?: Array<"categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn">;
+  revoke?: Array<"categoryRead" | "taskRead" | "taskWrite" | "checklistWrite" | "timeWrite" | "dayPlanRead" | "dayPlanWrite" | "ratingRead" | "ratingWrite" | "memoryRead" | "memoryWrite" | "reportWrite" | "askUser" | "sleep" | "spawn">;
+  denyTools?: Array<string>;
+  maxRiskLevel?: "low" | "medium" | "high";
 };
+
+export type Budgets = { tokens?: number; costMicroUsd?: number; runtimeMs?: number; toolCalls?: number };
+
+export type Eligibility = { activeFrom?: string; activeUntil?: string };
+
+export type TokenMapping = { semanticKey: string; subtypeTokens?: Array<{ namespace: string; from: string }>; entityIdFrom?: string | Array<string> };
 
 // --- operations --------------------------------------------------------------------------------
 

@@ -93,4 +93,26 @@ describe("the generated client operations (src/client/api.generated.ts)", () => 
     expect(tsType({})).toBe("unknown");
     expect(tsType({ type: "object", properties: { "a-b": { type: "boolean", description: "why" }, c: { const: 1 } }, required: ["c"] })).toBe('{\n  /** why */\n  "a-b"?: boolean;\n  c: 1;\n}');
   });
+
+  it("declares once an inline object shape that several schemas repeat, and a registered schema zod inlined by its name", async () => {
+    const { renderClientModule } = await generator();
+    const limits = { type: "object", properties: { tokens: { type: "integer" }, note: { type: "string", description: "why" } }, additionalProperties: false };
+    const token = { type: "object", properties: { value: { type: "string" } }, required: ["value"] };
+    const { text } = renderClientModule({
+      paths: {},
+      components: {
+        schemas: {
+          Create: { type: "object", properties: { limits, tokens: { type: "array", items: token } } },
+          Patch: { type: "object", properties: { limits: { ...limits, type: ["object", "null"] } } },
+          Event: { type: "object", properties: { tokens: { type: "array", items: token, maxItems: 3 } } },
+          Token: token,
+        },
+      },
+    });
+    expect(text).toContain("export type Create = { limits?: Limits; tokens?: Array<Token> };");
+    expect(text).toContain("export type Patch = { limits?: Limits | null };");
+    expect(text).toContain("export type Event = { tokens?: Array<Token> };");
+    expect(text).toContain("export type Token = { value: string };");
+    expect(text).toContain("export type Limits = {\n  tokens?: number;\n  /** why */\n  note?: string;\n};");
+  });
 });
