@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ApiError, fail } from "../http/api-error";
-import { requireScope } from "../http/auth";
+import { agentFor, requireScope } from "../http/auth";
 import type { AppEnv, Principal } from "../http/context";
 import { requestKeyedId } from "../http/idempotency";
 import type { Failure } from "../core/result";
@@ -76,6 +76,29 @@ export function agentDeleteRoute<Params extends z.ZodObject, Item extends z.ZodT
     requireAgentManager(principal, spec.things);
     const param = (c.req.valid.bind(c.req) as (target: "param") => never)("param") as z.infer<Params>;
     const result = await spec.remove(c, { tenantId: principal.tenantId, param });
+    if (!result.ok) fail(result);
+    return c.json(spec.view(result), 200);
+  };
+  router.openapi(route, handler as never);
+}
+
+/** A `GET /v1/agents/{id}/<aspect>` read from the agent's AgentDO with `agents:read` (another tenant's agent is 404). */
+export interface AgentReadSpec<Item extends z.ZodTypeAny, Found> {
+  path: string;
+  summary: string;
+  item: Item;
+  /** The description of the 200 answer. */
+  answer: string;
+  read: (agent: ReturnType<typeof agentFor>) => Promise<({ ok: true } & Found) | Failure>;
+  view: (found: Found) => z.infer<Item>;
+}
+
+/** Registers one per-agent read route (state, memory). */
+export function agentReadRoute<Item extends z.ZodTypeAny, Found>(router: OpenAPIHono<AppEnv>, spec: AgentReadSpec<Item, Found>): void {
+  const route = createRoute({ method: "get", path: spec.path, summary: spec.summary, request: { params: AgentIdParam }, responses: { 200: json(spec.item, spec.answer), 404: problems[404] }, security });
+  const handler = async (c: Context<AppEnv>) => {
+    const { id } = (c.req.valid.bind(c.req) as (target: "param") => never)("param") as { id: string };
+    const result = await spec.read(agentFor(c.get("principal"), c.env, id, "agents:read"));
     if (!result.ok) fail(result);
     return c.json(spec.view(result), 200);
   };

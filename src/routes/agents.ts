@@ -9,6 +9,7 @@ import { Agent, AgentState, CreateAgentBody, ListAgentsQuery, PatchAgentBody } f
 import { AgentIdParam, PaginationQuery } from "../schema/common";
 import type { Env } from "../env";
 import type { Principal } from "../http/context";
+import { agentReadRoute } from "./agent-resource-routes";
 import { listRoute } from "./list-route";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
@@ -129,21 +130,13 @@ for (const { command, method, path, summary, answer, what, errors } of lifecycle
   });
 }
 
-agentRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents/{id}/state",
-    summary: "The agent's state (seed 000 AgentState)",
-    request: { params: AgentIdParam },
-    responses: { 200: json(AgentState, "State"), 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const { id } = c.req.valid("param");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getState();
-    if (!result.ok) fail(result);
-    return c.json(result.state, 200);
-  },
-);
+agentReadRoute(agentRoutes, {
+  path: "/v1/agents/{id}/state",
+  summary: "The agent's state (seed 000 AgentState)",
+  item: AgentState,
+  answer: "State",
+  read: (agent) => agent.getState(),
+  view: ({ state }) => state,
+});
 
 export const WakeBody = z.object({ note: z.string().max(2000).optional() }).strict();

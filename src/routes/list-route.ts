@@ -1,8 +1,8 @@
-import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, type z, z as zod } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ErrorCode } from "../core/result";
 import { ApiError, fail } from "../http/api-error";
-import { agentFor, requireAdminKey, tenantStub } from "../http/auth";
+import { agentFor, requireAdminKey, requireApiKey, requireScope, tenantStub } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { AgentIdParam, page, PaginationQuery, type Page, type Problem } from "../schema/common";
 import { adminForbidden, json, problems, security } from "./openapi-helpers";
@@ -87,4 +87,25 @@ export function agentListRoute<Item extends z.ZodTypeAny, Query extends z.ZodObj
     errors: { 400: problems[400], 404: problems[404] },
     read: (c, { param: { id }, query }) => read(agentFor(c.get("principal"), c.env, id, "agents:read"), query),
   });
+}
+
+/** A whole list in one answer (`nextCursor` always null: the list is short by construction), read with `agents:read` by API keys. */
+export function wholeListRoute<Item extends z.ZodTypeAny>(
+  router: OpenAPIHono<AppEnv>,
+  spec: Pick<ListRouteSpec<Item, z.ZodObject, z.ZodObject, never>, "path" | "summary" | "item" | "pageDescription"> & { read: (tenant: ReturnType<typeof tenantStub>) => Promise<z.infer<Item>[]> },
+): void {
+  const route = createRoute({
+    method: "get",
+    path: spec.path,
+    summary: spec.summary,
+    responses: { 200: json(zod.object({ data: zod.array(spec.item), nextCursor: zod.null() }), spec.pageDescription), 401: problems[401] },
+    security,
+  });
+  const handler = async (c: Context<AppEnv>) => {
+    const principal = c.get("principal");
+    requireApiKey(principal);
+    requireScope(principal, "agents:read");
+    return c.json({ data: await spec.read(tenantStub(c.env, principal.tenantId)), nextCursor: null }, 200);
+  };
+  router.openapi(route, handler as never);
 }

@@ -6,6 +6,7 @@ import { createRouter } from "../http/app";
 import { actorOf } from "../http/context";
 import { AgentIdParam } from "../schema/common";
 import { idempotent } from "../http/idempotency";
+import { agentReadRoute } from "./agent-resource-routes";
 import { IdempotencyHeader, json, jsonBody, problems, security } from "./openapi-helpers";
 
 export const memoryRoutes = createRouter();
@@ -46,22 +47,14 @@ const RecallHit = z
   .openapi("RecallHit");
 const SearchQuery = z.object({ q: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(50).default(20) });
 
-memoryRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/agents/{id}/memory",
-    summary: "The agent's core memory slots (with per-slot versions) and history counts",
-    request: { params: AgentIdParam },
-    responses: { 200: json(MemoryView, "Slots and counts"), 404: problems[404] },
-    security,
-  }),
-  async (c) => {
-    const { id } = c.req.valid("param");
-    const result = await agentFor(c.get("principal"), c.env, id, "agents:read").getMemory();
-    if (!result.ok) fail(result);
-    return c.json(result.memory as z.infer<typeof MemoryView>, 200);
-  },
-);
+agentReadRoute(memoryRoutes, {
+  path: "/v1/agents/{id}/memory",
+  summary: "The agent's core memory slots (with per-slot versions) and history counts",
+  item: MemoryView,
+  answer: "Slots and counts",
+  read: (agent) => agent.getMemory(),
+  view: ({ memory }) => memory as z.infer<typeof MemoryView>,
+});
 
 memoryRoutes.openapi(
   createRoute({
