@@ -2,6 +2,7 @@ import { failure, type Result } from "../../../core/result";
 import type { Page } from "../../../schema/common";
 import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../../schema/webhooks";
+import { AdminResources } from "../../shared/admin-resources";
 import { cursorPage, textKeyCursor } from "../../shared/paging";
 import type { Audit } from "../types";
 import type { EventIngest, InboundEvents } from "./inbound-events";
@@ -25,7 +26,11 @@ export interface AlertnessDeps {
  * failed dispatch); every admin change is audited.
  */
 export class Alertness {
-  constructor(private readonly deps: AlertnessDeps) {}
+  private readonly sources: AdminResources<WebhookSourceRecord, "source">;
+
+  constructor(private readonly deps: AlertnessDeps) {
+    this.sources = new AdminResources(deps.webhookSources, { key: "source", noun: "webhook source", deleted: "webhook_source.deleted" }, deps.audit);
+  }
 
   listSubscriptions(agentId: string, query: { limit: number; cursor?: string | undefined }): Result<Page<Subscription>> {
     const { subscriptions } = this.deps;
@@ -67,19 +72,15 @@ export class Alertness {
   }
 
   listWebhookSources(query: { limit: number; cursor?: string | undefined }): Result<Page<WebhookSourceRecord>> {
-    return cursorPage(query.cursor, textKeyCursor, (after) => this.deps.webhookSources.list(query.limit, after));
+    return this.sources.list(query);
   }
 
   getWebhookSource(id: string): Result<{ source: WebhookSourceRecord }> {
-    const source = this.deps.webhookSources.get(id);
-    return source ? { ok: true, source } : failure("not_found", "webhook source not found");
+    return this.sources.get(id);
   }
 
   deleteWebhookSource(actor: string, id: string): Result<{ source: WebhookSourceRecord }> {
-    const source = this.deps.webhookSources.delete(id);
-    if (!source) return failure("not_found", "webhook source not found");
-    this.deps.audit(actor, "webhook_source.deleted", id, {});
-    return { ok: true, source };
+    return this.sources.delete(actor, id);
   }
 
   async receiveWebhook(delivery: SourceDelivery): Promise<SourceIngest> {

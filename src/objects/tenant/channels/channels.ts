@@ -1,6 +1,7 @@
-import { failure, type Result } from "../../../core/result";
+import type { Result } from "../../../core/result";
 import type { Page } from "../../../schema/common";
 import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../../schema/outbound-webhooks";
+import { AdminResources } from "../../shared/admin-resources";
 import { cursorPage, textKeyCursor } from "../../shared/paging";
 import type { Audit } from "../types";
 import type { OutboundDeliveries } from "./outbound-webhooks";
@@ -8,7 +9,11 @@ import type { EndpointCreation, WebhookEndpoints } from "./webhook-endpoints";
 
 /** The tenant's outbound webhook endpoints and their deliveries, as the API manages them (changes audited). */
 export class OutboundChannels {
-  constructor(private readonly deps: { endpoints: WebhookEndpoints; outbound: OutboundDeliveries; audit: Audit }) {}
+  private readonly endpoints: AdminResources<WebhookEndpoint, "endpoint">;
+
+  constructor(private readonly deps: { endpoints: WebhookEndpoints; outbound: OutboundDeliveries; audit: Audit }) {
+    this.endpoints = new AdminResources(deps.endpoints, { key: "endpoint", noun: "webhook", deleted: "webhook.deleted" }, deps.audit);
+  }
 
   async createWebhook(actor: string, body: CreateWebhookBody, requestKey?: string): Promise<EndpointCreation> {
     const result = await this.deps.endpoints.create(body, requestKey);
@@ -17,19 +22,15 @@ export class OutboundChannels {
   }
 
   listWebhooks(query: { limit: number; cursor?: string | undefined }): Result<Page<WebhookEndpoint>> {
-    return cursorPage(query.cursor, textKeyCursor, (after) => this.deps.endpoints.list(query.limit, after));
+    return this.endpoints.list(query);
   }
 
   getWebhook(id: string): Result<{ endpoint: WebhookEndpoint }> {
-    const endpoint = this.deps.endpoints.get(id);
-    return endpoint ? { ok: true, endpoint } : failure("not_found", "webhook not found");
+    return this.endpoints.get(id);
   }
 
   deleteWebhook(actor: string, id: string): Result<{ endpoint: WebhookEndpoint }> {
-    const endpoint = this.deps.endpoints.delete(id);
-    if (!endpoint) return failure("not_found", "webhook not found");
-    this.deps.audit(actor, "webhook.deleted", id, {});
-    return { ok: true, endpoint };
+    return this.endpoints.delete(actor, id);
   }
 
   listDeliveries(endpointId: string, query: { limit: number; cursor?: string | undefined }): Result<Page<WebhookDelivery>> {
