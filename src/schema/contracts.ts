@@ -1,7 +1,11 @@
 import type { Brake } from "../core/brakes";
 import type { BudgetLimits } from "../core/budget";
 import type { ControlMode } from "../core/escalation";
+import type { ExtensionSlotRegistry } from "../core/extension-slots";
+import type { RunPolicy } from "../core/run-governance";
+import type { Agent } from "./agents";
 import type { DeliveryStatus } from "./outbound-webhooks";
+import type { ToolListing } from "./tools";
 import type { WakeJob } from "./wake";
 
 /**
@@ -83,4 +87,68 @@ export interface AttemptReport {
   httpStatus: number | null;
   error: string | null;
   durationMs: number;
+}
+
+/** TenantDO → AgentDO: what governs one agent's run right now (brakes, budget day, policy limits), in one round trip. */
+export interface RunGovernance {
+  brakes: Brake[];
+  timeZone: string;
+  policy: RunPolicy;
+  /** Registered extension slot keys (the slots API and `memory_update_slot` validate against them). */
+  extensionSlots: ExtensionSlotRegistry;
+  /** The tenant's override of the interactive session inactivity TTL, if any. */
+  sessionIdleTtlSeconds: number | null;
+}
+
+/**
+ * TenantDO → AgentDO (`applyTenantSnapshot`, or the agent's first read): what an agent keeps of its
+ * tenant (issue 12 §2), everything its run loop consults at admission, at step boundaries and before
+ * tool calls, plus the tenant's HTTP tools. The version rises with every change; an agent stores the
+ * newest version it has seen in its own SQLite.
+ */
+export interface AgentSnapshot {
+  version: number;
+  governance: RunGovernance;
+  /** The tenant's registered HTTP tools (`GET /v1/tools` entries of kind `http`). */
+  httpTools: ToolListing[];
+  /** The tenant exports traces (issue 15 §3); only then does the agent ask for the target, whose headers are secret. */
+  telemetry: boolean;
+}
+
+/** Which Durable Object class a counted call went to. */
+export type CalledObject = "tenant" | "agent";
+
+/** Durable Object calls counted in one isolate (`vigil_do_calls_total`), piggybacked on a run report or a metrics read. */
+export interface DoCallCount {
+  object: CalledObject;
+  method: string;
+  count: number;
+}
+
+/** AgentDO → TenantDO: what a completed run tells its tenant. */
+export interface AgentRunActivity {
+  stateRevision: number;
+  messageIds: string[];
+  cascadeDepth?: number;
+}
+
+/** AgentDO → TenantDO: how a wake's run ended, for the tenant's metrics. */
+export interface RunOutcome {
+  status: string;
+  reason: string;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Provider cost of the run in micro-USD (RunTrace usage rows); 0 for the builtin models. */
+  costMicros?: number;
+}
+
+/** AgentDO → TenantDO (`reportRun`): one agent run's report; lists may be empty (events only, between runs). */
+export interface RunReport {
+  events: ForwardedAgentEvent[];
+  /** The reporting agent as activity notifications name it (null when the report carries no activity). */
+  agent: Pick<Agent, "id" | "kind" | "lifecycle"> | null;
+  activities: AgentRunActivity[];
+  outcomes: RunOutcome[];
+  calls: DoCallCount[];
 }

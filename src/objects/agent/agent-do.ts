@@ -15,7 +15,7 @@ import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timer
 import type { WakeJob } from "../../schema/wake";
 import { runHooks } from "../shared/hooks";
 import { dumpTables, Seams, type TableDump } from "../shared/seams";
-import type { ApprovalState } from "../../schema/contracts";
+import type { AgentSnapshot, ApprovalState } from "../../schema/contracts";
 import type { PumpOutcome } from "./compaction";
 import type { ChildReport, ChildWake } from "./delegation";
 import { openEventStream, type AgentPruneOutcome } from "./events";
@@ -26,7 +26,6 @@ import type { TickOutcome } from "./timers";
 import type { TurnInput, EnqueueOutcome } from "./wakes";
 import type { StorageFootprint } from "../shared/storage-footprint";
 import { AgentWiring } from "./wiring";
-import type { AgentSnapshot } from "./runs";
 import { cursorExpired, expiredCursor } from "../../core/retention";
 
 export type { TurnInput } from "./wakes";

@@ -6,13 +6,7 @@
  * The store sits on `globalThis` so every module instance in the isolate (workerd may load the Worker
  * and the Durable Object classes separately) shares one tally.
  */
-export type CalledObject = "tenant" | "agent";
-
-export interface DoCallCount {
-  object: CalledObject;
-  method: string;
-  count: number;
-}
+import type { CalledObject, DoCallCount } from "../../schema/contracts";
 
 const STORE = Symbol.for("vigil.do-call-meter");
 type Tally = Map<string, Map<string, number>>;

@@ -19,23 +19,21 @@ import type { RegisterToolBody, TenantTool, ToolListing } from "../../schema/too
 import type { McpServer, RegisterMcpServerBody } from "../../schema/mcp-servers";
 import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../schema/webhooks";
 import type { ToolInvocation } from "../../tools/invocation";
-import type { DelegationContext, SpawnDecisionRecord } from "../../schema/contracts";
+import type { AgentSnapshot, DelegationContext, DoCallCount, RunGovernance, RunReport, SpawnDecisionRecord } from "../../schema/contracts";
 import { runHooks } from "../shared/hooks";
 import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";
 import { dumpTables, Seams, type TableDump } from "../shared/seams";
 import type { AuthOutcome, IdempotencyBegin } from "./access";
 import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp, type EventIngest, type TriggerAdmission, type TriggerOutcome, type SourceCreation, type SourceIngest } from "./alertness";
-import type { AttemptReport, OutboundDeliveries, PreparedAttempt, EndpointCreation, RunReport } from "./channels";
+import type { AttemptReport, OutboundDeliveries, PreparedAttempt, EndpointCreation } from "./channels";
 import type { BrakeDecisionOutcome, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome, DecisionListQuery, ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions";
 import { delegationContextFor, recordSpawnDecision, type TenantErasure } from "./directory";
-import { auditPage, findAudit, type AgentSnapshot, type AuditEntry, type Governance, type InferenceGrantRequest, type RunGovernance } from "./governance";
+import { auditPage, findAudit, type AuditEntry, type Governance, type InferenceGrantRequest } from "./governance";
 import type { JournalListQuery, JournalResult, JournalWriteMeta } from "./journal";
 import type { ToolRegistration } from "./tools";
 import { TenantWiring } from "./wiring";
-import type { DoCallCount } from "../shared/call-meter";
 
 export type { AuditEntry } from "./governance";
-export type { RunReport } from "./channels";
 export type { AuthOutcome } from "./access";
 
 type PageQuery = { limit: number; cursor?: string | undefined };

@@ -16,7 +16,8 @@ import { Alertness, Dispatcher, InboundEvents, NotificationLog, SubscriptionStor
 import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, RunReports, TenantEventLog, WebhookEndpoints } from "./channels";
 import { Approvals, BrakeDecisions, Decisions, DecisionDesk, DecisionResolution } from "./decisions";
 import { AgentActivity, AgentDirectory, TenantErasures } from "./directory";
-import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type RunGovernance, type SnapshotAudience, SnapshotChanges, runGovernanceFor } from "./governance";
+import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type SnapshotAudience, SnapshotChanges, runGovernanceFor } from "./governance";
+import type { RunGovernance } from "../../schema/contracts";
 import { agentStub } from "../shared/stubs";
 import { Journal } from "./journal";
 import { McpCalls, McpServers, ToolCatalog, ToolExecutor, TenantTools } from "./tools";

@@ -2,12 +2,9 @@ import { asc, eq, gt } from "drizzle-orm";
 import { isTenantStreamEvent } from "../../../core/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/result";
-import type { ForwardedAgentEvent } from "../../../schema/contracts";
+import type { AgentRunActivity, ForwardedAgentEvent, RunOutcome, RunReport } from "../../../schema/contracts";
 import type { AgentEvent } from "../../../schema/runs";
 import type { Agent } from "../../../schema/agents";
-import type { AgentRunActivity } from "../../tenant/directory";
-import type { RunOutcome } from "../../tenant/channels";
-import type { RunReport } from "../../tenant/tenant-do";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
 

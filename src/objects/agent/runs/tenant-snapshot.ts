@@ -1,9 +1,7 @@
 import { eq } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import type { AgentSnapshot } from "../../tenant/governance";
+import type { AgentSnapshot } from "../../../schema/contracts";
 import type { AgentDb } from "../types";
-
-export type { AgentSnapshot } from "../../tenant/governance";
 
 const KEY = "tenant-snapshot";
 

@@ -2,8 +2,8 @@
 // The feature's public face: code outside this folder imports the feature only through this file.
 export { OutboundChannels } from "./channels";
 export { EventFeed } from "./event-feed";
-export { type RunOutcome, TenantMetrics } from "./metrics";
+export { TenantMetrics } from "./metrics";
 export { type AttemptReport, OutboundDeliveries, type PreparedAttempt } from "./outbound-webhooks";
 export { type ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
 export { type EndpointCreation, WebhookEndpoints } from "./webhook-endpoints";
-export { type RunReport, RunReports } from "./run-reports";
+export { RunReports } from "./run-reports";

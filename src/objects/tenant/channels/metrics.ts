@@ -1,18 +1,7 @@
 import { sql } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import type { TenantDb } from "../types";
-import type { DoCallCount } from "../../shared/call-meter";
-
-/** What the AgentDO reports when a wake's run reaches a terminal status. */
-export interface RunOutcome {
-  status: string;
-  reason: string;
-  toolCalls: number;
-  inputTokens: number;
-  outputTokens: number;
-  /** Provider cost of the run in micro-USD (RunTrace usage rows); 0 for the builtin models. */
-  costMicros?: number;
-}
+import type { DoCallCount, RunOutcome } from "../../../schema/contracts";
 
 type Labels = Record<string, string>;
 

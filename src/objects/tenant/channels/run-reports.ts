@@ -1,20 +1,9 @@
 import type { Agent } from "../../../schema/agents";
 import type { Result } from "../../../core/result";
-import { takeDoCalls, type DoCallCount } from "../../shared/call-meter";
-import type { AgentRunActivity } from "../directory";
+import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/contracts";
+import { takeDoCalls } from "../../shared/call-meter";
 import type { EventFeed } from "./event-feed";
-import type { RunOutcome, TenantMetrics } from "./metrics";
-import type { ForwardedAgentEvent } from "./tenant-event-log";
-
-/** One agent run's report to its tenant (`reportRun`); lists may be empty (events only, between runs). */
-export interface RunReport {
-  events: ForwardedAgentEvent[];
-  /** The reporting agent as activity notifications name it (null when the report carries no activity). */
-  agent: Pick<Agent, "id" | "kind" | "lifecycle"> | null;
-  activities: AgentRunActivity[];
-  outcomes: RunOutcome[];
-  calls: DoCallCount[];
-}
+import type { TenantMetrics } from "./metrics";
 
 export interface RunReportsDeps {
   feed: EventFeed;

@@ -1,6 +1,7 @@
 import { SemanticKeys, tokens, type TypedToken } from "../../../core/tokens";
 import { indexProbes } from "../../../core/subscription-index";
 import type { Agent } from "../../../schema/agents";
+import type { AgentRunActivity } from "../../../schema/contracts";
 import type { AgentDirectory } from "./directory";
 import type { NotificationLog, SubscriptionStore } from "../alertness";
 import type { TenantDb } from "../types";
@@ -15,12 +16,6 @@ export function agentTokens(agent: Pick<Agent, "id" | "kind" | "lifecycle">, sem
   ];
 }
 
-/** What a completed run tells its tenant. */
-export interface AgentRunActivity {
-  stateRevision: number;
-  messageIds: string[];
-  cascadeDepth?: number;
-}
 
 const LIFECYCLE_AUDIT: Record<string, string> = { destroyed: "agent.destroyed", dormant: "agent.paused", active: "agent.resumed" };
 

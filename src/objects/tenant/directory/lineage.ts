@@ -1,8 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
-import type { DelegationContext, SpawnDecisionRecord } from "../../../schema/contracts";
+import type { DelegationContext, RunGovernance, SpawnDecisionRecord } from "../../../schema/contracts";
 import type { TenantMetrics } from "../channels";
-import type { RunGovernance } from "../governance";
 import type { Audit, TenantDb } from "../types";
 
 /** Lifecycles in which a child can still run and so counts against its parent's concurrency cap. */

@@ -1,24 +1,9 @@
 import { eq } from "drizzle-orm";
 import { config } from "../../../config";
 import { counters } from "../../../db/common-schema";
+import type { AgentSnapshot, RunGovernance } from "../../../schema/contracts";
 import type { ToolListing } from "../../../schema/tools";
 import type { TenantDb } from "../types";
-import type { RunGovernance } from "./run-policy";
-
-/**
- * What an agent keeps of its tenant (issue 12 §2): everything its run loop consults at admission, at
- * step boundaries and before tool calls — brakes, time zone, budget limits, tool quotas and rate
- * limits, extension slots, session TTL — plus the tenant's HTTP tools. The version rises with every
- * change; an agent stores the newest version it has seen in its own SQLite.
- */
-export interface AgentSnapshot {
-  version: number;
-  governance: RunGovernance;
-  /** The tenant's registered HTTP tools (`GET /v1/tools` entries of kind `http`). */
-  httpTools: ToolListing[];
-  /** The tenant exports traces (issue 15 §3); only then does the agent ask for the target, whose headers are secret. */
-  telemetry: boolean;
-}
 
 /** Which agents a change concerns: one agent, every agent of a kind, or all of them. */
 export type SnapshotAudience = { agentId: string } | { kind: string } | "all";

@@ -4,6 +4,6 @@ export { auditPage, type AuditEntry, findAudit, writeAudit } from "./audit-log";
 export { BRAKE_DECISION_KIND, type BrakeDecisionRequest, TenantBrakes } from "./brakes";
 export { Governance } from "./governance";
 export type { InferenceGrantRequest } from "./inference-grant";
-export { type RunGovernance, runGovernanceFor } from "./run-policy";
-export { type AgentSnapshot, AgentSnapshots, type SnapshotAudience } from "./agent-snapshots";
+export { runGovernanceFor } from "./run-policy";
+export { AgentSnapshots, type SnapshotAudience } from "./agent-snapshots";
 export { SnapshotChanges } from "./snapshot-changes";
