@@ -386,6 +386,8 @@ export function renderClientModule(document) {
   out.push('  return text ? `?${text}` : "";');
   out.push("}");
   out.push("");
+  // The shapes belong to this document: a later tsType() call (or another document) starts without them.
+  sharedShapes = new Map();
   return { text: out.join("\n"), derived: ops.filter((entry) => entry.derived) };
 }
 
