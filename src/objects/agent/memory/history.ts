@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Page } from "../../../schema/common";
 import type { Message } from "../../../schema/messages";
@@ -24,23 +24,25 @@ export interface NewMessage {
  * so re-executing an interrupted run appends nothing twice.
  */
 export class History {
+  /** The append path's reads, built once (drizzle builds a query's SQL on every call; issue 12 §8). */
+  private readonly byId;
+  private readonly threadHead;
+
   constructor(
     private readonly db: AgentDb,
     private readonly events: EventLog,
     private readonly agentId: () => string,
-  ) {}
+  ) {
+    const m = schema.messages;
+    this.byId = db.select().from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
+    this.threadHead = db.select({ id: m.id }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
+  }
 
   /** Appends once; returns the stored message and whether this call inserted it. */
   append(message: NewMessage): { message: Message; inserted: boolean } {
-    const existing = this.db.select().from(schema.messages).where(eq(schema.messages.id, message.id)).get();
+    const existing = this.byId.get({ id: message.id });
     if (existing) return { message: toMessage(this.agentId(), existing), inserted: false };
-    const head = this.db
-      .select({ id: schema.messages.id })
-      .from(schema.messages)
-      .where(eq(schema.messages.threadId, message.threadId))
-      .orderBy(desc(schema.messages.seq))
-      .limit(1)
-      .get();
+    const head = this.threadHead.get({ threadId: message.threadId });
     const row = this.db
       .insert(schema.messages)
       .values({
@@ -63,7 +65,7 @@ export class History {
   }
 
   get(id: string): Message | null {
-    const row = this.db.select().from(schema.messages).where(eq(schema.messages.id, id)).get();
+    const row = this.byId.get({ id });
     return row ? toMessage(this.agentId(), row) : null;
   }
 

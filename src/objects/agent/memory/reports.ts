@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { InferSelectModel } from "drizzle-orm";
 import {
   buildReport,
@@ -107,6 +107,25 @@ export class Reports {
       const stored = tx.select().from(schema.reports).where(eq(schema.reports.id, report.id)).get()!;
       return { ok: true, action: result.action, created: inserted.length > 0, report: toReport(agentId, stored), head: result.head };
     });
+  }
+
+  /**
+   * The head of the first of `scopes` (in that order) that has a head and a report, as `head` gives it:
+   * one read of the heads table for all scopes, since a run's context asks for four that mostly do not exist.
+   */
+  firstHead(scopes: ReadonlyArray<ReportScope>, nowMs = Date.now()): { head: AgentReportHead; report: AgentReport; freshness: ReportFreshness } | null {
+    const rows = this.db.select().from(schema.reportHeads).where(inArray(schema.reportHeads.scope, [...scopes])).all();
+    if (rows.length === 0) return null;
+    const agentId = this.agentId();
+    for (const scope of scopes) {
+      const headRow = rows.find((row) => row.scope === scope);
+      const row = headRow && this.db.select().from(schema.reports).where(eq(schema.reports.id, headRow.reportId)).get();
+      if (!headRow || !row) continue;
+      const head = toHead(agentId, headRow);
+      const report = toReport(agentId, row);
+      return { head, report, freshness: reportFreshness(head, report, nowMs, this.processedCursor()) };
+    }
+    return null;
   }
 
   /** The scope's head, its report and the freshness verdict at `nowMs` against the processed cursor; null without a head. */
