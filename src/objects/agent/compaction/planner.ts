@@ -68,14 +68,11 @@ export class CompactionPlanner {
       this.totals.set(threadId, totals);
     }
     // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
-    const fresh = db
-      .select({ seq: schema.messages.seq, tokens: TOKENS_SQL.as("tokens") })
-      .from(schema.messages)
-      .where(and(eq(schema.messages.threadId, threadId), gt(schema.messages.seq, totals.throughSeq), ne(schema.messages.kind, "summary")))
-      .orderBy(asc(schema.messages.seq))
-      .limit(cap)
-      .as("fresh");
-    const added = db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${fresh.tokens}), 0)`, last: sql<number | null>`max(${fresh.seq})` }).from(fresh).get();
+    // A raw statement: the query builder cost more than the read (issue 12 §8); the token formula is TOKENS_SQL.
+    const added = db.get<{ n: number; tokens: number; last: number | null }>(
+      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last FROM (SELECT ${schema.messages.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${schema.messages}
+          WHERE ${schema.messages.threadId} = ${threadId} AND ${schema.messages.seq} > ${totals.throughSeq} AND ${schema.messages.kind} != 'summary' ORDER BY ${schema.messages.seq} LIMIT ${cap})`,
+    );
     totals.count += Number(added?.n ?? 0);
     totals.tokens += Number(added?.tokens ?? 0);
     totals.throughSeq = Math.max(totals.throughSeq, Number(added?.last ?? 0));

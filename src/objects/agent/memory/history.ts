@@ -43,22 +43,28 @@ export class History {
     const existing = this.byId.get({ id: message.id });
     if (existing) return { message: toMessage(this.agentId(), existing), inserted: false };
     const head = this.threadHead.get({ threadId: message.threadId });
-    const row = this.db
-      .insert(schema.messages)
-      .values({
-        id: message.id,
-        threadId: message.threadId,
-        kind: message.kind,
-        text: message.text ?? null,
-        content: message.content ?? null,
-        prevMessageId: head?.id ?? null,
-        runKey: message.runKey ?? null,
-        authority: message.authority ?? null,
-        metadata: { ...(message.metadata ?? {}), prevMessageId: head?.id ?? null },
-        createdAt: nowIso(),
-      })
-      .returning()
-      .get();
+    // Raw SQL (the query builder cost more than the insert; issue 12 §8). JSON columns are stored as
+    // drizzle's json mode stores them, and read back through JSON so the message equals a later read of the row.
+    const metadata = JSON.stringify({ ...(message.metadata ?? {}), prevMessageId: head?.id ?? null });
+    const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
+    const createdAt = nowIso();
+    const inserted = this.db.get<{ seq: number }>(
+      sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
+          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head?.id ?? null}, ${message.runKey ?? null}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
+    );
+    const row: typeof schema.messages.$inferSelect = {
+      seq: inserted.seq,
+      id: message.id,
+      threadId: message.threadId,
+      kind: message.kind,
+      text: message.text ?? null,
+      content: content === null ? null : (JSON.parse(content) as unknown),
+      prevMessageId: head?.id ?? null,
+      runKey: message.runKey ?? null,
+      authority: message.authority ?? null,
+      metadata: JSON.parse(metadata) as Record<string, unknown>,
+      createdAt,
+    };
     const stored = toMessage(this.agentId(), row);
     this.events.append("message.appended", row.runKey, { message: stored });
     return { message: stored, inserted: true };
