@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { InferSelectModel } from "drizzle-orm";
 import {
   buildReport,
@@ -45,10 +45,15 @@ export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SC
  * (ids, head moves, freshness) are src/core/reports.ts.
  */
 export class Reports {
+  /** Every run's context reads the heads (issue 12 §8): built once. */
+  private readonly headsQuery;
+
   constructor(
     private readonly db: AgentDb,
     private readonly agentId: () => string,
-  ) {}
+  ) {
+    this.headsQuery = db.select().from(schema.reportHeads).prepare();
+  }
 
   /**
    * The agent's processed cursor, `{wakes: n}`: n is the event seq of the latest first-attempt
@@ -114,7 +119,8 @@ export class Reports {
    * one read of the heads table for all scopes, since a run's context asks for four that mostly do not exist.
    */
   firstHead(scopes: ReadonlyArray<ReportScope>, nowMs = Date.now()): { head: AgentReportHead; report: AgentReport; freshness: ReportFreshness } | null {
-    const rows = this.db.select().from(schema.reportHeads).where(inArray(schema.reportHeads.scope, [...scopes])).all();
+    // One row per scope at most, so the whole table is the read.
+    const rows = this.headsQuery.all().filter((row) => (scopes as ReadonlyArray<string>).includes(row.scope));
     if (rows.length === 0) return null;
     const agentId = this.agentId();
     for (const scope of scopes) {
