@@ -60,7 +60,10 @@ export class CompactionPlanner {
     const after = compactedThroughSeq(db, threadId);
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
     let totals = this.totals.get(threadId);
-    if (!totals || totals.after !== after) {
+    // Rows gone from under the totals (an erasure deletes everything and restarts the seqs): the thread's
+    // newest seq, an index lookup, falls below what was counted; counted afresh then.
+    const newest = totals ? Number(db.get<{ seq: number | null }>(sql`SELECT max(${schema.messages.seq}) AS seq FROM ${schema.messages} WHERE ${schema.messages.threadId} = ${threadId}`)?.seq ?? 0) : 0;
+    if (!totals || totals.after !== after || newest < totals.throughSeq) {
       totals = { after, throughSeq: after, count: 0, tokens: 0 };
       // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
       this.totals.delete(threadId);
