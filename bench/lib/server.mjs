@@ -134,7 +134,7 @@ export async function startWrangler({ repoDir, vars = {}, log = () => {}, startT
 
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = {
-    baseUrl, port, workDir, persistDir, bundleMs, adminToken, pid: child.pid, output,
+    baseUrl, port, inspectorPort, workDir, persistDir, bundleMs, adminToken, pid: child.pid, output,
     async stop() {
       const pgid = child.pid;
       const signalGroup = (sig) => { try { process.kill(-pgid, sig); } catch { /* already gone */ } };

@@ -125,10 +125,23 @@ function codePointBytes(codePoint: number): number {
   return 4;
 }
 
-/** UTF-8 length of `text` without allocating an encoded copy. */
+/**
+ * UTF-8 length of `text` without allocating an encoded copy. A UTF-16 code-unit loop: the string
+ * iterator (one string allocation per code point) made token counting most of a context assembly's
+ * cost (issue 12 §8). A surrogate pair is one 4-byte code point; a lone surrogate counts 3 (U+FFFD).
+ */
 export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  for (const char of text) bytes += codePointBytes(char.codePointAt(0)!);
+  const length = text.length;
+  let bytes = length;
+  for (let i = 0; i < length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) continue;
+    if (unit < 0x800) bytes += 1;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // two units, 4 bytes
+      i++;
+    } else bytes += 2;
+  }
   return bytes;
 }
 

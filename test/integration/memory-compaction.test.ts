@@ -69,6 +69,46 @@ describe("compaction: tiers, jobs, pointers", () => {
     expect(await stub.compactNow(thread, T0)).toMatchObject({ ok: true, committed: 0, failed: 0 });
   });
 
+  it("planning after each append (running totals) plans exactly when the hot tier overflows, and recounts when rows vanish", async () => {
+    const { tenantId, agent } = await setup();
+    const thread = "t-totals";
+    await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
+      const { history, compaction } = instance.parts;
+      const append = (i: number) => history.append({ id: `${thread}-${i}`, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `short ${i}` });
+      // hotMaxMessages is 40: the first 40 appends plan nothing, the 41st plans one job.
+      const planned: number[] = [];
+      for (let i = 0; i < 41; i++) {
+        append(i);
+        planned.push(compaction.plan(thread));
+      }
+      expect(planned.slice(0, 40).every((n) => n === 0)).toBe(true);
+      expect(planned[40]).toBe(1);
+      expect(sql(instance, "SELECT count(*) AS n FROM compaction_jobs WHERE thread_id = ?", thread)[0].n).toBe(1);
+      // Rows gone from under the totals (as an erasure does: seqs restart) while 30 short ones are counted; then
+      // 800-byte messages (204 tokens each): the hot tier overflows on tokens at the 30th (6 120 > 6 000), which
+      // totals still counting the vanished short rows would miss.
+      const wipe = () => {
+        sql(instance, "DELETE FROM compaction_jobs");
+        sql(instance, "DELETE FROM messages WHERE thread_id = ?", thread);
+        sql(instance, "DELETE FROM sqlite_sequence WHERE name = 'messages'");
+      };
+      wipe();
+      for (let i = 0; i < 30; i++) {
+        append(100 + i);
+        expect(compaction.plan(thread)).toBe(0);
+      }
+      wipe();
+      const again: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        history.append({ id: `${thread}-long-${i}`, threadId: thread, kind: "user", text: "x".repeat(800) });
+        again.push(compaction.plan(thread));
+      }
+      expect(sql(instance, "SELECT min(seq) AS seq FROM messages WHERE thread_id = ?", thread)[0].seq).toBe(1);
+      expect(again.slice(0, 29).every((n) => n === 0)).toBe(true);
+      expect(again[29]).toBe(1);
+    });
+  });
+
   it("replaying a commit is a no-op; divergent content under the same summaryId is a diagnostic, never applied, pointers stay", async () => {
     const { tenantId, agent, stub } = await setup();
     const thread = "t-diverge";

@@ -173,10 +173,11 @@ export class AgentWiring {
       // back-edge: retries are scheduled by the driver built next.
       scheduleRetry: (atMs) => this.compactor.retryAt(atMs),
       fault: (point) => this.faults.hit(point),
+      agentId: () => this.agentId(),
     });
     /** When compaction runs (after runs, on its alarm, on manual retry, or now as a test seam). */
     this.compactor = new CompactionDriver({ compaction: this.compaction, scheduler: this.scheduler, waitUntil: (work) => this.ctx.waitUntil(work) });
-    this.memoryContext = new MemoryContext(this.db, this.profile, this.reports, this.compaction);
+    this.memoryContext = new MemoryContext(this.db, this.profile, this.reports, this.compaction, () => this.agentId());
     this.erasure = new AgentErasure({
       ctx: this.ctx,
       db: this.db,

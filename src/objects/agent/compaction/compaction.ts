@@ -22,6 +22,8 @@ export interface CompactionDeps {
   scheduleRetry(atMs: number): void;
   /** Test seam: throws at a named point when armed. */
   fault(point: string): void;
+  /** The agent's id once known ("" before it exists); defaults to reading the profile, which costs a query per plan. */
+  agentId?: () => string;
   limits?: MemoryLimits;
   policy?: CompactionRetryPolicy;
 }
@@ -60,7 +62,7 @@ export class Compaction {
   constructor(private readonly deps: CompactionDeps) {
     const now = () => this.now();
     this.jobStore = new CompactionJobs(deps.db, deps.policy ?? DEFAULT_COMPACTION_RETRY_POLICY, now);
-    this.planner = new CompactionPlanner({ db: deps.db, jobs: this.jobStore, limits: deps.limits ?? DEFAULT_MEMORY_LIMITS, now, agentId: () => deps.profile.get()?.id ?? "" });
+    this.planner = new CompactionPlanner({ db: deps.db, jobs: this.jobStore, limits: deps.limits ?? DEFAULT_MEMORY_LIMITS, now, agentId: deps.agentId ?? (() => deps.profile.get()?.id ?? "") });
     this.committer = new SummaryCommitter({ db: deps.db, history: deps.history, profile: deps.profile, jobs: this.jobStore, now });
   }
 

@@ -9,6 +9,18 @@ import type { AgentDb } from "../types";
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
 
+/** Threads whose running totals are kept at once; another thread's first plan after eviction counts ≤ the cap's rows. */
+const MAX_TRACKED_THREADS = 256;
+
+interface ThreadTotals {
+  /** The compaction pointer the totals count from. */
+  after: number;
+  /** The newest raw message counted. */
+  throughSeq: number;
+  count: number;
+  tokens: number;
+}
+
 export interface CompactionPlannerDeps {
   db: AgentDb;
   jobs: CompactionJobs;
@@ -20,12 +32,57 @@ export interface CompactionPlannerDeps {
 
 /** Decides which spans need a compaction job (hot tier overflow, too many summaries at a depth) and admits them single-flight. */
 export class CompactionPlanner {
+  /**
+   * Running totals of each thread's uncompacted raw messages, so planning after an append reads only
+   * the rows appended since (issue 12 §8): messages are immutable and their seq only grows, so the
+   * totals stay exact while the thread's pointer stays where they were counted from. Kept only while
+   * the count is under the planning cap (a backlog takes the capped full count every time, as before).
+   */
+  private readonly totals = new Map<string, ThreadTotals>();
+
   constructor(private readonly deps: CompactionPlannerDeps) {}
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
   plan(threadId: string): number {
     const agentId = this.deps.agentId();
-    return agentId && this.planThread(agentId, threadId) ? 1 : 0;
+    if (!agentId) return 0;
+    // Below both limits nothing is planned whatever else holds: only a crossing needs the full plan.
+    const totals = this.runningTotals(threadId);
+    if (totals && totals.count <= this.deps.limits.hotMaxMessages && totals.tokens <= this.deps.limits.hotMaxTokens) return 0;
+    // The full plan counts for itself; the totals are counted afresh next time (whatever moved meanwhile, e.g. an erasure).
+    this.totals.delete(threadId);
+    return this.planThread(agentId, threadId) ? 1 : 0;
+  }
+
+  /** The thread's totals brought up to date with the rows appended since; null when they are not kept (a backlog). */
+  private runningTotals(threadId: string): ThreadTotals | null {
+    const { db, limits } = this.deps;
+    const after = compactedThroughSeq(db, threadId);
+    const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
+    let totals = this.totals.get(threadId);
+    // Rows gone from under the totals (an erasure deletes everything and restarts the seqs): the thread's
+    // newest seq, an index lookup, falls below what was counted; counted afresh then.
+    const newest = totals ? Number(db.get<{ seq: number | null }>(sql`SELECT max(${schema.messages.seq}) AS seq FROM ${schema.messages} WHERE ${schema.messages.threadId} = ${threadId}`)?.seq ?? 0) : 0;
+    if (!totals || totals.after !== after || newest < totals.throughSeq) {
+      totals = { after, throughSeq: after, count: 0, tokens: 0 };
+      // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
+      this.totals.delete(threadId);
+      if (this.totals.size >= MAX_TRACKED_THREADS) this.totals.delete(this.totals.keys().next().value!);
+      this.totals.set(threadId, totals);
+    }
+    // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
+    // A raw statement: the query builder cost more than the read (issue 12 §8); the token formula is TOKENS_SQL.
+    const added = db.get<{ n: number; tokens: number; last: number | null }>(
+      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last FROM (SELECT ${schema.messages.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${schema.messages}
+          WHERE ${schema.messages.threadId} = ${threadId} AND ${schema.messages.seq} > ${totals.throughSeq} AND ${schema.messages.kind} != 'summary' ORDER BY ${schema.messages.seq} LIMIT ${cap})`,
+    );
+    totals.count += Number(added?.n ?? 0);
+    totals.tokens += Number(added?.tokens ?? 0);
+    totals.throughSeq = Math.max(totals.throughSeq, Number(added?.last ?? 0));
+    if (totals.count < cap) return totals;
+    // A backlog: count the capped window each time instead (and bound this map by forgetting the thread).
+    this.totals.delete(threadId);
+    return null;
   }
 
   /** Plans the condensations due (cold tier); only a committed summary can make one due. */

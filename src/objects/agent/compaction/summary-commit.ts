@@ -1,4 +1,4 @@
-import { and, eq, gte, isNull, lte } from "drizzle-orm";
+import { and, eq, gte, isNull, lte, sql } from "drizzle-orm";
 import type { CompactionSpan } from "../../../core/memory-policy";
 import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryCommitResolution, type SummaryPointer } from "../../../core/summary";
 import * as schema from "../../../db/agent-schema";
@@ -11,7 +11,18 @@ import type { AgentDb } from "../types";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
-  return db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, threadId)).get()?.seq ?? 0;
+  let query = throughQueries.get(db);
+  if (!query) {
+    query = preparedThrough(db);
+    throughQueries.set(db, query);
+  }
+  return query.get({ threadId })?.seq ?? 0;
+}
+
+/** Built once per database: every plan and every context assembly reads the pointer (issue 12 §8). */
+const throughQueries = new WeakMap<AgentDb, ReturnType<typeof preparedThrough>>();
+function preparedThrough(db: AgentDb) {
+  return db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, sql.placeholder("threadId"))).prepare();
 }
 
 export interface SummaryCommitDeps {

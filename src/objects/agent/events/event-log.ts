@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
@@ -49,8 +49,10 @@ export class EventLog {
   /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
-    const row = this.db.insert(schema.events).values({ type, runKey, data: storedEventData(type, runKey, data), createdAt: nowIso() }).returning({ seq: schema.events.seq, createdAt: schema.events.createdAt }).get();
-    const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt: row.createdAt };
+    // Raw SQL: the query builder cost more than the insert on this path (every message, every run step; issue 12 §8).
+    const createdAt = nowIso();
+    const row = this.db.get<{ seq: number }>(sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${type}, ${runKey}, ${JSON.stringify(storedEventData(type, runKey, data))}, ${createdAt}) RETURNING seq`);
+    const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
     this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);
     return event;

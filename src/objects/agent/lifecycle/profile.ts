@@ -10,18 +10,25 @@ import type { AgentDb } from "../types";
 
 /** Identity, configuration and lifecycle of the one agent this DO holds. */
 export class AgentProfile {
+  /** Read several times by every turn (admission, run, context, report), so built once (issue 12 §8). */
+  private readonly metaQuery;
+  private readonly stateQuery;
+
   constructor(
     private readonly db: AgentDb,
     private readonly events: EventLog,
-  ) {}
+  ) {
+    this.metaQuery = db.select().from(schema.agentMeta).prepare();
+    this.stateQuery = db.select().from(schema.agentState).prepare();
+  }
 
   get(): Agent | null {
-    const row = this.db.select().from(schema.agentMeta).get();
+    const row = this.metaQuery.get();
     return row ? toAgent(row) : null;
   }
 
   state(): AgentState | null {
-    const row = this.db.select().from(schema.agentState).get();
+    const row = this.stateQuery.get();
     return row ? toState(row) : null;
   }
 

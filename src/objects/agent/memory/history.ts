@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Page } from "../../../schema/common";
 import type { Message } from "../../../schema/messages";
@@ -24,46 +24,54 @@ export interface NewMessage {
  * so re-executing an interrupted run appends nothing twice.
  */
 export class History {
+  /** The append path's reads, built once (drizzle builds a query's SQL on every call; issue 12 §8). */
+  private readonly byId;
+  private readonly threadHead;
+
   constructor(
     private readonly db: AgentDb,
     private readonly events: EventLog,
     private readonly agentId: () => string,
-  ) {}
+  ) {
+    const m = schema.messages;
+    this.byId = db.select().from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
+    this.threadHead = db.select({ id: m.id }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
+  }
 
   /** Appends once; returns the stored message and whether this call inserted it. */
   append(message: NewMessage): { message: Message; inserted: boolean } {
-    const existing = this.db.select().from(schema.messages).where(eq(schema.messages.id, message.id)).get();
+    const existing = this.byId.get({ id: message.id });
     if (existing) return { message: toMessage(this.agentId(), existing), inserted: false };
-    const head = this.db
-      .select({ id: schema.messages.id })
-      .from(schema.messages)
-      .where(eq(schema.messages.threadId, message.threadId))
-      .orderBy(desc(schema.messages.seq))
-      .limit(1)
-      .get();
-    const row = this.db
-      .insert(schema.messages)
-      .values({
-        id: message.id,
-        threadId: message.threadId,
-        kind: message.kind,
-        text: message.text ?? null,
-        content: message.content ?? null,
-        prevMessageId: head?.id ?? null,
-        runKey: message.runKey ?? null,
-        authority: message.authority ?? null,
-        metadata: { ...(message.metadata ?? {}), prevMessageId: head?.id ?? null },
-        createdAt: nowIso(),
-      })
-      .returning()
-      .get();
+    const head = this.threadHead.get({ threadId: message.threadId });
+    // Raw SQL (the query builder cost more than the insert; issue 12 §8). JSON columns are stored as
+    // drizzle's json mode stores them, and read back through JSON so the message equals a later read of the row.
+    const metadata = JSON.stringify({ ...(message.metadata ?? {}), prevMessageId: head?.id ?? null });
+    const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
+    const createdAt = nowIso();
+    const inserted = this.db.get<{ seq: number }>(
+      sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
+          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head?.id ?? null}, ${message.runKey ?? null}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
+    );
+    const row: typeof schema.messages.$inferSelect = {
+      seq: inserted.seq,
+      id: message.id,
+      threadId: message.threadId,
+      kind: message.kind,
+      text: message.text ?? null,
+      content: content === null ? null : (JSON.parse(content) as unknown),
+      prevMessageId: head?.id ?? null,
+      runKey: message.runKey ?? null,
+      authority: message.authority ?? null,
+      metadata: JSON.parse(metadata) as Record<string, unknown>,
+      createdAt,
+    };
     const stored = toMessage(this.agentId(), row);
     this.events.append("message.appended", row.runKey, { message: stored });
     return { message: stored, inserted: true };
   }
 
   get(id: string): Message | null {
-    const row = this.db.select().from(schema.messages).where(eq(schema.messages.id, id)).get();
+    const row = this.byId.get({ id });
     return row ? toMessage(this.agentId(), row) : null;
   }
 

@@ -1,7 +1,7 @@
 import type { ModelMessage } from "ai";
-import { and, desc, eq, gt, gte, isNull, ne } from "drizzle-orm";
+import { and, desc, eq, gt, gte, isNull, ne, sql } from "drizzle-orm";
 import { assembleContext, DEFAULT_CONTEXT_BUDGET, type AssembledContext, type ContextBudget, type ContextInputs } from "../../../core/context-assembly";
-import type { MemoryMessage, MemoryMessageKind, SummaryRef } from "../../../core/memory-policy";
+import type { MemoryMessage, MemoryMessageKind } from "../../../core/memory-policy";
 import { parseSlots } from "../../../core/slots";
 import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/messages";
@@ -30,36 +30,51 @@ export interface RunContext {
  * under the token budget. Every query has a LIMIT on an index, so the cost is flat in history length.
  */
 export class MemoryContext {
+  /**
+   * The hot-path reads, built once (issue 12 §8): drizzle builds a query's SQL on every call, which cost
+   * more than SQLite running it. Placeholders carry what varies.
+   */
+  private readonly hotQuery;
+  private readonly warmQuery;
+  private readonly coldQuery;
+
   constructor(
     private readonly db: AgentDb,
     private readonly profile: AgentProfile,
     private readonly reports: Reports,
     private readonly compaction: Compaction,
+    private readonly agentId: () => string,
     private readonly budget: ContextBudget = DEFAULT_CONTEXT_BUDGET,
-  ) {}
+  ) {
+    const m = schema.messages;
+    this.hotQuery = db
+      .select()
+      .from(m)
+      .where(and(eq(m.threadId, sql.placeholder("threadId")), gt(m.seq, sql.placeholder("after")), ne(m.kind, "summary")))
+      .orderBy(desc(m.seq))
+      .limit(budget.maxHotMessages)
+      .prepare();
+    this.warmQuery = this.summariesQuery(eq(schema.summaries.summaryDepth, 0), budget.maxWarmSummaries);
+    this.coldQuery = this.summariesQuery(gte(schema.summaries.summaryDepth, 1), budget.maxColdSummaries);
+  }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {
-    const agentId = this.profile.get()?.id ?? "";
+    const agentId = this.agentId();
     const parsedSlots = parseSlots(this.profile.state()?.slots ?? {});
     const after = this.compaction.compactedThroughSeq(threadId);
-    const hotRows = this.db
-      .select()
-      .from(schema.messages)
-      .where(and(eq(schema.messages.threadId, threadId), gt(schema.messages.seq, after), ne(schema.messages.kind, "summary")))
-      .orderBy(desc(schema.messages.seq))
-      .limit(this.budget.maxHotMessages)
-      .all();
+    const hotRows = this.hotQuery.all({ threadId, after });
     const rows = new Map<string, Message>();
     const hotMessages: MemoryMessage[] = hotRows.map((row) => {
       rows.set(row.id, toMessage(agentId, row));
       return { id: row.id, seq: row.seq, threadId: row.threadId, kind: row.kind as MemoryMessageKind, text: memoryText(row) };
     });
+    const latest = this.reports.firstHead(REPORT_SCOPES_FOR_CONTEXT, nowMs);
     return {
       inputs: {
         slots: parsedSlots.ok ? parsedSlots.slots : null,
-        report: this.latestReport(nowMs),
-        warmSummaries: this.summaries(eq(schema.summaries.summaryDepth, 0), this.budget.maxWarmSummaries),
-        coldSummaries: this.summaries(gte(schema.summaries.summaryDepth, 1), this.budget.maxColdSummaries),
+        report: latest ? { report: latest.report, fresh: latest.freshness.fresh } : null,
+        warmSummaries: this.warmQuery.all().map(({ summary, text }) => ({ ...summary, text: text ?? "" })),
+        coldSummaries: this.coldQuery.all().map(({ summary, text }) => ({ ...summary, text: text ?? "" })),
         hotMessages,
       },
       rows,
@@ -95,24 +110,14 @@ export class MemoryContext {
   }
 
   /** Uncondensed summaries, newest first: warm (depth 0) or cold (depth ≥ 1). */
-  private summaries(depth: ReturnType<typeof eq>, limit: number): SummaryRef[] {
-    const rows = this.db
+  private summariesQuery(depth: ReturnType<typeof eq>, limit: number) {
+    return this.db
       .select({ summary: schema.summaries, text: schema.messages.text })
       .from(schema.summaries)
       .innerJoin(schema.messages, eq(schema.messages.id, schema.summaries.messageId))
       .where(and(depth, isNull(schema.summaries.condensedInto)))
       .orderBy(desc(schema.summaries.seq))
       .limit(limit)
-      .all();
-    return rows.map(({ summary, text }) => ({ ...summary, text: text ?? "" }));
-  }
-
-  /** The freshest-scoped head that exists (`current` first), with its freshness. */
-  private latestReport(nowMs: number): ContextInputs["report"] {
-    for (const scope of REPORT_SCOPES_FOR_CONTEXT) {
-      const head = this.reports.head(scope, nowMs);
-      if (head?.report) return { report: head.report, fresh: head.freshness.fresh };
-    }
-    return null;
+      .prepare();
   }
 }

@@ -45,10 +45,15 @@ export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SC
  * (ids, head moves, freshness) are src/core/reports.ts.
  */
 export class Reports {
+  /** Every run's context reads the heads (issue 12 §8): built once. */
+  private readonly headsQuery;
+
   constructor(
     private readonly db: AgentDb,
     private readonly agentId: () => string,
-  ) {}
+  ) {
+    this.headsQuery = db.select().from(schema.reportHeads).prepare();
+  }
 
   /**
    * The agent's processed cursor, `{wakes: n}`: n is the event seq of the latest first-attempt
@@ -107,6 +112,26 @@ export class Reports {
       const stored = tx.select().from(schema.reports).where(eq(schema.reports.id, report.id)).get()!;
       return { ok: true, action: result.action, created: inserted.length > 0, report: toReport(agentId, stored), head: result.head };
     });
+  }
+
+  /**
+   * The head of the first of `scopes` (in that order) that has a head and a report, as `head` gives it:
+   * one read of the heads table for all scopes, since a run's context asks for four that mostly do not exist.
+   */
+  firstHead(scopes: ReadonlyArray<ReportScope>, nowMs = Date.now()): { head: AgentReportHead; report: AgentReport; freshness: ReportFreshness } | null {
+    // One row per scope at most, so the whole table is the read.
+    const rows = this.headsQuery.all().filter((row) => (scopes as ReadonlyArray<string>).includes(row.scope));
+    if (rows.length === 0) return null;
+    const agentId = this.agentId();
+    for (const scope of scopes) {
+      const headRow = rows.find((row) => row.scope === scope);
+      const row = headRow && this.db.select().from(schema.reports).where(eq(schema.reports.id, headRow.reportId)).get();
+      if (!headRow || !row) continue;
+      const head = toHead(agentId, headRow);
+      const report = toReport(agentId, row);
+      return { head, report, freshness: reportFreshness(head, report, nowMs, this.processedCursor()) };
+    }
+    return null;
   }
 
   /** The scope's head, its report and the freshness verdict at `nowMs` against the processed cursor; null without a head. */

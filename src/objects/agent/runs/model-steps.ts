@@ -4,11 +4,27 @@ import type { ToolDefinition } from "../../../tools/registry/types";
 import { inputJsonSchema } from "../../../tools/registry";
 import type { PlannedAction } from "../tools";
 
+/**
+ * A registry tool's JSON Schema, converted once per definition: definitions are static, and converting
+ * every tool's zod schema on every model step was a sizeable share of a turn's CPU (issue 12 §8). Each
+ * step gets its own copy (a plain-JSON clone costs a fraction of the conversion), so nothing downstream
+ * can change what the next run is offered.
+ */
+const offeredSchemas = new WeakMap<ToolDefinition, Record<string, unknown>>();
+function offeredSchema(definition: ToolDefinition): Record<string, unknown> {
+  let schema = offeredSchemas.get(definition);
+  if (!schema) {
+    schema = inputJsonSchema(definition) as Record<string, unknown>;
+    offeredSchemas.set(definition, schema);
+  }
+  return structuredClone(schema);
+}
+
 /** The tools offered to the model: descriptions and JSON Schemas only; execution is the run loop's. */
 export function toolSetFor(tools: ReadonlyArray<ToolDefinition>, httpTools: ReadonlyArray<HttpToolOffer> = []): ToolSet {
   const set: ToolSet = {};
   for (const definition of tools) {
-    set[definition.name] = tool({ description: definition.description, inputSchema: jsonSchema(inputJsonSchema(definition) as never) });
+    set[definition.name] = tool({ description: definition.description, inputSchema: jsonSchema(offeredSchema(definition) as never) });
   }
   for (const offer of httpTools) set[offer.modelName] = tool({ description: offer.description, inputSchema: jsonSchema(offer.inputSchema as never) });
   return set;

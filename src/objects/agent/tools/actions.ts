@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { planOrReuse, type ActionEnvelope, buildActionEnvelope, type ToolResultEnvelope } from "../../../core/tool-envelopes";
 import { targetRefsFromArgs } from "../../../core/target-refs";
 import * as schema from "../../../db/agent-schema";
@@ -37,16 +37,16 @@ export type PlanResult = { ok: true; action: PlannedAction; reused: boolean } | 
  * before anything executes; a replay of the same step finds and reuses it, never regenerates it.
  */
 export class ActionStore {
-  constructor(private readonly db: AgentDb) {}
+  /** Read at every step and at every run's end, built once (issue 12 §8). */
+  private readonly stepQuery;
+
+  constructor(private readonly db: AgentDb) {
+    const a = schema.actions;
+    this.stepQuery = db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare();
+  }
 
   forStep(runKey: string, step: number): PlannedAction[] {
-    return this.db
-      .select()
-      .from(schema.actions)
-      .where(and(eq(schema.actions.runKey, runKey), eq(schema.actions.step, step)))
-      .orderBy(asc(schema.actions.callIndex))
-      .all()
-      .map(toPlanned);
+    return this.stepQuery.all({ runKey, step }).map(toPlanned);
   }
 
   get(operationId: string): PlannedAction | null {

@@ -1,4 +1,4 @@
-import { and, asc, eq, ne } from "drizzle-orm";
+import { and, asc, eq, ne, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Run, RunStatus } from "../../../schema/runs";
 import { TERMINAL_RUN_STATUSES } from "../../../schema/runs";
@@ -28,10 +28,26 @@ export interface InboxItem {
  * the same key — whatever state its run is in — is acknowledged as a duplicate and dropped.
  */
 export class WakeInbox {
+  /** Reads every turn makes several times (admission, drain, each step), built once (issue 12 §8). */
+  private readonly readyQuery;
+  private readonly runQuery;
+  private readonly interruptQuery;
+
   constructor(
     private readonly db: AgentDb,
     private readonly events: EventLog,
-  ) {}
+  ) {
+    this.readyQuery = db
+      .select({ inbox: schema.wakeInbox })
+      .from(schema.wakeInbox)
+      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
+      .where(ne(schema.runs.status, "waiting"))
+      .orderBy(asc(schema.wakeInbox.seq))
+      .limit(sql.placeholder("limit"))
+      .prepare();
+    this.runQuery = db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare();
+    this.interruptQuery = db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare();
+  }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
     const existing = this.getRun(job.runKey);
@@ -59,14 +75,8 @@ export class WakeInbox {
    * whose interrupted runs have not settled yet (double texting: it runs with their messages in context).
    */
   pending(limit: number): InboxItem[] {
-    const rows = this.db
-      .select({ inbox: schema.wakeInbox })
-      .from(schema.wakeInbox)
-      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
-      .where(ne(schema.runs.status, "waiting"))
-      .orderBy(asc(schema.wakeInbox.seq))
-      .limit(limit + BLOCKED_SLACK)
-      .all()
+    const rows = this.readyQuery
+      .all({ limit: limit + BLOCKED_SLACK })
       .map(({ inbox: row }) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
     return rows.filter((item) => !this.awaitsUnsettled(item)).slice(0, limit);
   }
@@ -92,7 +102,7 @@ export class WakeInbox {
 
   /** The turn that interrupted `runKey`, while the run is not yet terminal; null when none did. */
   interruptOf(runKey: string): string | null {
-    const row = this.db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).get();
+    const row = this.interruptQuery.get({ runKey });
     return typeof row?.input.interruptedBy === "string" ? row.input.interruptedBy : null;
   }
 
@@ -172,7 +182,7 @@ export class WakeInbox {
   }
 
   getRun(runKey: string): Run | null {
-    const row = this.db.select().from(schema.runs).where(eq(schema.runs.runKey, runKey)).get();
+    const row = this.runQuery.get({ runKey });
     return row ? toRun(row) : null;
   }
 

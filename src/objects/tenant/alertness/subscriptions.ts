@@ -27,7 +27,21 @@ export interface IndexedCandidate extends CandidateSubscription {
  * subscription row (`deleted_at`) and remove its index rows.
  */
 export class SubscriptionStore {
-  constructor(private readonly db: TenantDb) {}
+  /** Every run's report and every dispatch probes the index: the lookup is built once (issue 12 §8). */
+  private readonly candidatesQuery;
+
+  constructor(private readonly db: TenantDb) {
+    const t = schema.subscriptionTokens;
+    const s = schema.subscriptions;
+    const a = schema.agentDirectory;
+    this.candidatesQuery = db
+      .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, sessionId: s.sessionId, lifecycle: a.lifecycle, record: a.record })
+      .from(t)
+      .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
+      .innerJoin(a, eq(a.id, s.agentId))
+      .where(and(eq(t.tokenClass, sql.placeholder("tokenClass")), eq(t.tokenNamespace, sql.placeholder("tokenNamespace")), eq(t.tokenValue, sql.placeholder("tokenValue"))))
+      .prepare();
+  }
 
   /** The agent's lifecycle from the tenant directory, or null when the agent is not in this tenant. */
   agentLifecycle(agentId: string): Lifecycle | null {
@@ -132,16 +146,8 @@ export class SubscriptionStore {
    * Subscriptions whose agent is missing from the directory cannot be woken and are not returned.
    */
   candidatesFor(probe: IndexProbe): IndexedCandidate[] {
-    const t = schema.subscriptionTokens;
-    const s = schema.subscriptions;
-    const a = schema.agentDirectory;
-    return this.db
-      .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, sessionId: s.sessionId, lifecycle: a.lifecycle, record: a.record })
-      .from(t)
-      .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
-      .innerJoin(a, eq(a.id, s.agentId))
-      .where(and(eq(t.tokenClass, probe.tokenClass), eq(t.tokenNamespace, probe.tokenNamespace), eq(t.tokenValue, probe.tokenValue)))
-      .all()
+    return this.candidatesQuery
+      .all({ tokenClass: probe.tokenClass, tokenNamespace: probe.tokenNamespace, tokenValue: probe.tokenValue })
       .map((row) => ({
         id: row.id,
         agentId: row.agentId,
