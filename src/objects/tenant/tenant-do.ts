@@ -95,8 +95,10 @@ export class TenantDO extends DurableObject<Env> {
 
   // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────
   /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
-  async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
+  /** Answers with the agent's snapshot, so a new agent holds one before its first wake (issue 12 §7: no fetch per fan-out wake). */
+  async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<AgentSnapshot> {
     await this.parts.agentActivity.changed(agent, parentId);
+    return this.parts.snapshots.for({ agentId: agent.id, kind: agent.kind });
   }
   listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
     return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));
