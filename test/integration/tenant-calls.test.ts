@@ -140,7 +140,7 @@ describe("fan-out (issue 12 §7)", () => {
     const { key } = await createTenant();
     const category = await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } });
     const subscription = { tokens: [{ tokenClass: "semanticKey", tokenValue: "TASK" }], predicate: { eq: ["task.categoryId", category.body.id] } };
-    const agents = [];
+    const agents: Array<{ id: string }> = [];
     for (let i = 0; i < 3; i++) agents.push(await createAgent(key, { displayName: `Follower ${i}`, subscriptions: [subscription] }));
     await eventually(async () => (await reports(key)) >= agents.length);
     const before = await doCalls(key);
