@@ -38,7 +38,11 @@ export const defaults = {
   /** N per scenario is chosen so that T(N) takes about this long. */
   matchTargetMs: 250,
   maxIterations: 2_000,
-  wakeTimeoutMs: 180_000,
+  /**
+   * Per wave. Locally the run reports (and so the stream's frames) queue behind the wave's agent activations on the
+   * one workerd thread and arrive in a burst near its end; the runs' own endedAt give wakes/s whatever the lag.
+   */
+  wakeTimeoutMs: 600_000,
   /** After the last agent's run ended: how long a late second run of any agent would still be caught. */
   lateRunWindowMs: 2_000,
   deliveries: 2_000,
