@@ -94,8 +94,7 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────
-  /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
-  /** Answers with the agent's snapshot, so a new agent holds one before its first wake (issue 12 §7: no fetch per fan-out wake). */
+  /** The AgentDO reports every change of its record (directory snapshot + agentChangedNotification); the answer is its tenant snapshot, held from creation on (issue 12 §7). */
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<AgentSnapshot> {
     await this.parts.agentActivity.changed(agent, parentId);
     return this.parts.snapshots.for({ agentId: agent.id, kind: agent.kind });
