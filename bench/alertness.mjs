@@ -13,8 +13,8 @@
 // (bench/history.mjs's method). A third tenant C holds only A's kind of matching subscriptions
 // (1 000 of 1 000, over a few agents), so "same matches, 10× the index" is measured too; rounds
 // interleave all scenarios. Then a real journal write in A wakes 1 000 agents through the queue and
-// the bench polls their runs until all are terminal (times from each run's endedAt, server clock,
-// same machine); B's 100 wakes likewise.
+// the bench counts their run.completed frames on one tenant event stream until all are terminal (times
+// from each run's endedAt, server clock, same machine); B's 100 wakes likewise.
 //
 // Webhooks. N signed deliveries (Vigil-Signature over "<t>.<rawBody>") to one webhook source, a
 // fraction of them repeating an earlier X-Vigil-Delivery, at fixed concurrency; the tenant's stored
@@ -22,6 +22,7 @@
 // trigger delivery (same X-Vigil-Delivery) to an agent's external trigger URL → exactly one run.
 import { createHmac } from "node:crypto";
 import os from "node:os";
+import { openSse } from "./lib/client.mjs";
 import { fmt, median, percentile, summarize, table } from "./lib/stats.mjs";
 
 export const defaults = {
@@ -37,10 +38,13 @@ export const defaults = {
   /** N per scenario is chosen so that T(N) takes about this long. */
   matchTargetMs: 250,
   maxIterations: 2_000,
-  pollConcurrency: 8,
-  /** Agents probed per poll while most wakes are still running (see wakeWave). */
-  pollSample: 16,
-  wakeTimeoutMs: 180_000,
+  /**
+   * Per wave. Locally the run reports (and so the stream's frames) queue behind the wave's agent activations on the
+   * one workerd thread and arrive in a burst near its end; the runs' own endedAt give wakes/s whatever the lag.
+   */
+  wakeTimeoutMs: 600_000,
+  /** After the last agent's run ended: how long a late second run of any agent would still be caught. */
+  lateRunWindowMs: 2_000,
   deliveries: 2_000,
   duplicateFraction: 0.1,
   concurrency: 16,
@@ -227,76 +231,75 @@ export async function runAlertnessBench({ client, operator, log, params: overrid
   const quietPosts = [];
   for (let i = 0; i < 5; i++) quietPosts.push((await writeTask(A, A.quiet, `quiet ${i}`)).ms);
 
+  // Completion is counted on ONE tenant-level subscription, not by polling 1 000 agents (polling every agent's runs
+  // competed for the 2 cores the runs need, and confirmed 22 of 1 000 in 180 s): the tenant event stream
+  // (GET /v1/events/stream) carries every run's run.completed / run.failed frame, forwarded by the agent's one run
+  // report. Each frame names its agent and runKey and holds the run (enqueuedAt, endedAt: server clock, same machine).
   async function wakeWave(t) {
-    const pending = new Set(t.agents);
-    const runs = new Map();
-    const started = performance.now();
-    const startedWall = Date.now();
+    const expected = new Set(t.agents);
+    /** agentId → the terminal frames seen for it (exactly-once: one each). */
+    const terminal = new Map();
+    let strays = 0;
+    let frames = 0;
+    let startedWall = 0;
+    let started = 0;
+    let allSeen = null;
+    let resolveAll;
+    const allDone = new Promise((resolve) => (resolveAll = resolve));
+    // From the log's head: a replay from 0 would hydrate the agents' creation events, activating all 1 000 agents.
+    const { eventsHead } = (await bench(t.client, { op: "counts" })).body;
+    const sse = openSse(`${t.client.baseUrl}/v1/events/stream?after=${eventsHead}`, t.client.token, (frame) => {
+      frames += 1;
+      if (frame.event !== "run.completed" && frame.event !== "run.failed") return;
+      const event = frame.data;
+      const run = event?.data?.run ?? {};
+      if (!expected.has(event?.agentId) || (run.reason && run.reason !== "subscription")) {
+        strays += 1;
+        return;
+      }
+      const seen = terminal.get(event.agentId) ?? [];
+      seen.push({ runKey: event.runKey, status: event.data.status, endedAt: run.endedAt, enqueuedAt: run.enqueuedAt, seenMs: frame.at - started });
+      terminal.set(event.agentId, seen);
+      if (terminal.size === expected.size && allSeen === null) {
+        allSeen = frame.at - started;
+        resolveAll();
+      }
+    });
+    await sse.ready;
+    started = performance.now();
+    startedWall = Date.now();
     const write = await writeTask(t, t.gym, "leg day");
-    log(`  tenant ${t.label}: journal write matched → POST answered in ${fmt(write.ms, 0)} ms; polling ${n(pending.size)} agents' runs`);
-    // Polling every pending agent in a loop would load the 2 cores the runs need: probe a random
-    // sample of the pending agents until all of it is terminal, then sweep every pending agent.
-    let pollErrors = 0;
-    const check = async (agentId) => {
-      // A poll that fails (a reset connection on an overloaded machine) is retried next sweep.
-      const answer = await t.client.call("GET", `/v1/agents/${agentId}/runs?limit=10`).catch((error) => {
-        pollErrors += 1;
-        if (pollErrors <= 3) log(`  tenant ${t.label}: poll of ${agentId} failed (${error.cause?.code ?? error.message}); retried next sweep`);
-        return null;
-      });
-      if (!answer) return;
-      const { body } = answer;
-      const run = body.data.find((r) => r.reason === "subscription");
-      if (run && TERMINAL.has(run.status)) {
-        runs.set(agentId, { ...run, seenMs: performance.now() - started, runs: body.data.length });
-        pending.delete(agentId);
-      }
-    };
-    let lastLog = 0;
-    let sweeps = 0;
-    let sampleNote = "";
-    while (pending.size > 0 && performance.now() - started < params.wakeTimeoutMs) {
-      let sweep = [...pending];
-      if (sweep.length > params.pollSample * 2) {
-        const sample = sweep.map((id) => [Math.random(), id]).sort((a, b) => a[0] - b[0]).slice(0, params.pollSample).map(([, id]) => id);
-        await pool(sample, params.pollConcurrency, check);
-        const done = sample.filter((id) => !pending.has(id)).length;
-        sampleNote = `, sample ${done}/${sample.length} terminal`;
-        if (done < sample.length) sweep = [];
-      }
-      if (sweep.length > 0) {
-        sweeps += 1;
-        await pool(sweep, params.pollConcurrency, check);
-        sampleNote = "";
-      }
-      const elapsed = performance.now() - started;
-      if (elapsed - lastLog > 3_000 || pending.size === 0) {
-        lastLog = elapsed;
-        log(`  tenant ${t.label}: ${n(runs.size)}/${n(t.agents.length)} wakes seen terminal after ${fmt(elapsed / 1000, 1)} s${sampleNote}`);
-      }
-      if (pending.size > 0) await sleep(500);
-    }
-    const all = [...runs.values()];
-    const ended = all.map((r) => Date.parse(r.endedAt) - startedWall);
-    const enqueued = all.map((r) => Date.parse(r.enqueuedAt) - startedWall);
+    log(`  tenant ${t.label}: journal write matched → POST answered in ${fmt(write.ms, 0)} ms; counting terminal runs on the tenant event stream`);
+    const progress = setInterval(() => log(`  tenant ${t.label}: ${n(terminal.size)}/${n(expected.size)} runs terminal after ${fmt((performance.now() - started) / 1000, 1)} s`), 5_000);
+    const timedOut = await Promise.race([allDone.then(() => false), sleep(params.wakeTimeoutMs).then(() => true), sse.done.then(() => true)]);
+    clearInterval(progress);
+    // A second run of an agent (a redelivered wake that slipped past the runKey dedupe) would arrive after its first.
+    await sleep(params.lateRunWindowMs);
+    sse.close();
+    log(`  tenant ${t.label}: ${n(terminal.size)}/${n(expected.size)} runs terminal${allSeen === null ? "" : ` after ${fmt(allSeen / 1000, 1)} s`} (${n(frames)} frames on the stream)`);
+    const first = [...terminal.values()].map((seen) => seen[0]);
+    const ended = first.filter((r) => r.endedAt).map((r) => Date.parse(r.endedAt) - startedWall);
+    const enqueued = first.filter((r) => r.enqueuedAt).map((r) => Date.parse(r.enqueuedAt) - startedWall);
     const statuses = {};
-    for (const r of all) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-    const extraRuns = all.filter((r) => r.runs !== 1).length;
+    for (const r of first) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    const extraRuns = [...terminal.values()].filter((seen) => new Set(seen.map((r) => r.runKey)).size !== 1).length;
     // The real dispatch's own count of queued wakes, stored with its batch.
     const queued = (await bench(t.client, { op: "match", entityId: write.taskId, iterations: 1 })).body.matchedCount;
+    const lastEnded = ended.length ? Math.max(...ended) : null;
     return {
-      agents: t.agents.length,
-      terminal: all.length,
+      agents: expected.size,
+      terminal: terminal.size,
       completed: statuses.completed ?? 0,
       statuses,
       agentsWithOtherThanOneRun: extraRuns,
       postMs: write.ms,
-      endedMs: all.length ? summarize(ended) : null,
-      enqueuedMs: all.length ? summarize(enqueued) : null,
-      allTerminalSeenMs: pending.size === 0 ? Math.max(...all.map((r) => r.seenMs)) : null,
-      pollSweeps: sweeps,
-      pollErrors,
-      timedOut: pending.size > 0,
+      endedMs: ended.length ? summarize(ended) : null,
+      enqueuedMs: enqueued.length ? summarize(enqueued) : null,
+      allTerminalSeenMs: allSeen,
+      wakesPerSecond: lastEnded ? (statuses.completed ?? 0) / (lastEnded / 1000) : null,
+      streamFrames: frames,
+      strayTerminalFrames: strays,
+      timedOut: timedOut && terminal.size < expected.size,
       queuedByDispatch: queued,
     };
   }
@@ -435,7 +438,7 @@ export async function runAlertnessBench({ client, operator, log, params: overrid
     const st = stats[s.key];
     return [st.label, n(s.tenant.counts.subscriptions), n(st.candidates), n(st.matches), s.N, us(st.perOpMicros.median), us(st.perOpMicros.p25), us(st.perOpMicros.p75)];
   });
-  const waveRow = (label, w) => [label, n(w.agents), n(w.queuedByDispatch ?? 0), n(w.completed), ms(w.postMs), w.endedMs ? ms(w.endedMs.min) : "n/a", w.endedMs ? ms(w.endedMs.p50) : "n/a", w.endedMs ? ms(w.endedMs.p90) : "n/a", w.endedMs ? ms(w.endedMs.max) : "n/a", w.allTerminalSeenMs ? ms(w.allTerminalSeenMs) : "n/a", w.endedMs ? fmt(w.completed / (w.endedMs.max / 1000), 0) : "n/a"];
+  const waveRow = (label, w) => [label, n(w.agents), n(w.queuedByDispatch ?? 0), n(w.completed), ms(w.postMs), w.endedMs ? ms(w.endedMs.min) : "n/a", w.endedMs ? ms(w.endedMs.p50) : "n/a", w.endedMs ? ms(w.endedMs.p90) : "n/a", w.endedMs ? ms(w.endedMs.max) : "n/a", w.allTerminalSeenMs ? ms(w.allTerminalSeenMs) : "n/a", w.wakesPerSecond ? fmt(w.wakesPerSecond, 0) : "n/a"];
   const text = [
     `One change vs ${n(params.subscriptions)} subscriptions — dispatcher matching per change, dry run inside the TenantDO (per-op = (T(N) − T(1)) / (N − 1); ${params.matchRounds} interleaved rounds)`,
     table(["scenario", "subs", "candidates", "matches", "N", "median µs", "p25 µs", "p75 µs"], matchRows),
@@ -454,7 +457,7 @@ export async function runAlertnessBench({ client, operator, log, params: overrid
     ),
     `matching ∝ matches: ${n(params.matchingA)}/${n(params.matchingB)} ratio ≥ ${params.minMatchRatio}× and ${n(params.subscriptions)}/${n(params.matchingA)}-subscription ratio ≤ ${params.maxTotalRatio}× → ${matchPass ? "PASS" : "FAIL"}`,
     "",
-    `Real dispatch: POST /v1/journal/tasks in gym → wakes through the queue → runs terminal (ms after the POST was sent, from each run's endedAt; "all seen" = confirmed by polling)`,
+    `Real dispatch: POST /v1/journal/tasks in gym → wakes through the queue → runs terminal (ms after the POST was sent, from each run's endedAt; "all seen" = the last run.completed frame reached the tenant event stream)`,
     table(["wave", "agents", "queued", "completed", "POST ms", "first ms", "p50 ms", "p90 ms", "last ms", "all seen ms", "wakes/s"], [waveRow(`A: ${n(params.matchingA)} of ${n(params.subscriptions)}`, waveA), waveRow(`B: ${n(params.matchingB)} of ${n(params.subscriptions)}`, waveB)]),
     `journal POST in another category (same tenant: ${n(params.matchingA)} candidates, 0 matches, 5×): median ${ms(median(quietPosts))} ms`,
     `every woken agent has exactly one run; all ${n(waveA.agents)} + ${n(waveB.agents)} wakes completed → ${wakePass ? "PASS" : "FAIL"}`,
@@ -493,7 +496,7 @@ export async function runAlertnessBench({ client, operator, log, params: overrid
     name: "alertness",
     parameters: params,
     method:
-      "matching = dry run of the dispatcher's matching (Dispatcher.candidates → fetchEntities → evaluate, '+jobs' also wakeJob) for a stored journal batch inside the TenantDO via POST /__bench/tenant/alertness {op:'match'}, timed from the client: per-op = (T(N) − min(T(1) before, T(1) after)) / (N − 1), N calibrated to ~matchTargetMs, median over interleaved rounds; wakes = POST /v1/journal/tasks, then GET /v1/agents/:id/runs polled until the subscription run is terminal, times from run.endedAt (server clock) minus the client's wall time at the POST; webhook = signed POST /v1/hooks/s/:id at fixed concurrency, stored batches/deliveries counted in the TenantDO; trigger = POST /v1/hooks/t/:id with one X-Vigil-Delivery, runs listed afterwards",
+      "matching = dry run of the dispatcher's matching (Dispatcher.candidates → fetchEntities → evaluate, '+jobs' also wakeJob) for a stored journal batch inside the TenantDO via POST /__bench/tenant/alertness {op:'match'}, timed from the client: per-op = (T(N) − min(T(1) before, T(1) after)) / (N − 1), N calibrated to ~matchTargetMs, median over interleaved rounds; wakes = POST /v1/journal/tasks, then run.completed/run.failed frames counted per agent on one GET /v1/events/stream subscription (opened before the POST) until every matching agent's run is terminal, plus a late-run window; times from run.endedAt (server clock) minus the client's wall time at the POST; webhook = signed POST /v1/hooks/s/:id at fixed concurrency, stored batches/deliveries counted in the TenantDO; trigger = POST /v1/hooks/t/:id with one X-Vigil-Delivery, runs listed afterwards",
     results: {
       pass: { matching: matchPass, wakes: wakePass, webhook: hookPass, trigger: trigPass },
       problems,

@@ -90,6 +90,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 }
 
 let exitCode = 0;
+const benchStarted = Date.now();
 try {
   log(`Vigil bench — ${machine.cpuModel} × ${machine.cpuCount}, node ${machine.node}, wrangler ${machine.wrangler}${quick ? " (quick mode)" : ""}`);
   log("bundling the worker and starting wrangler dev…");
@@ -133,9 +134,12 @@ try {
   // One table of the issue-12 figures, each a ratio or count measured side by side in this run.
   const summary = summaryRows(Object.fromEntries(outputs.map((o) => [o.name, o.result])));
   const summaryFile = join(resultsDir, `summary-${stamp}.json`);
-  writeFileSync(summaryFile, JSON.stringify(roundAll({ benchmark: "summary", quick, machine: { ...machine, loadAverage: os.loadavg() }, rows: summary }), null, 2) + "\n");
+  const durations = Object.fromEntries(outputs.map((o) => [o.name, o.durationSeconds]));
+  const totalSeconds = (Date.now() - benchStarted) / 1000;
+  writeFileSync(summaryFile, JSON.stringify(roundAll({ benchmark: "summary", quick, machine: { ...machine, loadAverage: os.loadavg() }, totalSeconds, durationSeconds: durations, rows: summary }), null, 2) + "\n");
   log(`\n═══ summary ═══`);
   log(table(["measure", "value", "goal", "verdict"], summary.map((r) => [r.measure, r.display, r.goal, r.verdict])));
+  log(`whole run ${(totalSeconds / 60).toFixed(1)} min (${Object.entries(durations).map(([name, s]) => `${name} ${s.toFixed(0)} s`).join(", ")}; load average ${os.loadavg().map((v) => v.toFixed(1)).join(" / ")})`);
   log(`→ ${relative(process.cwd(), summaryFile)}`);
 } catch (err) {
   exitCode = 1;

@@ -39,7 +39,7 @@ export function summaryRows(results) {
   } else rows.push(row("streaming turn / bytes / TenantDO calls", null, "not run", ""));
   if (alertness) {
     const w = alertness.results.wakes.A;
-    const perSecond = w.endedMs ? w.completed / (w.endedMs.max / 1000) : null;
+    const perSecond = w.wakesPerSecond ?? (w.endedMs ? w.completed / (w.endedMs.max / 1000) : null);
     rows.push(row(`fan-out: one change matching ${w.agents} agents`, perSecond, perSecond === null ? "n/a" : `${fmt(perSecond, 0)} wakes/s, ${w.completed}/${w.agents} runs completed`, "≥ 150/s (2 cores)", perSecond !== null && perSecond >= 150 && w.completed === w.agents));
     const exactly = alertness.results.pass.wakes;
     rows.push(row("  every woken agent ran exactly once", exactly ? 1 : 0, exactly ? "yes" : "no", "yes", exactly));

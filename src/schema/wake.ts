@@ -12,5 +12,11 @@ export const WakeJob = z.object({
   authority: z.enum(AUTHORITIES),
   logicalChangeKey: z.string().optional(),
   input: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * The tenant snapshot version in force when the tenant queued this wake, and when (epoch ms): the agent counts it
+   * as a confirmation of the snapshot it holds, so a fan-out's first runs need no `agentSnapshot` call each
+   * (issue 12 §7). A version newer than the one held is fetched before the run, as after a run report.
+   */
+  snapshot: z.object({ version: z.number().int().nonnegative(), at: z.number().int().nonnegative() }).optional(),
 });
 export type WakeJob = z.infer<typeof WakeJob>;

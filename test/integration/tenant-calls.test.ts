@@ -1,4 +1,8 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../src/objects/agent/agent-do";
+import { TenantSnapshotCache } from "../../src/objects/agent/runs";
+import type { AgentSnapshot } from "../../src/schema/contracts";
 import { api, createAgent, createTenant, createTaskCommand, eventually, playbookAgentInCategory, taskTitlesIn, waitForRun } from "./helpers";
 
 /**
@@ -129,5 +133,55 @@ describe("brake push", () => {
     const again = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "released" } });
     expect(again.status).toBe(202);
     expect((await waitForRun(key, agent.id, again.body.runKey)).status).toBe("completed");
+  });
+});
+
+describe("fan-out (issue 12 §7)", () => {
+  it("a change waking agents that never ran costs each one TenantDO call, its run report: the snapshot came with its creation and the wake confirms it", async () => {
+    const { key } = await createTenant();
+    const category = await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } });
+    const subscription = { tokens: [{ tokenClass: "semanticKey", tokenValue: "TASK" }], predicate: { eq: ["task.categoryId", category.body.id] } };
+    const agents: Array<{ id: string }> = [];
+    for (let i = 0; i < 3; i++) agents.push(await createAgent(key, { displayName: `Follower ${i}`, subscriptions: [subscription] }));
+    await eventually(async () => (await reports(key)) >= agents.length);
+    const before = await doCalls(key);
+
+    const task = await api("POST", "/v1/journal/tasks", { key, body: { title: "Leg day", categoryId: category.body.id } });
+    expect(task.status).toBe(201);
+    const runs = await eventually(async () => {
+      const found = await Promise.all(agents.map(async (agent) => (await api("GET", `/v1/agents/${agent.id}/runs?limit=10`, { key })).body.data.find((r: any) => r.reason === "subscription" && r.status === "completed")));
+      return found.every(Boolean) ? found : null;
+    });
+    expect(runs).toHaveLength(agents.length);
+    await eventually(async () => (await reports(key)) >= (before.get("tenant.reportRun") ?? 0) + agents.length);
+    const calls = delta(before, await doCalls(key));
+    expect(calls["tenant.agentSnapshot"]).toBeUndefined();
+    expect(calls["tenant.reportRun"]).toBe(agents.length);
+  });
+});
+
+describe("a wake's snapshot version (issue 12 §7)", () => {
+  it("confirms a held snapshot of that version or newer as of the dispatch, and makes an older one fetch first", async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key);
+    const stub = env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agent.id}`)) as DurableObjectStub<AgentDO>;
+    const outcome = await runInDurableObject(stub, async (instance: AgentDO) => {
+      let clock = 1_000_000;
+      const loads: number[] = [];
+      const snapshot = (version: number) => ({ ...(instance.parts.snapshot["held"] as { snapshot: AgentSnapshot }).snapshot, version });
+      const cache = new TenantSnapshotCache({ db: instance.parts.db, maxAgeMs: 300_000, now: () => clock, load: async () => (loads.push(clock), snapshot(7)) });
+      const who = { agentId: agent.id, kind: "coach" };
+      cache.apply(snapshot(5));
+      clock += 400_000; // older than maxAge: the next check would fetch …
+      cache.confirm(5, clock - 1_000); // … but a wake queued a second ago named version 5
+      const confirmed = (await cache.current(who)).version;
+      cache.confirm(5, clock + 60_000); // a dispatch time ahead of this clock is not taken
+      clock += 299_500;
+      const aged = (await cache.current(who)).version; // 300.5 s after the confirmation: fetched
+      cache.confirm(9, clock); // the tenant is at 9, this agent holds 7: fetched before the next run
+      const behind = (await cache.current(who)).version;
+      return { confirmed, aged, behind, loads: loads.length };
+    });
+    expect(outcome).toEqual({ confirmed: 5, aged: 7, behind: 7, loads: 2 });
   });
 });

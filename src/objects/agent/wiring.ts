@@ -279,6 +279,7 @@ export class AgentWiring {
       sessions: this.sessions,
       interrupts: this.interrupts,
       turnsPerMinute: () => rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent,
+      confirmSnapshot: (version, atMs) => this.snapshot.confirm(version, atMs),
     });
     this.delegation = new Delegation({
       profile: this.profile,
@@ -353,7 +354,8 @@ export class AgentWiring {
   }
 
   private async upsertDirectory(owner: string, agent: Agent): Promise<void> {
-    await tenantStub(this.env, owner).upsertAgentDirectory(agent, agent.config.lineage?.parentId ?? null);
+    // The answer is this agent's tenant snapshot: held from creation on, its first run needs no agentSnapshot call.
+    this.snapshot.apply(await tenantStub(this.env, owner).upsertAgentDirectory(agent, agent.config.lineage?.parentId ?? null));
   }
 
   private resumePendingRuns(): void {

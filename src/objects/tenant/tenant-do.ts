@@ -92,9 +92,10 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────
-  /** The AgentDO reports every change of its record: directory snapshot + agentChangedNotification. */
-  async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<void> {
+  /** The AgentDO reports every change of its record (directory snapshot + agentChangedNotification); the answer is its tenant snapshot, held from creation on (issue 12 §7). */
+  async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<AgentSnapshot> {
     await this.parts.agentActivity.changed(agent, parentId);
+    return this.parts.snapshots.for({ agentId: agent.id, kind: agent.kind });
   }
   listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
     return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));

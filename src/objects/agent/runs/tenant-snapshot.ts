@@ -65,6 +65,17 @@ export class TenantSnapshotCache {
     return true;
   }
 
+  /**
+   * The tenant named its current version at `atMs` (a wake it queued carries it): holding that version (or a newer,
+   * pushed one), the snapshot counts as confirmed then; an older one is fetched before the next check. Kept in
+   * memory only — after an eviction the stored confirmation time applies, which can only cost a fetch.
+   */
+  confirm(version: number, atMs: number): void {
+    const held = this.read();
+    if (!held || held.snapshot.version < version) return this.noteVersion(version);
+    if (atMs > held.confirmedAtMs && atMs <= this.now()) this.held = { ...held, confirmedAtMs: atMs };
+  }
+
   /** The tenant's current version as a run report answered it: a newer one is fetched before the next check. */
   noteVersion(version: number): void {
     if (version > (this.read()?.snapshot.version ?? 0)) this.newerThanHeld = Math.max(this.newerThanHeld, version);

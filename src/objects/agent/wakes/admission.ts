@@ -36,6 +36,8 @@ export interface WakeAdmissionDeps {
   interrupts: Interrupts;
   /** The per-agent turn limit in force (VIGIL_RATE_LIMITS may override it). */
   turnsPerMinute(): number;
+  /** A wake's tenant snapshot version (TenantSnapshotCache.confirm). */
+  confirmSnapshot?(version: number, atMs: number): void;
 }
 
 /** How wakes enter the inbox: user turns (admission, brakes, turn limit, deterministic runKey) and every other wake. */
@@ -99,6 +101,7 @@ export class WakeAdmission {
   /** Duplicates of a known runKey are acknowledged and dropped; a wake for a dormant or destroyed agent is recorded and settles as skipped. */
   async enqueue(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     if (!this.deps.profile.get()) return failure("not_found", "agent not found");
+    if (job.snapshot) this.deps.confirmSnapshot?.(job.snapshot.version, job.snapshot.at);
     const outcome = this.deps.inbox.enqueue(job);
     this.deps.drain.start();
     return { ok: true, ...outcome };

@@ -25,7 +25,10 @@ export const AlertnessBenchOp = z.discriminatedUnion("op", [
    * `jobs` also the wake-job construction (observation, size fitting).
    */
   z.object({ op: z.literal("match"), entityId: z.string().min(1).max(128), iterations: z.number().int().min(1).max(10_000), jobs: z.boolean().default(false) }),
-  /** Sizes: active subscriptions, index rows, and batches / deliveries recorded for `source`. */
+  /**
+   * Sizes: active subscriptions, index rows, batches / deliveries recorded for `source`, and the tenant event log's
+   * head seq (the fan-out bench follows the tenant stream from there: a replay from 0 would hydrate every agent's events).
+   */
   z.object({ op: z.literal("counts"), source: z.string().max(256).optional() }),
   /** The TenantDO's SQLite size and rows per table (bench "bytes per chat turn"). */
   z.object({ op: z.literal("storage") }),
@@ -35,7 +38,7 @@ export type AlertnessBenchOp = z.output<typeof AlertnessBenchOp>;
 export type AlertnessBenchAnswer =
   | { op: "subscribe"; done: number }
   | { op: "match"; done: number; logicalChangeKey: string; matchedCount: number | null; candidates: number; matches: number; jobs: number }
-  | { op: "counts"; subscriptions: number; indexRows: number; batches: number | null; deliveries: number | null }
+  | { op: "counts"; subscriptions: number; indexRows: number; batches: number | null; deliveries: number | null; eventsHead: number }
   | ({ op: "storage" } & StorageFootprint);
 
 export interface AlertnessBenchDeps {
@@ -93,10 +96,11 @@ export function runAlertnessBenchOp(deps: AlertnessBenchDeps, op: AlertnessBench
     case "counts": {
       const subscriptions = db.select({ n: count() }).from(schema.subscriptions).where(isNull(schema.subscriptions.deletedAt)).get()?.n ?? 0;
       const indexRows = db.select({ n: count() }).from(schema.subscriptionTokens).get()?.n ?? 0;
-      if (op.source === undefined) return { ok: true, answer: { op: "counts", subscriptions, indexRows, batches: null, deliveries: null } };
+      const eventsHead = db.select({ seq: schema.tenantEvents.seq }).from(schema.tenantEvents).orderBy(desc(schema.tenantEvents.seq)).limit(1).get()?.seq ?? 0;
+      if (op.source === undefined) return { ok: true, answer: { op: "counts", subscriptions, indexRows, batches: null, deliveries: null, eventsHead } };
       const batches = db.select({ n: count() }).from(schema.notificationBatches).where(eq(schema.notificationBatches.source, op.source)).get()?.n ?? 0;
       const deliveries = db.select({ n: count() }).from(schema.inboundDeliveries).where(eq(schema.inboundDeliveries.source, op.source)).get()?.n ?? 0;
-      return { ok: true, answer: { op: "counts", subscriptions, indexRows, batches, deliveries } };
+      return { ok: true, answer: { op: "counts", subscriptions, indexRows, batches, deliveries, eventsHead } };
     }
     case "storage":
       return { ok: true, answer: { op: "storage", ...storageFootprint(deps.sql) } };

@@ -21,6 +21,8 @@ export interface DispatcherDeps {
   audit(actor: string, action: string, target: string | null, detail: Record<string, unknown>): void;
   /** Arms a later retry (the TenantDO alarm) after a failed send; the batch stays pending. */
   retryLater(delayMs: number): void;
+  /** The tenant snapshot version in force: each wake carries it, so the woken agent need not ask for it. */
+  snapshotVersion?: () => number;
   now?: () => number;
 }
 
@@ -124,12 +126,13 @@ export class Dispatcher {
     const outcome = evaluate(batch, candidates, entities, this.deps.now?.() ?? Date.now());
     const byId = new Map(candidates.map((candidate) => [candidate.id, candidate]));
     const jobs: WakeJob[] = [];
+    const snapshot = this.deps.snapshotVersion ? { version: this.deps.snapshotVersion(), at: this.deps.now?.() ?? Date.now() } : undefined;
     for (const match of outcome.wakes) {
       // An agent's own activity never wakes itself: a subscription to its own messages would loop.
       if (pending.source === `agent:${match.agentId}`) continue;
       const candidate = byId.get(match.subscriptionId)!;
       const job = this.wakeJob(tenantId, pending, { ...match, sessionId: candidate.sessionId }, candidate.agent, entities);
-      if (job) jobs.push(job);
+      if (job) jobs.push(snapshot ? { ...job, snapshot } : job);
     }
     for (const chunk of chunkJobs(jobs)) {
       await this.deps.queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
