@@ -33,7 +33,9 @@ export function toMessage(agentId: string, row: InferSelectModel<typeof messages
     threadId: row.threadId,
     kind: row.kind as Message["kind"],
     createdAt: row.createdAt,
-    metadata: { ...row.metadata, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
+    // Rows before issue 12 §6 repeat prevMessageId in their metadata JSON; later rows keep it in its column
+    // alone. Either way it is set after the message's own keys, where the stored copy used to sit.
+    metadata: { ...row.metadata, prevMessageId: row.prevMessageId, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
   };
   if (row.text !== null) message.text = row.text;
   if (row.content !== null && row.content !== undefined) message.content = row.content;

@@ -52,7 +52,8 @@ export class History {
         prevMessageId: head?.id ?? null,
         runKey: message.runKey ?? null,
         authority: message.authority ?? null,
-        metadata: { ...(message.metadata ?? {}), prevMessageId: head?.id ?? null },
+        // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6).
+        metadata: message.metadata ?? {},
         createdAt: nowIso(),
       })
       .returning()
