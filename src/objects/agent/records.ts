@@ -3,6 +3,7 @@ import type { Agent, AgentConfig, AgentState } from "../../schema/agents";
 import type { Message } from "../../schema/messages";
 import type { AgentEvent, Run } from "../../schema/runs";
 import type { agentMeta, agentState, events, messages, runs } from "../../db/agent-schema";
+import { unpackRunTrace } from "./stored-trace";
 
 /** Row → public record mappings: the only place that knows both shapes. */
 export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {
@@ -43,7 +44,7 @@ export function toMessage(agentId: string, row: InferSelectModel<typeof messages
 }
 
 export function toRun(row: InferSelectModel<typeof runs>): Run {
-  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"] };
+  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, row) };
 }
 
 export function toEvent(row: InferSelectModel<typeof events>): AgentEvent {
