@@ -61,6 +61,29 @@ async function footprint(client, agentIds) {
 }
 
 const sumRows = (rows) => Object.values(rows).reduce((a, b) => a + b, 0);
+
+/**
+ * Tables that are pruned (issue 12 §5: src/objects/agent/events/retention.ts, src/objects/tenant/retention.ts). In steady
+ * state, past their window, they are deleted as fast as turns write them, so what a turn *keeps* is the rest: history
+ * (messages and their index, runs and their traces, summaries, audit, reports). See docs/decisions.md "Bytes per turn".
+ */
+const RETENTION_BOUND = new Set(["events", "compaction_jobs", "tenant_events", "change_units", "notification_batches", "inbound_deliveries", "idempotency", "webhook_deliveries"]);
+
+/**
+ * Splits one object's file growth into what is kept and what is retention-bound, in proportion to the payload (columns
+ * and index keys) each table gained: DO SQLite exposes no per-table page counts (no dbstat, no PRAGMA page_count).
+ */
+function keptShare(growthBytes, payloadPerTurn) {
+  let kept = 0;
+  let bounded = 0;
+  for (const [table, bytes] of Object.entries(payloadPerTurn)) {
+    if (RETENTION_BOUND.has(table)) bounded += bytes;
+    else kept += bytes;
+  }
+  const total = kept + bounded;
+  const share = total > 0 ? kept / total : 1;
+  return { kept: growthBytes * share, bounded: growthBytes * (1 - share), keptPayload: kept, boundedPayload: bounded };
+}
 function rowDelta(before, after) {
   const out = {};
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
@@ -189,12 +212,21 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
   const perTable = (b, a) => Object.fromEntries(Object.entries(rowDelta(b ?? {}, a ?? {})).map(([k, v]) => [k, v / storageTurns]));
   const agentPayload = perTable(before.agents[0].payload, after.agents[0].payload);
   const tenantPayload = perTable(before.tenant.payload, after.tenant.payload);
+  const agentSplit = keptShare(agentBytes, agentPayload);
+  const tenantSplit = keptShare(tenantBytes, tenantPayload);
+  const keptBytes = agentSplit.kept + tenantSplit.kept;
   const perTurn = {
     textBytes: textPerTurn,
     agentBytes,
     tenantBytes,
     totalBytes: agentBytes + tenantBytes,
     overheadBytes: agentBytes + tenantBytes - textPerTurn,
+    // What a turn keeps (history), the goal's measure; the rest is held only within the retention window.
+    keptBytes,
+    keptOverheadBytes: keptBytes - textPerTurn,
+    agentKeptBytes: agentSplit.kept,
+    tenantKeptBytes: tenantSplit.kept,
+    boundedBytes: agentSplit.bounded + tenantSplit.bounded,
     agentRows: sumRows(agentRows) / storageTurns,
     tenantRows: sumRows(tenantRows) / storageTurns,
     agentRowsByTable: Object.fromEntries(Object.entries(agentRows).map(([k, v]) => [k, v / storageTurns])),
@@ -202,7 +234,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     agentPayloadBytesByTable: agentPayload,
     tenantPayloadBytesByTable: tenantPayload,
   };
-  log(`  storage: ${fmt(perTurn.totalBytes, 0)} B per turn (${fmt(perTurn.textBytes, 0)} B of it message text)`);
+  log(`  storage: ${fmt(perTurn.totalBytes, 0)} B per turn (${fmt(perTurn.textBytes, 0)} B of it message text), ${fmt(perTurn.keptBytes, 0)} B of it kept`);
 
   // ---------------------------------------------------------------- TenantDO calls per tool call
   let toolCalls = null;
@@ -251,6 +283,8 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
         ["agent payload B", "", "", Object.entries(agentPayload).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(", ")],
         ["tenant payload B", "", "", Object.entries(tenantPayload).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(", ")],
         ["all objects", fmt(perTurn.totalBytes, 0), fmt(perTurn.agentRows + perTurn.tenantRows, 2), `message text ${fmt(textPerTurn, 0)} B → overhead ${fmt(perTurn.overheadBytes, 0)} B`],
+        ["  kept (history)", fmt(keptBytes, 0), "", `agent ${fmt(agentSplit.kept, 0)}, tenant ${fmt(tenantSplit.kept, 0)}: text ${fmt(textPerTurn, 0)} B + ${fmt(keptBytes - textPerTurn, 0)} B`],
+        ["  retention-bound", fmt(perTurn.boundedBytes, 0), "", `${[...RETENTION_BOUND].filter((t) => (agentPayload[t] ?? tenantPayload[t] ?? 0) > 0).join(", ")}: held ≤ their window (7 days), then pruned`],
       ],
     ),
     "",
@@ -263,7 +297,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     name: "lean",
     parameters: params,
     method:
-      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
+      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; kept bytes per turn = that growth × the share of the payload (columns + index keys) the history tables gained, the rest being retention-bound tables (events, tenant stream, dedupe and delivery records) pruned after their window; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
     results: { streaming, streamingRatios, perTurn, tenantCalls: { perChatTurn: calls?.perUnit ?? null, perToolCall: toolCalls?.perToolCall ?? null, chatByMethod: calls?.byMethod ?? null, toolTurnByMethod: toolCalls?.byMethod ?? null, note: calls ? toolNote : "vigil_do_calls_total not exposed by GET /v1/metrics" }, storageBefore: before, storageAfter: after },
     samples: { youngMs, agedMs, emptyMs, pairRatios, youngFirstByteMs: firstByteMs, youngBodyEndMs: endMs },
     summary: {
@@ -271,6 +305,8 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
       agedVsYoungStreamingTurn: streamingRatios.agedVsYoungPairedMedian,
       bytesPerTurn: perTurn.totalBytes,
       bytesPerTurnOverText: perTurn.overheadBytes,
+      keptBytesPerTurn: perTurn.keptBytes,
+      keptBytesPerTurnOverText: perTurn.keptOverheadBytes,
       tenantCallsPerChatTurn: calls?.perUnit ?? null,
       tenantCallsPerToolCall: toolCalls?.perToolCall ?? null,
     },

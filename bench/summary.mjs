@@ -32,7 +32,9 @@ export function summaryRows(results) {
     const c = lean.results.tenantCalls;
     rows.push(row("streaming turn p50 / empty request p50", r.turnP50VsEmptyRequestP50, `${fmt(r.turnP50VsEmptyRequestP50, 2)}× (${fmt(s.young.p50, 2)} / ${fmt(s.empty.p50, 2)} ms)`, "≤ 3×", r.turnP50VsEmptyRequestP50 <= 3));
     rows.push(row(`streaming turn, ${lean.parameters.agedEvents} vs ${lean.parameters.youngEvents} events (paired)`, r.agedVsYoungPairedMedian, `${fmt(r.agedVsYoungPairedMedian, 2)}× (p50 ${fmt(s.aged.p50, 2)} vs ${fmt(s.young.p50, 2)} ms)`, "≤ 1.2×", r.agedVsYoungPairedMedian <= 1.2));
-    rows.push(row("bytes stored per chat turn, all objects", t.totalBytes, `${fmt(t.totalBytes, 0)} B = ${fmt(t.textBytes, 0)} B text + ${fmt(t.overheadBytes, 0)} B (agent ${fmt(t.agentBytes, 0)}, tenant ${fmt(t.tenantBytes, 0)})`, "≤ 2 KB + text", t.overheadBytes <= 2048));
+    // The goal is about what a turn keeps (steady state: retention-bound tables are pruned as fast as they grow).
+    rows.push(row("bytes kept per chat turn, all objects", t.keptBytes, `${fmt(t.keptBytes, 0)} B = ${fmt(t.textBytes, 0)} B text + ${fmt(t.keptOverheadBytes, 0)} B (agent ${fmt(t.agentKeptBytes, 0)}, tenant ${fmt(t.tenantKeptBytes, 0)})`, "≤ 2 KB + text", t.keptOverheadBytes <= 2048));
+    rows.push({ measure: "  + held within the retention window", value: t.totalBytes, display: `${fmt(t.totalBytes, 0)} B stored per turn in all (agent ${fmt(t.agentBytes, 0)}, tenant ${fmt(t.tenantBytes, 0)}; ${fmt(t.boundedBytes, 0)} B pruned after 7 days)`, goal: "", verdict: "info" });
     rows.push({ measure: "rows stored per chat turn (agent + tenant)", value: t.agentRows + t.tenantRows, display: `${fmt(t.agentRows + t.tenantRows, 1)} (agent ${fmt(t.agentRows, 1)}, tenant ${fmt(t.tenantRows, 1)})`, goal: "", verdict: "info" });
     rows.push(row("TenantDO calls per chat turn", c.perChatTurn, c.perChatTurn === null ? "n/a" : fmt(c.perChatTurn, 2), "≤ 1", c.perChatTurn !== null && c.perChatTurn <= 1));
     rows.push(row("TenantDO calls per tool call", c.perToolCall, c.perToolCall === null ? "n/a" : fmt(c.perToolCall, 2), "≤ 2", c.perToolCall !== null && c.perToolCall <= 2));

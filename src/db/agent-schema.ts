@@ -1,4 +1,4 @@
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** The agent's identity and configuration (one row). */
 export const agentMeta = sqliteTable("agent_meta", {
@@ -63,7 +63,7 @@ export const wakeInbox = sqliteTable(
   (table) => [uniqueIndex("wake_inbox_run_key").on(table.runKey)],
 );
 
-/** The wake-run log: every started run ends in exactly one terminal status. */
+/** The wake-run log: every started run ends in exactly one terminal status (WITHOUT ROWID since migration 0011). */
 export const runs = sqliteTable(
   "runs",
   {
@@ -184,14 +184,15 @@ export const reportHeads = sqliteTable("report_heads", {
 export const runTrace = sqliteTable(
   "run_trace",
   {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
     runKey: text("run_key").notNull(),
+    /** The row's place in its run (1, 2, …); the table is WITHOUT ROWID keyed (run_key, seq) since migration 0011. */
+    seq: integer("seq").notNull(),
     /** `attempt` (provider attempt timeline) | `policy` (a gate's decision) | `usage` (tokens/cost of one model call). */
     kind: text("kind").notNull(),
     data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     createdAt: text("created_at").notNull(),
   },
-  (table) => [index("run_trace_run").on(table.runKey, table.seq)],
+  (table) => [primaryKey({ columns: [table.runKey, table.seq] })],
 );
 
 /**

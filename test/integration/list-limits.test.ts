@@ -55,7 +55,7 @@ function seedAgentHistory(instance: AgentDO): void {
         at,
         at,
       );
-      storage.sql.exec("INSERT INTO run_trace (run_key, kind, data, created_at) VALUES (?, 'usage', '{\"inputTokens\":3,\"outputTokens\":2,\"costMicros\":1}', ?)", runKey, at);
+      storage.sql.exec("INSERT INTO run_trace (run_key, seq, kind, data, created_at) VALUES (?, 1, 'usage', '{\"inputTokens\":3,\"outputTokens\":2,\"costMicros\":1}', ?)", runKey, at);
       storage.sql.exec("INSERT INTO messages (id, thread_id, kind, text, metadata, created_at) VALUES (?, ?, 'user', ?, '{}', ?)", `seed-${i}`, `${agentId}:session:default`, `seeded ${i}`, at);
     }
   });

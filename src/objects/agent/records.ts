@@ -3,6 +3,7 @@ import type { Agent, AgentConfig, AgentState } from "../../schema/agents";
 import type { Message } from "../../schema/messages";
 import type { AgentEvent, Run } from "../../schema/runs";
 import type { agentMeta, agentState, events, messages, runs } from "../../db/agent-schema";
+import { unpackRunTrace } from "./stored-trace";
 
 /** Row → public record mappings: the only place that knows both shapes. */
 export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {
@@ -33,7 +34,9 @@ export function toMessage(agentId: string, row: InferSelectModel<typeof messages
     threadId: row.threadId,
     kind: row.kind as Message["kind"],
     createdAt: row.createdAt,
-    metadata: { ...row.metadata, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
+    // Rows before issue 12 §6 repeat prevMessageId in their metadata JSON; later rows keep it in its column
+    // alone. Either way it is set after the message's own keys, where the stored copy used to sit.
+    metadata: { ...row.metadata, prevMessageId: row.prevMessageId, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
   };
   if (row.text !== null) message.text = row.text;
   if (row.content !== null && row.content !== undefined) message.content = row.content;
@@ -41,7 +44,7 @@ export function toMessage(agentId: string, row: InferSelectModel<typeof messages
 }
 
 export function toRun(row: InferSelectModel<typeof runs>): Run {
-  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"] };
+  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, row) };
 }
 
 export function toEvent(row: InferSelectModel<typeof events>): AgentEvent {

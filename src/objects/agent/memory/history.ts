@@ -45,7 +45,8 @@ export class History {
     const head = this.threadHead.get({ threadId: message.threadId });
     // Raw SQL (the query builder cost more than the insert; issue 12 §8). JSON columns are stored as
     // drizzle's json mode stores them, and read back through JSON so the message equals a later read of the row.
-    const metadata = JSON.stringify({ ...(message.metadata ?? {}), prevMessageId: head?.id ?? null });
+    // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6).
+    const metadata = JSON.stringify(message.metadata ?? {});
     const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
     const createdAt = nowIso();
     const inserted = this.db.get<{ seq: number }>(

@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
@@ -57,6 +57,8 @@ export class RunTrace {
   }
 
   private add(runKey: string, kind: RunTraceKind, data: Record<string, unknown>): void {
-    this.db.insert(schema.runTrace).values({ runKey, kind, data, createdAt: nowIso() }).run();
+    // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
+    const seq = sql<number>`(SELECT coalesce(max(${schema.runTrace.seq}), 0) + 1 FROM ${schema.runTrace} WHERE ${schema.runTrace.runKey} = ${runKey})`;
+    this.db.insert(schema.runTrace).values({ runKey, seq, kind, data, createdAt: nowIso() }).run();
   }
 }

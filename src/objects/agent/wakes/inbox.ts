@@ -7,6 +7,7 @@ import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toRun } from "../records";
+import { packRunTrace } from "../stored-trace";
 import type { AgentDb } from "../types";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
@@ -153,9 +154,12 @@ export class WakeInbox {
   /** Ends a run in exactly one terminal status and removes its wake, atomically. */
   finish(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): Run {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
+    const current = fields.trace ? this.getRun(runKey) : null;
+    // Stored lean: the fields the row already says are left out of the trace and restored by toRun (issue 12 §6).
+    const trace = fields.trace && current ? packRunTrace(fields.trace, current) : fields.trace;
     this.db.transaction((tx) => {
       tx.update(schema.runs)
-        .set({ status, endedAt: nowIso(), errorCode: fields.errorCode ?? null, ...(fields.trace ? { trace: fields.trace } : {}) })
+        .set({ status, endedAt: nowIso(), errorCode: fields.errorCode ?? null, ...(trace ? { trace } : {}) })
         .where(eq(schema.runs.runKey, runKey))
         .run();
       tx.delete(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).run();

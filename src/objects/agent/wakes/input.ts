@@ -1,5 +1,6 @@
 /** What a wake brings into a run: its input messages, what the model learns about the wake, and the ids they get. */
 import { H } from "../../../core/hash";
+import { replyMessageIdOf } from "../stored-trace";
 import { tokenKey, type TypedToken } from "../../../core/tokens";
 import type { WakeContext } from "../../../gateway/resolve";
 import type { History } from "../memory";
@@ -9,7 +10,7 @@ import type { InboxItem } from "./inbox";
 export const runMessageIds = {
   input: (runKey: string) => H(runKey, "input"),
   observation: (runKey: string) => H(runKey, "observation"),
-  reply: (runKey: string, step: number) => H(runKey, "assistant", step),
+  reply: replyMessageIdOf, // shared with the lean run trace, which restores a reply id from it
   modelFailure: (runKey: string, step: number) => H(runKey, "system", "model", step),
 };
 
