@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
       {
         plugins: [
@@ -27,7 +27,14 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 },
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          testTimeout: 30_000,
+          isolate: false,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         test: {
@@ -37,6 +44,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+          globalSetup: ["test/e2e/shared-server.setup.ts"],
         },
       },
     ],
