@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", maxWorkers: 2, sequence: { groupOrder: 1 } },
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
       {
         plugins: [
