@@ -30,6 +30,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
+          setupFiles: ["test/integration/reset-between-files.ts"],
           testTimeout: 30_000,
           isolate: false,
           maxWorkers: 2,
