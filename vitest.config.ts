@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", isolate: false, maxWorkers: 2, sequence: { groupOrder: 1 } },
       },
       {
         plugins: [
@@ -27,6 +27,7 @@ export default defineConfig({
             },
           }),
         ],
+        // Each file keeps its own workerd (isolate: true): isolate false slows down file after file in pool 0.23 (docs/decisions.md "Suite time").
         test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 },
       },
       {
@@ -37,6 +38,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+          globalSetup: ["test/e2e/shared-server.setup.ts"],
         },
       },
     ],

@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, type VigilClient } from "../../src/client";
-import { DevServer } from "./harness";
+import type { VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 
 beforeAll(async () => {
-  server = await DevServer.start();
-});
-
-afterAll(async () => {
-  await server?.dispose();
+  server = sharedServer();
 });
 
 async function failure(call: Promise<unknown>): Promise<{ status: number; code: string; detail: string }> {

@@ -1,7 +1,8 @@
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Run, VigilClient } from "../../src/client";
-import { DevServer, raw, type RawResponse } from "./harness";
+import { raw, type RawResponse, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
 // Alertness end to end (SPEC §4): journal writes, signed webhook sources, external triggers and
 // timers wake agents through a real `wrangler dev` (queue, DOs, SQLite), over real HTTP.
@@ -10,17 +11,13 @@ import { DevServer, raw, type RawResponse } from "./harness";
 // positive that travels the same path (same dispatcher, same queue, batches dispatched oldest
 // first) must arrive, and only then are run logs compared.
 
-let server: DevServer;
+let server: VigilServer;
 let client: VigilClient;
 let apiKey: string;
 
 beforeAll(async () => {
-  server = await DevServer.start();
+  server = sharedServer();
   ({ client, apiKey } = await server.tenant("alertness"));
-});
-
-afterAll(async () => {
-  await server?.dispose();
 });
 
 /** An API call with the tenant's key; the raw answer, whatever the status. */

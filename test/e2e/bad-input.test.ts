@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DevServer, raw } from "./harness";
+import { beforeAll, describe, expect, it } from "vitest";
+import { raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 let apiKey: string;
 let agentId: string;
 
 beforeAll(async () => {
-  server = await DevServer.start();
+  server = sharedServer();
   const tenant = await server.tenant("bad-input");
   apiKey = tenant.apiKey;
   agentId = (await tenant.client.createAgent({ kind: "coach", displayName: "Target" })).id;
   const { runKey } = await tenant.client.sendMessage(agentId, { text: "seed" });
   await tenant.client.waitForRun(agentId, runKey);
-});
-
-afterAll(async () => {
-  await server?.dispose();
 });
 
 interface Case {

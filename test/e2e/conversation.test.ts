@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent, Message, VigilClient } from "../../src/client";
-import { DevServer, raw } from "./harness";
+import { raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 let client: VigilClient;
 let apiKey: string;
 
 beforeAll(async () => {
-  server = await DevServer.start();
+  server = sharedServer();
   ({ client, apiKey } = await server.tenant("conversation"));
-});
-
-afterAll(async () => {
-  await server?.dispose();
 });
 
 async function allMessages(agentId: string, query: { sessionId?: string } = {}): Promise<Message[]> {

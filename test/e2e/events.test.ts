@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, VigilClient, type AgentEvent } from "../../src/client";
-import { collectSse, DevServer } from "./harness";
+import { collectSse, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 let client: VigilClient;
 let apiKey: string;
 
 beforeAll(async () => {
-  server = await DevServer.start();
+  server = sharedServer();
   ({ client, apiKey } = await server.tenant("events"));
-});
-
-afterAll(async () => {
-  await server?.dispose();
 });
 
 interface Connection {

@@ -7,19 +7,19 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AgentEvent, Run, VigilClient } from "../../src/client";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
-import { DevServer } from "./harness";
+import type { VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 let providerA: ScriptedOpenAI;
 let providerB: ScriptedOpenAI;
 
 beforeAll(async () => {
   [providerA, providerB] = await Promise.all([ScriptedOpenAI.start(), ScriptedOpenAI.start()]);
   // `leaky` endpoints get a field injected after the projection (test seam): the final guard must catch it.
-  server = await DevServer.start({ vars: { VIGIL_FAULT_OVERSHARE: "leaky" } });
+  server = sharedServer();
 });
 afterAll(async () => {
-  await server?.dispose();
   await providerA?.close();
   await providerB?.close();
 });

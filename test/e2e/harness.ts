@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -9,7 +9,8 @@ import { readSse, VigilClient } from "../../src/client";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-const NOT_COPIED = new Set([".git", "node_modules", ".wrangler", ".dev.vars", "test-results"]);
+// .node-runtime (189 MB, the project-local Node for old machines) is not needed: servers run on process.execPath.
+const NOT_COPIED = new Set([".git", "node_modules", ".node-runtime", ".wrangler", ".dev.vars", "test-results"]);
 
 /**
  * A throwaway copy of the checkout (node_modules linked, no local state or secrets). `wrangler dev`
@@ -34,6 +35,18 @@ export interface ServerOptions {
   rateLimits?: { requestsPerMinutePerKey?: number; turnsPerMinutePerAgent?: number } | null;
   /** wrangler's --log-level (default "warn"); "log" keeps the Worker's console.log lines in `logs()`. */
   logLevel?: "debug" | "info" | "log" | "warn" | "error";
+  /** Also append wrangler's output to this file (the shared server's log, read by other processes). */
+  logFile?: string;
+}
+
+/** What a test file needs of a server: its address and credentials (a private DevServer, or the shared one). */
+export interface VigilServer {
+  readonly url: string;
+  readonly adminToken: string;
+  readonly masterKey: string;
+  client(token?: string): VigilClient;
+  tenant(name?: string): Promise<{ tenantId: string; apiKey: string; client: VigilClient }>;
+  logs(lines?: number): string;
 }
 
 /**
@@ -68,7 +81,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
  * A real `wrangler dev` (workerd + local persistence) on a free port, in its own process group so
  * it can be stopped gracefully, SIGKILLed whole (crash simulation) and restarted on the same state.
  */
-export class DevServer {
+export class DevServer implements VigilServer {
   readonly adminToken = `e2e-admin-${randomBytes(12).toString("hex")}`;
   readonly masterKey = randomBytes(32).toString("base64");
   readonly persistDir: string;
@@ -78,6 +91,7 @@ export class DevServer {
   private readonly checkout: string;
   private readonly vars: Record<string, string>;
   private readonly logLevel: NonNullable<ServerOptions["logLevel"]>;
+  private readonly logFile: string | undefined;
   private child: ChildProcess | null = null;
   private exited: Promise<void> = Promise.resolve();
   private output: string[] = [];
@@ -88,6 +102,7 @@ export class DevServer {
     this.checkout = snapshotCheckout(this.scratchDir);
     this.ownsPersistDir = options.persistDir === undefined;
     this.logLevel = options.logLevel ?? "warn";
+    this.logFile = options.logFile;
     this.persistDir = options.persistDir ?? join(this.scratchDir, "state");
     const limits = options.rateLimits === undefined ? { requestsPerMinutePerKey: 100_000, turnsPerMinutePerAgent: 100_000 } : options.rateLimits;
     // The per-client budget is the Rate Limiting binding's (wrangler.toml `[[ratelimits]]`): set it in this server's snapshot.
@@ -197,6 +212,7 @@ export class DevServer {
     live.add(this);
     const record = (chunk: Buffer) => {
       this.output.push(chunk.toString("utf8"));
+      if (this.logFile) appendFileSync(this.logFile, chunk);
       if (this.output.length > 400) this.output.splice(0, this.output.length - 400);
     };
     child.stdout!.on("data", record);

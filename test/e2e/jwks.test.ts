@@ -2,7 +2,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DevServer, raw } from "./harness";
+import { raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
 /** A real JWKS endpoint on 127.0.0.1 (the tenant's IdP); the test decides which public keys it publishes. */
 class JwksServer {
@@ -41,7 +42,7 @@ async function signingKey(kid: string, alg: "RS256" | "ES256"): Promise<SigningK
 const ISSUER = "https://idp.example.com/";
 const AUDIENCE = "vigil-widget-acme";
 
-let server: DevServer;
+let server: VigilServer;
 let jwks: JwksServer;
 let tenantId: string;
 let agentId: string;
@@ -68,7 +69,7 @@ beforeAll(async () => {
   [rsa, ec] = await Promise.all([signingKey("rsa-1", "RS256"), signingKey("ec-1", "ES256")]);
   jwks.keys = [rsa.jwk, ec.jwk];
   // A zero cooldown lets the unknown-kid refetch happen at once (a test seam; production waits config.jwks.cooldownMs).
-  server = await DevServer.start({ vars: { VIGIL_JWKS_COOLDOWN_MS: "0" } });
+  server = sharedServer();
   const tenant = await server.tenant("idp");
   tenantId = tenant.tenantId;
   agentId = (await tenant.client.createAgent({ kind: "support", displayName: "Support" })).id;
@@ -81,7 +82,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server?.dispose();
   await jwks?.stop();
 });
 

@@ -7,18 +7,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpTestServer } from "../support/mcp-test-server";
-import { DevServer, eventually, raw } from "./harness";
+import { eventually, raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 let mcp: McpTestServer;
 
 beforeAll(async () => {
   mcp = await McpTestServer.start();
   // Calls of `mcp_crashy_add_note` reset the TenantDO after the server answered, before the answer is recorded.
-  server = await DevServer.start({ vars: { VIGIL_FAULT_MCP_ABORT: "mcp_crashy_add_note" } });
+  server = sharedServer();
 });
 afterAll(async () => {
-  await server?.dispose();
   await mcp?.close();
 });
 

@@ -8,17 +8,17 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VigilClient } from "../../src/client";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
-import { DevServer } from "./harness";
+import type { VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 let provider: ScriptedOpenAI;
 
 beforeAll(async () => {
   provider = await ScriptedOpenAI.start();
-  server = await DevServer.start();
+  server = sharedServer();
 });
 afterAll(async () => {
-  await server?.dispose();
   await provider?.close();
 });
 

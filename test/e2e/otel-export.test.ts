@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DevServer, eventually, raw } from "./harness";
+import { eventually, raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
 /** One span as the receiver decoded it: attributes flattened to a plain object. */
 interface DecodedSpan {
@@ -103,18 +104,17 @@ function decodeSpan(span: OtlpSpan): DecodedSpan {
   };
 }
 
-let server: DevServer;
+let server: VigilServer;
 let receiver: OtlpReceiver;
 let receiverUrl: string;
 
 beforeAll(async () => {
   receiver = new OtlpReceiver();
   receiverUrl = await receiver.listen();
-  server = await DevServer.start();
+  server = sharedServer();
 });
 
 afterAll(async () => {
-  await server?.dispose();
   await receiver?.close();
 });
 

@@ -1,17 +1,14 @@
 import { createHmac } from "node:crypto";
 import { SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, type VigilClient } from "../../src/client";
-import { DevServer, raw } from "./harness";
+import { raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 
 beforeAll(async () => {
-  server = await DevServer.start();
-});
-
-afterAll(async () => {
-  await server?.dispose();
+  server = sharedServer();
 });
 
 /** Asserts a call fails with this status and stable code. */

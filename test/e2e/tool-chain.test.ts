@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DevServer, eventually, raw } from "./harness";
+import { beforeAll, describe, expect, it } from "vitest";
+import { eventually, raw, type VigilServer } from "./harness";
+import { sharedServer } from "./shared-server";
 
-let server: DevServer;
+let server: VigilServer;
 beforeAll(async () => {
-  server = await DevServer.start();
-});
-afterAll(async () => {
-  await server?.dispose();
+  server = sharedServer();
 });
 
 describe("tools across agents, end to end", () => {

@@ -1,0 +1,73 @@
+import { existsSync, readFileSync } from "node:fs";
+import { inject } from "vitest";
+import { VigilClient } from "../../src/client";
+import type { VigilServer } from "./harness";
+
+/**
+ * One `wrangler dev` shared by the e2e files that only need a running server (see SHARED_VARS): started by
+ * the e2e project's globalSetup (shared-server.setup.ts) and reached here through vitest's provide/inject.
+ * Every such file works in tenants of its own, so sharing the server does not couple them; a file that
+ * restarts or kills its server, changes a server-wide setting or reads the whole log starts a private one.
+ */
+export interface SharedServerInfo {
+  url: string;
+  adminToken: string;
+  masterKey: string;
+  /** wrangler's output, appended as it comes (the server lives in the vitest main process). */
+  logFile: string;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    e2eSharedServer: SharedServerInfo;
+  }
+}
+
+/**
+ * The shared server's test seams. Each touches only what a test names, so they are inert for the other files:
+ * `leaky` gateway endpoints get a field injected after the projection (gateway.test.ts), calls of the MCP tool
+ * `mcp_crashy_add_note` reset the TenantDO (mcp-client.test.ts), and an IdP's unknown `kid` refetches at once (jwks.test.ts).
+ */
+export const SHARED_VARS: Record<string, string> = {
+  VIGIL_FAULT_OVERSHARE: "leaky",
+  VIGIL_FAULT_MCP_ABORT: "mcp_crashy_add_note",
+  VIGIL_JWKS_COOLDOWN_MS: "0",
+};
+
+class SharedServer implements VigilServer {
+  constructor(private readonly info: SharedServerInfo) {}
+
+  get url(): string {
+    return this.info.url;
+  }
+
+  get adminToken(): string {
+    return this.info.adminToken;
+  }
+
+  get masterKey(): string {
+    return this.info.masterKey;
+  }
+
+  client(token: string = this.adminToken): VigilClient {
+    return new VigilClient({ baseUrl: this.url, token });
+  }
+
+  async tenant(name = "e2e"): Promise<{ tenantId: string; apiKey: string; client: VigilClient }> {
+    const created = await this.client().createTenant({ name });
+    return { tenantId: created.tenant.id, apiKey: created.apiKey, client: this.client(created.apiKey) };
+  }
+
+  /** The last lines wrangler printed (for failure messages); the log holds every file's traffic. */
+  logs(lines = 60): string {
+    if (!existsSync(this.info.logFile)) return "";
+    return readFileSync(this.info.logFile, "utf8").split("\n").slice(-lines).join("\n");
+  }
+}
+
+/** The shared server (started once per e2e run by the project's globalSetup). */
+export function sharedServer(): VigilServer {
+  const info = inject("e2eSharedServer");
+  if (!info) throw new Error("no shared e2e server: run e2e files through the vitest e2e project (its globalSetup starts it)");
+  return new SharedServer(info);
+}
