@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { parseDotenv } from "./dotenv.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const MIN_MASTER_KEY_LENGTH = 32; // src/core/master-key.ts
+const MIN_MASTER_KEY_LENGTH = 32; // src/core/egress/master-key.ts
 const MIN_ADMIN_TOKEN_LENGTH = 24;
 const QUEUES = ["vigil-wake", "vigil-wake-dlq", "vigil-outbound", "vigil-outbound-dlq"];
 

@@ -291,7 +291,7 @@ async function ensureCoach(demo) {
   return next;
 }
 
-/** src/core/widget-session.ts `widgetSessionId(sub)`: `w-` + 24 hex of H("widget-session", sub); the subject has no `|` or backslash to escape. */
+/** src/core/runtime/widget-session.ts `widgetSessionId(sub)`: `w-` + 24 hex of H("widget-session", sub); the subject has no `|` or backslash to escape. */
 function widgetSessionId(subject) {
   return `w-${createHash("sha256").update(`v1|widget-session|${subject}`).digest("hex").slice(0, 24)}`;
 }

@@ -1,7 +1,7 @@
 import type { AgentDO } from "./objects/agent/agent-do";
 import type { TenantDO } from "./objects/tenant/tenant-do";
-import type { WakeJob } from "./schema/wake";
-import type { OutboundJob } from "./schema/outbound-webhooks";
+import type { WakeJob } from "./schema/agents/wake";
+import type { OutboundJob } from "./schema/admin/outbound-webhooks";
 import type { ToolSagaParams } from "./workflows/tool-saga";
 
 /** Bindings declared in wrangler.toml. */

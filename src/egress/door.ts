@@ -8,8 +8,8 @@
  * request, refused or sent, is handed to the caller's `record` so it lands on the run or the delivery.
  */
 import { config } from "../config";
-import type { DeploymentMode } from "../core/deployment-mode";
-import { checkEgress, type EgressCheck } from "../core/egress";
+import type { DeploymentMode } from "../core/egress/deployment-mode";
+import { checkEgress, type EgressCheck } from "../core/egress/egress";
 import { logEvent } from "../log";
 
 /** Why a request leaves; recorded with it. MCP and OTLP exporters join this list when they exist. */

@@ -6,8 +6,8 @@ import type {
   LanguageModelV4StreamPart,
   LanguageModelV4Usage,
 } from "@ai-sdk/provider";
-import { chunkWords, estimateTokens, parseToolLines, renderArgs, selectPlaybookReply, selectPlaybookRule, type PlaybookToolCall } from "../core/playbook";
-import type { Playbook } from "../schema/agents";
+import { chunkWords, estimateTokens, parseToolLines, renderArgs, selectPlaybookReply, selectPlaybookRule, type PlaybookToolCall } from "../core/tools/playbook";
+import type { Playbook } from "../schema/agents/agents";
 
 export interface BuiltinContext {
   reason: string;

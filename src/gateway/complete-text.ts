@@ -5,7 +5,7 @@
  */
 import type { ModelMessage } from "ai";
 import { EMPTY_WAKE } from "./resolve";
-import type { Agent } from "../schema/agents";
+import type { Agent } from "../schema/agents/agents";
 import { GatewayError, isGatewayError } from "./errors";
 import { infer, type GatewayEnv, type GrantSource, type TraceSink } from "./gateway";
 

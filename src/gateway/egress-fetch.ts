@@ -4,7 +4,7 @@
  * (the granted endpoint's host) and the deployment's mode. A refusal — by the guard, the rule, or a
  * redirect off the allowlist — throws a `GatewayError` and sends nothing (more).
  */
-import type { DeploymentMode } from "../core/deployment-mode";
+import type { DeploymentMode } from "../core/egress/deployment-mode";
 import { sendThroughDoor, type EgressRecord } from "../egress";
 import { GatewayError } from "./errors";
 

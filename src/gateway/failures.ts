@@ -1,8 +1,8 @@
 /**
  * What went wrong with one provider attempt, read from what the `ai` SDK (or the runtime's fetch)
- * threw, in the terms of the retry core (src/core/provider-retry.ts).
+ * threw, in the terms of the retry core (src/core/runtime/provider-retry.ts).
  */
-import { parseRetryAfter, type ProviderFailureInput } from "../core/provider-retry";
+import { parseRetryAfter, type ProviderFailureInput } from "../core/runtime/provider-retry";
 
 const CONNECTION = /fetch failed|network|connection|socket|econn|reset|refused|closed|terminated|disconnected/i;
 

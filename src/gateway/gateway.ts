@@ -5,19 +5,19 @@
  * within the agent's) → the tenant's grant (provider/model allowed, privacy receipt, secret) →
  * NEED_TO_KNOW projection and the final guard on the bytes, inside the egress door that reaches
  * only the granted endpoint's host. A refusal sends nothing. Provider failures are retried per
- * src/core/provider-retry.ts; every attempt, gate decision and model call's usage lands on the run.
+ * src/core/runtime/provider-retry.ts; every attempt, gate decision and model call's usage lands on the run.
  */
 import type { ModelMessage, ToolSet } from "ai";
-import { deploymentMode } from "../core/deployment-mode";
-import { categoryIdsIn, outOfScopeCategories } from "../core/context-categories";
-import { costMicros } from "../core/model-cost";
-import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/provider-retry";
-import type { Result } from "../core/result";
-import { testOnly } from "../core/seams";
+import { deploymentMode } from "../core/egress/deployment-mode";
+import { categoryIdsIn, outOfScopeCategories } from "../core/memory/context-categories";
+import { costMicros } from "../core/governance/model-cost";
+import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/runtime/provider-retry";
+import type { Result } from "../core/runtime/result";
+import { testOnly } from "../core/runtime/seams";
 import { builtinModel, type WakeContext } from "./resolve";
-import type { TraceSink } from "../core/run-trace-entries";
-import type { Agent } from "../schema/agents";
-import type { InferenceGrant } from "../schema/policy";
+import type { TraceSink } from "../core/runtime/run-trace-entries";
+import type { Agent } from "../schema/agents/agents";
+import type { InferenceGrant } from "../schema/admin/policy";
 import { callModel, type StepOutput } from "./call-model";
 import { GatewayError, isGatewayError } from "./errors";
 import { failureOf } from "./failures";
@@ -33,7 +33,7 @@ export interface GrantSource {
 
 /** The only deployment switches the gateway reads (test seams; see docs/decisions.md). */
 export interface GatewayEnv {
-  /** `local` under `npm start`: http to loopback/private endpoints allowed (src/core/deployment-mode.ts). */
+  /** `local` under `npm start`: http to loopback/private endpoints allowed (src/core/egress/deployment-mode.ts). */
   VIGIL_MODE?: string | undefined;
   VIGIL_FAULTS?: string | undefined;
   VIGIL_FAULT_OVERSHARE?: string | undefined;

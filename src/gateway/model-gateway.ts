@@ -1,6 +1,6 @@
 import type { ModelMessage, ToolSet } from "ai";
 import type { WakeContext } from "./resolve";
-import type { Agent } from "../schema/agents";
+import type { Agent } from "../schema/agents/agents";
 import { infer, type GatewayEnv, type GrantSource, type InferenceOutput, type TraceSink } from "./gateway";
 
 export interface ModelStepCall {

@@ -1,5 +1,5 @@
 /**
- * How a `provider:model` id names a policy endpoint (src/schema/policy.ts `ProviderEndpoint.id`):
+ * How a `provider:model` id names a policy endpoint (src/schema/admin/policy.ts `ProviderEndpoint.id`):
  * `openai:<m>`, `anthropic:<m>`, `workers-ai:<m>` use the endpoint of that id;
  * `openai-compatible:<endpoint>/<m>` names the endpoint, and `openai-compatible:<endpoint>` means
  * that endpoint's first allowed model (`model: null`).

@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import type { Agent } from "../schema/agents";
+import type { Agent } from "../schema/agents/agents";
 import { createBuiltinModel } from "./builtin-model";
 
 export interface WakeContext {

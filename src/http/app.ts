@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, problemResponse } from "./api-error";
 import type { AppEnv } from "./context";
-import { isMasterKeyMissing, masterKeyProblem } from "../core/master-key";
+import { isMasterKeyMissing, masterKeyProblem } from "../core/egress/master-key";
 import type { MiddlewareHandler } from "hono";
 
 const misconfigured = () => new ApiError("server_misconfigured", "this deployment is missing a required secret (VIGIL_MASTER_KEY); its operator must set it (docs/operations.md)");

@@ -5,7 +5,7 @@ export { agentStub, tenantStub } from "../objects/shared/stubs";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
 import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/access";
 import { config } from "../config";
-import { inWidgetSession, widgetSessionBase } from "../core/widget-session";
+import { inWidgetSession, widgetSessionBase } from "../core/runtime/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
 import { CredentialCache, credentialTtlMs } from "./credential-cache";
@@ -161,7 +161,7 @@ export function isOperator(env: Env, header: string | undefined): boolean {
 
 /**
  * The sessionId a message or history request uses. API keys name any session (default: "default").
- * A widget token is confined to its own namespace (src/core/widget-session.ts): omitted or "default"
+ * A widget token is confined to its own namespace (src/core/runtime/widget-session.ts): omitted or "default"
  * is the visitor's base session; any session outside the namespace looks absent (404).
  */
 export function sessionFor(principal: Principal, requested: string | undefined): string {

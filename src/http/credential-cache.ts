@@ -1,5 +1,5 @@
 import { config } from "../config";
-import { testOnly } from "../core/seams";
+import { testOnly } from "../core/runtime/seams";
 
 interface Entry<T> {
   value: T;

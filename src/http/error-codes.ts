@@ -1,9 +1,9 @@
-import type { ErrorCode } from "../core/result";
+import type { ErrorCode } from "../core/runtime/result";
 
-// Re-exported so code written against the old location still compiles; new code imports src/core/result.
-export { failure, type ErrorCode, type Failure, type Result } from "../core/result";
+// Re-exported so code written against the old location still compiles; new code imports src/core/runtime/result.
+export { failure, type ErrorCode, type Failure, type Result } from "../core/runtime/result";
 
-/** Each stable error code's HTTP status (the codes and Result live in src/core/result.ts). */
+/** Each stable error code's HTTP status (the codes and Result live in src/core/runtime/result.ts). */
 export const ERROR_STATUS = {
   validation_failed: 400,
   invalid_json: 400,

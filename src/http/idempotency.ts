@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { canonicalJson, H } from "../core/hash";
-import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../core/secret-box";
-import { sha256Hex } from "../core/sha256";
+import { canonicalJson, H } from "../core/ids/hash";
+import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../core/egress/secret-box";
+import { sha256Hex } from "../core/ids/sha256";
 import { ApiError } from "./api-error";
 import { tenantStub } from "./auth";
 import type { AppEnv } from "./context";

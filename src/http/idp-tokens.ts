@@ -8,13 +8,13 @@
  */
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import { config, type Scope } from "../config";
-import { deploymentMode } from "../core/deployment-mode";
-import { testOnly } from "../core/seams";
+import { deploymentMode } from "../core/egress/deployment-mode";
+import { testOnly } from "../core/runtime/seams";
 import { sendThroughDoor } from "../egress";
 import type { Env } from "../env";
 import { logEvent } from "../log";
 import { tenantStub } from "../objects/shared/stubs";
-import type { IdentityProvider } from "../schema/policy";
+import type { IdentityProvider } from "../schema/admin/policy";
 import type { WidgetClaims } from "./jwt";
 
 const IDP_ALGORITHMS = new Set(["RS256", "ES256"]);

@@ -1,6 +1,6 @@
 import { decodeJwt, jwtVerify, SignJWT } from "jose";
 import { config, type Scope } from "../config";
-import { requireMasterKey } from "../core/master-key";
+import { requireMasterKey } from "../core/egress/master-key";
 
 const encoder = new TextEncoder();
 

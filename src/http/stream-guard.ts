@@ -1,4 +1,4 @@
-import { sseFrame } from "../core/sse";
+import { sseFrame } from "../core/runtime/sse";
 
 /** Why a credential-guarded stream ended: the final `stream.closed` event's `reason`. */
 export type StreamEndReason = "key_revoked" | "token_expired";

@@ -1,15 +1,15 @@
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { config } from "../config";
-import { DOUBLE_TEXTING_POLICIES } from "../core/double-texting";
-import { threadIds } from "../core/run-keys";
+import { DOUBLE_TEXTING_POLICIES } from "../core/wakes/double-texting";
+import { threadIds } from "../core/ids/run-keys";
 import type { Env } from "../env";
 import { ApiError, fail } from "../http/api-error";
 import { agentFor, requireApiKey, requireScope, sessionFor, tenantStub, widgetNamespace } from "../http/auth";
 import { actorOf, type Principal } from "../http/context";
 import { randomId } from "../ids";
-import { widgetThread } from "../routes/messages";
-import { ListDecisionsQuery, ResolveBody } from "../routes/decisions";
+import { widgetThread } from "../routes/agents/messages";
+import { ListDecisionsQuery, ResolveBody } from "../routes/agents/decisions";
 import { ResourceId } from "../schema/common";
 import { awaitTurn } from "./reply";
 

@@ -1,11 +1,11 @@
 import { config } from "../config";
-import { deploymentMode, type DeploymentMode } from "../core/deployment-mode";
-import { isAccepted } from "../core/outbound-delivery";
-import { signVigil } from "../core/webhook-signature";
+import { deploymentMode, type DeploymentMode } from "../core/egress/deployment-mode";
+import { isAccepted } from "../core/egress/outbound-delivery";
+import { signVigil } from "../core/egress/webhook-signature";
 import type { Env } from "../env";
 import { tenantStub } from "../objects/shared/stubs";
 import type { AttemptReport, PreparedAttempt } from "../schema/contracts";
-import { OutboundJob } from "../schema/outbound-webhooks";
+import { OutboundJob } from "../schema/admin/outbound-webhooks";
 import { logEvent } from "../log";
 import { sendThroughDoor } from "../egress";
 

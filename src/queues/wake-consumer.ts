@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
-import { WakeJob } from "../schema/wake";
+import { WakeJob } from "../schema/agents/wake";
 import { logEvent } from "../log";
 
 /**

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, type z, z as zod } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { ErrorCode } from "../core/result";
+import type { ErrorCode } from "../core/runtime/result";
 import { ApiError, fail } from "../http/api-error";
 import { agentFor, requireAdminKey, requireApiKey, requireScope, tenantStub } from "../http/auth";
 import type { AppEnv } from "../http/context";

@@ -1,12 +1,12 @@
-import type { Brake } from "../core/brakes";
-import type { BudgetLimits } from "../core/budget";
-import type { ControlMode } from "../core/escalation";
-import type { ExtensionSlotRegistry } from "../core/extension-slots";
-import type { RunPolicy } from "../core/run-governance";
-import type { Agent } from "./agents";
-import type { DeliveryStatus } from "./outbound-webhooks";
-import type { ToolListing } from "./tools";
-import type { WakeJob } from "./wake";
+import type { Brake } from "../core/governance/brakes";
+import type { BudgetLimits } from "../core/governance/budget";
+import type { ControlMode } from "../core/governance/escalation";
+import type { ExtensionSlotRegistry } from "../core/memory/extension-slots";
+import type { RunPolicy } from "../core/governance/run-governance";
+import type { Agent } from "./agents/agents";
+import type { DeliveryStatus } from "./admin/outbound-webhooks";
+import type { ToolListing } from "./admin/tools";
+import type { WakeJob } from "./agents/wake";
 
 /**
  * Contracts between the Durable Objects and the workflow: what one object sends another over RPC

@@ -4,9 +4,9 @@
  * Pure: deny by default, revocations beat grants, and the result is in a canonical order.
  */
 import { z } from "zod";
-import type { WakeReason } from "../core/run-keys";
-import { RISK_LEVELS, TOOL_NAME_PATTERN, type RiskLevel } from "../core/tool-envelopes";
-import { compareStrings } from "../core/tokens";
+import type { WakeReason } from "../core/ids/run-keys";
+import { RISK_LEVELS, TOOL_NAME_PATTERN, type RiskLevel } from "../core/tools/tool-envelopes";
+import { compareStrings } from "../core/wakes/tokens";
 import { CAPABILITIES, type Capability, type ToolDefinition } from "./registry/types";
 
 export interface CapabilityProfile {

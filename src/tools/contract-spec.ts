@@ -3,8 +3,8 @@
  * seed 000 §4.1.1): each registry declaration projects to the entry the spec must hold for it, and
  * `contractSpecDiff` lists every difference, both ways. Arrays in an entry are sets: order is ignored.
  */
-import { canonicalJson } from "../core/hash";
-import { compareStrings } from "../core/tokens";
+import { canonicalJson } from "../core/ids/hash";
+import { compareStrings } from "../core/wakes/tokens";
 import { inputJsonSchema } from "./registry/descriptors";
 import type { ToolDefinition } from "./registry/types";
 

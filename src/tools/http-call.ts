@@ -6,8 +6,8 @@
  * is bounded by a timeout, and its answer must be JSON within a size cap.
  */
 import { config } from "../config";
-import type { DeploymentMode } from "../core/deployment-mode";
-import { signVigil } from "../core/webhook-signature";
+import type { DeploymentMode } from "../core/egress/deployment-mode";
+import { signVigil } from "../core/egress/webhook-signature";
 import { sendThroughDoor, type EgressRecord } from "../egress";
 
 export const OPERATION_ID_HEADER = "Vigil-Operation-Id";

@@ -3,12 +3,12 @@
  * @cfworker/json-schema: the document must be an object schema for the arguments object, small
  * (≤ config.tenantTools.maxInputSchemaBytes) and shallow (≤ 32 levels), use only local `$ref`s
  * (`#…`: nothing is ever fetched), have well-typed keywords (a compact meta-schema below),
- * `pattern`s RE2 can run (they run on RE2, never backtracking: src/core/json-schema-re2.ts), no
+ * `pattern`s RE2 can run (they run on RE2, never backtracking: src/core/tools/json-schema-re2.ts), no
  * `patternProperties`, and compile. Unknown keywords are allowed, as JSON Schema allows them.
  */
 import { dereference, Validator, type Schema } from "@cfworker/json-schema";
 import { config } from "../config";
-import { checkSchemaPattern, describeSchemaError, linearSchema } from "../core/json-schema-re2";
+import { checkSchemaPattern, describeSchemaError, linearSchema } from "../core/tools/json-schema-re2";
 
 const TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"];
 const SUB: Schema = { anyOf: [{ type: "boolean" }, { $ref: "#" }] };
@@ -80,7 +80,7 @@ export function checkToolInputSchema(schema: unknown): SchemaCheck {
 
 /**
  * The same checks for any stored JSON Schema a tenant registers (e.g. an extension slot's value schema,
- * src/core/extension-slots.ts): `label` names it in messages; `objectRoot` demands `"type": "object"`.
+ * src/core/memory/extension-slots.ts): `label` names it in messages; `objectRoot` demands `"type": "object"`.
  */
 export function checkSchemaDocument(schema: unknown, options: { label: string; maxBytes: number; objectRoot: boolean }): SchemaCheck {
   const { label, maxBytes } = options;

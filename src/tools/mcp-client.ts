@@ -1,16 +1,16 @@
 /**
  * One session with a tenant's MCP server (issue 15.1), through the official SDK's `Client` and
  * `StreamableHTTPClientTransport`, whose `fetch` is the one egress door: each request is checked by
- * the NEED_TO_KNOW guard on its exact bytes (src/core/need-to-know-mcp.ts), then may reach only the
+ * the NEED_TO_KNOW guard on its exact bytes (src/core/egress/need-to-know-mcp.ts), then may reach only the
  * server's own host under this deployment's egress rule (redirects of a POST are never followed).
  * A session lives for one operation (connect → list or call → close): a Durable Object holding an
  * open SSE stream per server could never hibernate, so nothing is kept between operations.
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { config } from "../config";
-import type { DeploymentMode } from "../core/deployment-mode";
-import type { McpListedTool } from "../core/mcp-tools";
-import { guardMcpRequest } from "../core/need-to-know-mcp";
+import type { DeploymentMode } from "../core/egress/deployment-mode";
+import type { McpListedTool } from "../core/tools/mcp-tools";
+import { guardMcpRequest } from "../core/egress/need-to-know-mcp";
 import { sendThroughDoor, type EgressRecord } from "../egress";
 
 export interface McpSessionOptions {

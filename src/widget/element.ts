@@ -8,7 +8,7 @@
  * (detail: {code, message}) so a host can renew an expired token by setting `token` again.
  */
 import { VigilApiError } from "../client/client";
-import { widgetSessionId } from "../core/widget-session";
+import { widgetSessionId } from "../core/runtime/widget-session";
 import { ChatConnection, subjectOfToken, type LinkState } from "./connection";
 import type { DecisionAction, DecisionView } from "./decision-view";
 import { WIDGET_CSS } from "./styles";

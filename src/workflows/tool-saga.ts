@@ -1,8 +1,8 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { NonRetryableError } from "cloudflare:workflows";
 import { config } from "../config";
-import { testSeamsEnabled } from "../core/seams";
-import type { ToolResultEnvelope } from "../core/tool-envelopes";
+import { testSeamsEnabled } from "../core/runtime/seams";
+import type { ToolResultEnvelope } from "../core/tools/tool-envelopes";
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
 import type { ApprovalState } from "../schema/contracts";

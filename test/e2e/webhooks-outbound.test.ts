@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TenantEvent, VigilClient, WebhookDelivery } from "../../src/client";
-import { leafPaths, webhookAllowlist, webhookOperation } from "../../src/core/need-to-know-webhooks";
-import { verifyWebhookSignature } from "../../src/core/webhook-signature";
+import { leafPaths, webhookAllowlist, webhookOperation } from "../../src/core/egress/need-to-know-webhooks";
+import { verifyWebhookSignature } from "../../src/core/egress/webhook-signature";
 import { DevServer, eventually } from "./harness";
 
 /** Small retry schedule for this server only (honoured because the e2e server runs with VIGIL_FAULTS=enabled). */

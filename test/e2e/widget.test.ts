@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VigilClient } from "../../src/client";
-import { widgetSessionId } from "../../src/core/widget-session";
+import { widgetSessionId } from "../../src/core/runtime/widget-session";
 import { DevServer, raw, REPO_ROOT } from "./harness";
 
 /**

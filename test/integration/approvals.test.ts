@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { widgetSessionId } from "../../src/core/widget-session";
+import { widgetSessionId } from "../../src/core/runtime/widget-session";
 import { describe, expect, it } from "vitest";
 import { toModelMessages, toolSetFor } from "../../src/objects/agent/runs/model-steps";
 import { allowedTools, resolveAgentProfile } from "../../src/tools/capabilities";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dayKey } from "../../src/core/budget";
+import { dayKey } from "../../src/core/governance/budget";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 async function putPolicy(key: string, body: Record<string, unknown>) {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runKeys, threadIds } from "../../src/core/run-keys";
+import { runKeys, threadIds } from "../../src/core/ids/run-keys";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
 describe("per-agent wake coalescing", () => {

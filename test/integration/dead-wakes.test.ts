@@ -1,6 +1,6 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runKeys, threadIds } from "../../src/core/run-keys";
+import { runKeys, threadIds } from "../../src/core/ids/run-keys";
 import worker from "../../src/worker";
 import { api, createAgent, createTenant } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { widgetSessionId } from "../../src/core/widget-session";
+import { widgetSessionId } from "../../src/core/runtime/widget-session";
 import * as schema from "../../src/db/tenant-schema";
 import type { TenantDb } from "../../src/objects/tenant/types";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";

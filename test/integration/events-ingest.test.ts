@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { changeUnitKey, changeUnits, logicalChangeKey as deriveLogicalChangeKey } from "../../src/core/change-units";
-import { runKeys } from "../../src/core/run-keys";
+import { changeUnitKey, changeUnits, logicalChangeKey as deriveLogicalChangeKey } from "../../src/core/wakes/change-units";
+import { runKeys } from "../../src/core/ids/run-keys";
 import * as schema from "../../src/db/tenant-schema";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import { api, createAgent, createTenant, eventually } from "./helpers";

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { config } from "../../src/config";
-import { sha256Hex } from "../../src/core/sha256";
+import { sha256Hex } from "../../src/core/ids/sha256";
 import { ADMIN, api, createAgent, createTenant } from "./helpers";
 
 /**

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { journalRoutes } from "../../src/routes/journal";
+import { journalRoutes } from "../../src/routes/agents/journal";
 import { api, createAgent, createTenant } from "./helpers";
 
 type Json = Record<string, any>;

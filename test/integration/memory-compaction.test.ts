@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { summaryId } from "../../src/core/summary";
-import { threadIds } from "../../src/core/run-keys";
+import { summaryId } from "../../src/core/memory/summary";
+import { threadIds } from "../../src/core/ids/run-keys";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONTEXT_BUDGET } from "../../src/core/context-assembly";
-import { threadIds } from "../../src/core/run-keys";
+import { DEFAULT_CONTEXT_BUDGET } from "../../src/core/memory/context-assembly";
+import { threadIds } from "../../src/core/ids/run-keys";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 

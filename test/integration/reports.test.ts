@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_REPORT_MAX_AGE_MS } from "../../src/core/reports";
-import type { Result } from "../../src/core/result";
+import { DEFAULT_REPORT_MAX_AGE_MS } from "../../src/core/memory/reports";
+import type { Result } from "../../src/core/runtime/result";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import type { ReportHeadView } from "../../src/schema/reports";
+import type { ReportHeadView } from "../../src/schema/agents/reports";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));

@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { widgetSessionId } from "../../src/core/widget-session";
+import { widgetSessionId } from "../../src/core/runtime/widget-session";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import type { AgentEvent } from "../../src/schema/runs";
+import type { AgentEvent } from "../../src/schema/agents/runs";
 import { api, createAgent, createTenant, eventually, readSseUntil, waitForRun } from "./helpers";
 
 /** Issue 13.9: interactive sessions (inactivity TTL, explicit close) and registered extension slot keys. */

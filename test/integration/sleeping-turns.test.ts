@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runKeys, threadIds } from "../../src/core/run-keys";
+import { runKeys, threadIds } from "../../src/core/ids/run-keys";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 // Issue 13.3 "Nothing a person wrote is lost".

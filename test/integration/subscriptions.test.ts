@@ -1,13 +1,13 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { runKeys } from "../../src/core/run-keys";
-import { widgetSessionId } from "../../src/core/widget-session";
-import { tokens, type TypedToken } from "../../src/core/tokens";
+import { runKeys } from "../../src/core/ids/run-keys";
+import { widgetSessionId } from "../../src/core/runtime/widget-session";
+import { tokens, type TypedToken } from "../../src/core/wakes/tokens";
 import * as schema from "../../src/db/tenant-schema";
 import { chunkJobs, Dispatcher, fitJob, QUEUE_LIMITS } from "../../src/objects/tenant/alertness/dispatcher";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
-import type { WakeJob } from "../../src/schema/wake";
+import type { WakeJob } from "../../src/schema/agents/wake";
 import { api, createAgent, createTenant, eventually } from "./helpers";
 
 const tenantDo = (tenantId: string) => env.TENANT.get(env.TENANT.idFromName(tenantId));

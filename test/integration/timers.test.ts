@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runKeys } from "../../src/core/run-keys";
+import { runKeys } from "../../src/core/ids/run-keys";
 import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { widgetSessionId } from "../../src/core/widget-session";
+import { widgetSessionId } from "../../src/core/runtime/widget-session";
 import { api, createAgent, createTenant, openEvents, readSseUntil, waitForRun } from "./helpers";
 
 /**

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { actionStableId, canonicalArgsHash, operationId, scopeSnapshot, scopeSnapshotKey, targetRefsKey, type ActionIntent } from "../../src/core/action-ids";
-import { entityRefKey, parseEntityRefKey, type EntityRef } from "../../src/core/entity-refs";
-import { canonicalHash, canonicalJson, H } from "../../src/core/hash";
-import { buildActionEnvelope, planOrReuse, type PlanActionInput } from "../../src/core/tool-envelopes";
+import { actionStableId, canonicalArgsHash, operationId, scopeSnapshot, scopeSnapshotKey, targetRefsKey, type ActionIntent } from "../../src/core/ids/action-ids";
+import { entityRefKey, parseEntityRefKey, type EntityRef } from "../../src/core/ids/entity-refs";
+import { canonicalHash, canonicalJson, H } from "../../src/core/ids/hash";
+import { buildActionEnvelope, planOrReuse, type PlanActionInput } from "../../src/core/tools/tool-envelopes";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

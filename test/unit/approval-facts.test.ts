@@ -13,8 +13,8 @@ import {
   tickAt,
   timeoutPolicyFor,
   type ApprovalQuestion,
-} from "../../src/core/approval-facts";
-import { DEFAULT_DECISION_TIMEOUT_POLICIES } from "../../src/core/decision";
+} from "../../src/core/governance/approval-facts";
+import { DEFAULT_DECISION_TIMEOUT_POLICIES } from "../../src/core/governance/decision";
 
 const question = (riskLevel: string, extra: { trustScore?: number; categories?: string[]; confidence?: unknown; granted?: string[]; sideEffectKind?: string } = {}): ApprovalQuestion => ({
   toolName: "create_task",

@@ -11,7 +11,7 @@ import {
   timerReleaseAtMs,
   type Brake,
   type BrakeRequest,
-} from "../../src/core/brakes";
+} from "../../src/core/governance/brakes";
 
 let counter = 0;
 function brake(extra: Partial<Brake> = {}): Brake {

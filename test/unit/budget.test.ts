@@ -10,7 +10,7 @@ import {
   emptyUsage,
   isValidTimeZone,
   nextDayStartMs,
-} from "../../src/core/budget";
+} from "../../src/core/governance/budget";
 
 const utc = (iso: string) => Date.parse(iso);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CategoryScope } from "../../src/core/category-scope";
+import { CategoryScope } from "../../src/core/governance/category-scope";
 
 describe("category scope", () => {
   it("grants nothing when empty, and never a record without a category", () => {

@@ -13,8 +13,8 @@ import {
   verifyBatchProvenance,
   type ChangeUnit,
   type NotificationBatch,
-} from "../../src/core/change-units";
-import { tokenKey, tokens, type TypedToken } from "../../src/core/tokens";
+} from "../../src/core/wakes/change-units";
+import { tokenKey, tokens, type TypedToken } from "../../src/core/wakes/tokens";
 
 const sha = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { WAKE_REASONS, type WakeReason } from "../../src/core/run-keys";
-import { isCoalescible, selectCompanions } from "../../src/core/coalescing";
+import { WAKE_REASONS, type WakeReason } from "../../src/core/ids/run-keys";
+import { isCoalescible, selectCompanions } from "../../src/core/wakes/coalescing";
 
 const wake = (runKey: string, reason: WakeReason) => ({ runKey, reason });
 

@@ -14,9 +14,9 @@ import {
   validateRetryPolicy,
   type CompactionJob,
   type CompactionJobEvent,
-} from "../../src/core/compaction-job";
-import { H } from "../../src/core/hash";
-import type { SummarySpan } from "../../src/core/memory-policy";
+} from "../../src/core/memory/compaction-job";
+import { H } from "../../src/core/ids/hash";
+import type { SummarySpan } from "../../src/core/memory/memory-policy";
 
 const span = (threadId = "a:session:s", start = "m1", end = "m9"): SummarySpan => ({
   agentId: "a",

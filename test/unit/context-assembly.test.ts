@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assembleContext, DEFAULT_CONTEXT_BUDGET, type ContextBudget, type ContextInputs } from "../../src/core/context-assembly";
-import { estimateTokens, type MemoryMessage, type SummaryRef } from "../../src/core/memory-policy";
-import { buildReport, type AgentReport } from "../../src/core/reports";
-import { applySlotUpdate, emptySlots, type AgentSlots } from "../../src/core/slots";
+import { assembleContext, DEFAULT_CONTEXT_BUDGET, type ContextBudget, type ContextInputs } from "../../src/core/memory/context-assembly";
+import { estimateTokens, type MemoryMessage, type SummaryRef } from "../../src/core/memory/memory-policy";
+import { buildReport, type AgentReport } from "../../src/core/memory/reports";
+import { applySlotUpdate, emptySlots, type AgentSlots } from "../../src/core/memory/slots";
 
 function message(seq: number, text = `message ${seq}`): MemoryMessage {
   return { id: `m${seq}`, seq, threadId: "a:session:s", kind: seq % 2 ? "user" : "assistant", text };

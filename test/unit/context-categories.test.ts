@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { categoryIdsIn, outOfScopeCategories } from "../../src/core/context-categories";
+import { categoryIdsIn, outOfScopeCategories } from "../../src/core/memory/context-categories";
 
 describe("categories in a model context", () => {
   it("finds categoryId and categoryIds in structured tool results", () => {

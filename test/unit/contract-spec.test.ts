@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { WAKE_REASONS } from "../../src/core/run-keys";
-import { RISK_LEVELS } from "../../src/core/tool-envelopes";
+import { WAKE_REASONS } from "../../src/core/ids/run-keys";
+import { RISK_LEVELS } from "../../src/core/tools/tool-envelopes";
 import { contractSpecDiff } from "../../src/tools/contract-spec";
 import { builtinTools, CAPABILITIES, IDEMPOTENCY_STRATEGIES, SCOPE_RULES, SIDE_EFFECT_KINDS, type ToolDefinition } from "../../src/tools/registry";
 

@@ -9,7 +9,7 @@ import {
   previousCronOccurrence,
   wallClockAt,
   type CronSchedule,
-} from "../../src/core/cron";
+} from "../../src/core/wakes/cron";
 
 const NY = "America/New_York";
 const BERLIN = "Europe/Berlin";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blockClock, zonedInstant } from "../../src/core/day-plan-time";
+import { blockClock, zonedInstant } from "../../src/core/tools/day-plan-time";
 
 describe("day-plan block clocks", () => {
   it("maps an instant to its wall clock on the plan's date in the tenant's zone, and back", () => {

@@ -17,7 +17,7 @@ import {
   type DecisionTimeoutPolicy,
   type OptionDecision,
   type ToolApprovalDecision,
-} from "../../src/core/decision";
+} from "../../src/core/governance/decision";
 
 const NO_TIMEOUT: DecisionTimeoutPolicy = { timeoutTicks: null, onTimeout: "escalate" };
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { admitTurn, DOUBLE_TEXTING_POLICIES, selectMergedTurns } from "../../src/core/double-texting";
+import { admitTurn, DOUBLE_TEXTING_POLICIES, selectMergedTurns } from "../../src/core/wakes/double-texting";
 
 const turn = (runKey: string, threadId = "t1", merge = true, reason = "userInitiated") => ({ runKey, threadId, merge, reason });
 

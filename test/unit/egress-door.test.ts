@@ -13,7 +13,7 @@ const ROOT = join(import.meta.dirname, "..", "..");
  * script of the /docs page (a string the browser executes).
  */
 const BROWSER_CODE = ["src/widget/", "src/client/"];
-const BROWSER_SNIPPETS = [{ file: "src/routes/docs.ts", text: 'fetch("/v1/openapi.json")' }];
+const BROWSER_SNIPPETS = [{ file: "src/routes/platform/docs.ts", text: 'fetch("/v1/openapi.json")' }];
 const DOOR = "src/egress/door.ts";
 
 function sourceFiles(dir: string): string[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { deploymentMode } from "../../src/core/deployment-mode";
-import { checkEgress, checkUrlShape, targetClass } from "../../src/core/egress";
+import { deploymentMode } from "../../src/core/egress/deployment-mode";
+import { checkEgress, checkUrlShape, targetClass } from "../../src/core/egress/egress";
 
 describe("egress rule", () => {
   it("allows https to a listed host only", () => {

@@ -10,7 +10,7 @@ import {
   shouldEscalate,
   type EscalationContext,
   type EscalationFacts,
-} from "../../src/core/escalation";
+} from "../../src/core/governance/escalation";
 
 const facts: EscalationFacts = { confidence: 0.9, blastRadius: "small", trustScore: 82, affectsMultipleWorkstreams: false };
 const action = (toolName: string, extra: Partial<EscalationContext> = {}): EscalationContext => ({ ...facts, toolName, ...extra });

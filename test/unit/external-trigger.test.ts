@@ -9,8 +9,8 @@ import {
   triggerTokenHashMatches,
   triggerTokenKey,
   triggerWake,
-} from "../../src/core/external-trigger";
-import { H } from "../../src/core/hash";
+} from "../../src/core/wakes/external-trigger";
+import { H } from "../../src/core/ids/hash";
 
 const MASTER = "dGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGVzLWxvbmctISE=";
 const TENANT = "t0123456789abcdef";

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { completeText } from "../../src/gateway/complete-text";
 import { infer, type GrantSource, type InferenceContext, type TraceSink } from "../../src/gateway/gateway";
-import type { AttemptEntry, PolicyEntry, UsageEntry } from "../../src/core/run-trace-entries";
-import type { Agent } from "../../src/schema/agents";
-import type { InferenceGrant, ProviderEndpoint } from "../../src/schema/policy";
+import type { AttemptEntry, PolicyEntry, UsageEntry } from "../../src/core/runtime/run-trace-entries";
+import type { Agent } from "../../src/schema/agents/agents";
+import type { InferenceGrant, ProviderEndpoint } from "../../src/schema/admin/policy";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
 import { EMPTY_WAKE } from "../../src/gateway/resolve";
 import { jsonSchema, tool } from "ai";

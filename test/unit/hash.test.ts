@@ -1,8 +1,8 @@
 import { createHash, webcrypto } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalHash, canonicalJson, escapeField, H } from "../../src/core/hash";
-import { sha256Hex } from "../../src/core/sha256";
+import { canonicalHash, canonicalJson, escapeField, H } from "../../src/core/ids/hash";
+import { sha256Hex } from "../../src/core/ids/sha256";
 
 describe("sha256Hex", () => {
   it("matches the known vectors", () => {

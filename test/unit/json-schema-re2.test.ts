@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { extensionValidators } from "../../src/core/extension-slots";
-import { linearSchema } from "../../src/core/json-schema-re2";
+import { extensionValidators } from "../../src/core/memory/extension-slots";
+import { linearSchema } from "../../src/core/tools/json-schema-re2";
 import { checkSchemaDocument, checkToolInputSchema, validateToolArgs } from "../../src/tools/json-schema-check";
 
 /** Classic exponential-backtracking patterns: each stalls `RegExp` on a long non-matching input. */

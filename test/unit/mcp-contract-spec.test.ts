@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { MCP_TOOL_CONTRACT, mcpCacheEntries } from "../../src/core/mcp-tools";
+import { MCP_TOOL_CONTRACT, mcpCacheEntries } from "../../src/core/tools/mcp-tools";
 import { ANY_WAKE } from "../../src/tools/registry";
 
 const spec = parse(readFileSync(new URL("../../tools/contract-spec.yaml", import.meta.url), "utf8")) as { registeredTools: { mcp: Record<string, any> } };

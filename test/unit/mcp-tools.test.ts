@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MCP_MODEL_NAME_MAX, mcpCacheEntries, mcpModelName } from "../../src/core/mcp-tools";
-import { declaredArguments, guardMcpRequest, mcpRequestAllowlist } from "../../src/core/need-to-know-mcp";
+import { MCP_MODEL_NAME_MAX, mcpCacheEntries, mcpModelName } from "../../src/core/tools/mcp-tools";
+import { declaredArguments, guardMcpRequest, mcpRequestAllowlist } from "../../src/core/egress/need-to-know-mcp";
 
 const schema = { type: "object", properties: { word: { type: "string" }, filters: { type: "object" } }, required: ["word"] };
 

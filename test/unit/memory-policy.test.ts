@@ -14,7 +14,7 @@ import {
   type MemoryMessage,
   type MessageTokenRef,
   type SummaryRef,
-} from "../../src/core/memory-policy";
+} from "../../src/core/memory/memory-policy";
 
 const limits: MemoryLimits = { ...DEFAULT_MEMORY_LIMITS, hotMaxMessages: 10, hotMaxTokens: 1_000, compactionMaxSpanMessages: 6 };
 

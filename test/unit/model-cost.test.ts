@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { costMicros } from "../../src/core/model-cost";
+import { costMicros } from "../../src/core/governance/model-cost";
 
 describe("model call cost in micro-USD", () => {
   it("is tokens × USD per million tokens, as an integer", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildWebhookPayload, guardWebhookBytes, leafPaths, pickPaths, webhookAllowlist, webhookOperation, WEBHOOK_EVENT_TYPES, type WebhookEventInput } from "../../src/core/need-to-know-webhooks";
+import { buildWebhookPayload, guardWebhookBytes, leafPaths, pickPaths, webhookAllowlist, webhookOperation, WEBHOOK_EVENT_TYPES, type WebhookEventInput } from "../../src/core/egress/need-to-know-webhooks";
 
 const base = (type: string, data: Record<string, unknown>): WebhookEventInput => ({
   deliveryId: "wd_1",

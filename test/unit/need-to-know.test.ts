@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { allowlist, fieldPaths, guardPayload, isAllowed, project } from "../../src/core/need-to-know";
+import { allowlist, fieldPaths, guardPayload, isAllowed, project } from "../../src/core/egress/need-to-know";
 
 const openai = allowlist("provider_inference_request", "openai_chat_completions");
 const anthropic = allowlist("provider_inference_request", "anthropic_messages");

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { guardOtlpBytes } from "../../src/core/need-to-know-otlp";
-import { buildRunTrace, spanIdOf, traceIdOf, type RunTraceSource } from "../../src/core/otel-run-trace";
-import { encodeOtlpTraces } from "../../src/core/otlp-json";
-import { parseOtlpHeaders } from "../../src/core/otlp-headers";
-import { checkPolicy } from "../../src/core/policy-rules";
-import { PolicyBody } from "../../src/schema/policy";
+import { guardOtlpBytes } from "../../src/core/egress/need-to-know-otlp";
+import { buildRunTrace, spanIdOf, traceIdOf, type RunTraceSource } from "../../src/core/egress/otel-run-trace";
+import { encodeOtlpTraces } from "../../src/core/egress/otlp-json";
+import { parseOtlpHeaders } from "../../src/core/egress/otlp-headers";
+import { checkPolicy } from "../../src/core/governance/policy-rules";
+import { PolicyBody } from "../../src/schema/admin/policy";
 
 const RUN_KEY = "a".repeat(64);
 const OP = "b".repeat(64);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isAccepted, isTenantStreamEvent, matchesEventType, nextDeliveryStep, retryDelaySeconds, retryScheduleFrom, validateEventTypeFilter } from "../../src/core/outbound-delivery";
+import { isAccepted, isTenantStreamEvent, matchesEventType, nextDeliveryStep, retryDelaySeconds, retryScheduleFrom, validateEventTypeFilter } from "../../src/core/egress/outbound-delivery";
 import { config } from "../../src/config";
 
 const schedule = { maxAttempts: 8, baseDelaySeconds: 30, maxDelaySeconds: 3600 };

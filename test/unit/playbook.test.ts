@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseToolLines, renderArgs, renderTemplate, selectPlaybookReply, selectPlaybookRule } from "../../src/core/playbook";
+import { parseToolLines, renderArgs, renderTemplate, selectPlaybookReply, selectPlaybookRule } from "../../src/core/tools/playbook";
 
 describe("builtin:playbook rules", () => {
   const rules = [

@@ -1,7 +1,7 @@
-import type { DeploymentMode } from "../../src/core/deployment-mode";
+import type { DeploymentMode } from "../../src/core/egress/deployment-mode";
 import { describe, expect, it } from "vitest";
-import { canonicalModelId, checkPolicy, endpointHosts, gateInference } from "../../src/core/policy-rules";
-import { PolicyBody, type ProviderEndpoint } from "../../src/schema/policy";
+import { canonicalModelId, checkPolicy, endpointHosts, gateInference } from "../../src/core/governance/policy-rules";
+import { PolicyBody, type ProviderEndpoint } from "../../src/schema/admin/policy";
 
 const endpoint = (overrides: Partial<ProviderEndpoint> & Pick<ProviderEndpoint, "id" | "kind">): ProviderEndpoint => ({
   policyVersion: "2025-01",

@@ -9,7 +9,7 @@ import {
   resolvePath,
   type Predicate,
   type PredicateScalar,
-} from "../../src/core/predicate";
+} from "../../src/core/wakes/predicate";
 
 const gymTask = predicateScope("task", { id: "t1", categoryId: "gym", status: "open", estimate: 30, done: false, tags: ["a", "b"], dueAt: null });
 const gymChecklist = predicateScope("checklist", { id: "c1", categoryId: "gym" });

@@ -14,7 +14,7 @@ import {
   type AttemptResult,
   type ProviderCandidate,
   type ProviderFailureInput,
-} from "../../src/core/provider-retry";
+} from "../../src/core/runtime/provider-retry";
 
 const http = (status: number, extra: Partial<Extract<ProviderFailureInput, { type: "http" }>> = {}): ProviderFailureInput => ({ type: "http", status, ...extra });
 

@@ -6,7 +6,7 @@ import {
   emptyRateLimitState,
   rateLimitKeys,
   type RateLimitState,
-} from "../../src/core/rate-limit";
+} from "../../src/core/governance/rate-limit";
 
 const MINUTE = 60_000;
 

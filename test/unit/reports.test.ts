@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, H } from "../../src/core/hash";
+import { canonicalJson, H } from "../../src/core/ids/hash";
 import {
   buildReport,
   compareCursors,
@@ -13,8 +13,8 @@ import {
   reportId,
   type AgentReport,
   type AgentReportHead,
-} from "../../src/core/reports";
-import { sha256Hex } from "../../src/core/sha256";
+} from "../../src/core/memory/reports";
+import { sha256Hex } from "../../src/core/ids/sha256";
 
 const HOUR = 3_600_000;
 

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Brake } from "../../src/core/brakes";
-import { emptyUsage, type BudgetWindow } from "../../src/core/budget";
-import { effectiveBudgetLimits, gateToolCall, haltAtBoundary, UNLIMITED_POLICY, type ToolGateInput } from "../../src/core/run-governance";
+import type { Brake } from "../../src/core/governance/brakes";
+import { emptyUsage, type BudgetWindow } from "../../src/core/governance/budget";
+import { effectiveBudgetLimits, gateToolCall, haltAtBoundary, UNLIMITED_POLICY, type ToolGateInput } from "../../src/core/governance/run-governance";
 
 const agent = { agentId: "ag_1", kind: "coach" };
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { benchSeamsEnabled, testOnly, testSeamsEnabled } from "../../src/core/seams";
+import { benchSeamsEnabled, testOnly, testSeamsEnabled } from "../../src/core/runtime/seams";
 
 const ROOT = join(__dirname, "..", "..");
 
@@ -12,7 +12,7 @@ function sources(dir: string): string[] {
   });
 }
 
-describe("the seam guard (src/core/seams.ts)", () => {
+describe("the seam guard (src/core/runtime/seams.ts)", () => {
   it("opens a seam only for the exact value enabled", () => {
     for (const value of [undefined, "", "Enabled", "enabled ", "true", "1"]) {
       expect(testSeamsEnabled({ VIGIL_FAULTS: value })).toBe(false);
@@ -35,6 +35,6 @@ describe("the seam guard (src/core/seams.ts)", () => {
     const readers = sources(join(ROOT, "src"))
       .filter((file) => /\.VIGIL_(FAULTS|BENCH)\b|\["VIGIL_(FAULTS|BENCH)"\]/.test(readFileSync(file, "utf8")))
       .map((file) => relative(ROOT, file).split("\\").join("/"));
-    expect(readers).toEqual(["src/core/seams.ts"]);
+    expect(readers).toEqual(["src/core/runtime/seams.ts"]);
   });
 });

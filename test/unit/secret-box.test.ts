@@ -1,7 +1,7 @@
 import { createCipheriv, hkdfSync } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createSecretBox, fromBase64Url, SECRET_PURPOSES, toBase64Url } from "../../src/core/secret-box";
+import { createSecretBox, fromBase64Url, SECRET_PURPOSES, toBase64Url } from "../../src/core/egress/secret-box";
 
 const MASTER = "dGVzdC1tYXN0ZXIta2V5LTMyLWJ5dGVzLWxvbmctISE=";
 const PURPOSE = SECRET_PURPOSES.webhookSourceSecret;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { consumeSlidingLog, type SlidingLog, toSlidingLog } from "../../src/core/sliding-log";
+import { consumeSlidingLog, type SlidingLog, toSlidingLog } from "../../src/core/governance/sliding-log";
 
 const MINUTE = 60_000;
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { extensionValidators } from "../../src/core/extension-slots";
-import { applySlotUpdate, emptySlots, parseSlots, renderSlots, SLOT_KEYS, slotVersion, type AgentSlots } from "../../src/core/slots";
+import { extensionValidators } from "../../src/core/memory/extension-slots";
+import { applySlotUpdate, emptySlots, parseSlots, renderSlots, SLOT_KEYS, slotVersion, type AgentSlots } from "../../src/core/memory/slots";
 
 function apply(slots: AgentSlots, key: string, value: unknown, expectedVersion?: number): AgentSlots {
   const result = applySlotUpdate(slots, key, value, expectedVersion);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { admitSpawn, childExpiresAtMs, SPAWN_LIMITS, type SpawnAdmissionInput } from "../../src/core/spawn-admission";
+import { admitSpawn, childExpiresAtMs, SPAWN_LIMITS, type SpawnAdmissionInput } from "../../src/core/governance/spawn-admission";
 
 const base = (): SpawnAdmissionInput => ({
   request: { allowedCategoryIds: ["gym"], allowedTools: ["memory_search"], tokenBudget: 1_000 },

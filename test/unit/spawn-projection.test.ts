@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DELEGATION_BOUNDARIES, guardBoundaryPayload, MAX_CHILD_REPLY_CHARS, projectChildResult, projectForBoundary, type DelegationBoundary } from "../../src/core/spawn-projection";
+import { DELEGATION_BOUNDARIES, guardBoundaryPayload, MAX_CHILD_REPLY_CHARS, projectChildResult, projectForBoundary, type DelegationBoundary } from "../../src/core/governance/spawn-projection";
 
 describe("NEED_TO_KNOW at the delegation boundaries", () => {
   it("keeps only the agent_spawn_input allowlist and names what it dropped", () => {

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { buildNotificationBatch, changeUnits, subscriptionWake, type NotificationBatch } from "../../src/core/change-units";
-import type { Lifecycle } from "../../src/core/lifecycle";
+import { buildNotificationBatch, changeUnits, subscriptionWake, type NotificationBatch } from "../../src/core/wakes/change-units";
+import type { Lifecycle } from "../../src/core/runtime/lifecycle";
 import {
   buildTokenIndex,
   candidateSubscriptionIds,
@@ -16,8 +16,8 @@ import {
   type ChangedEntity,
   type Subscription,
   type TokenIndex,
-} from "../../src/core/subscription-index";
-import { SemanticKeys, tokenKey, tokens, type TypedToken } from "../../src/core/tokens";
+} from "../../src/core/wakes/subscription-index";
+import { SemanticKeys, tokenKey, tokens, type TypedToken } from "../../src/core/wakes/tokens";
 
 const TASK = tokens.semanticKey(SemanticKeys.TASK);
 const CHECKLIST = tokens.semanticKey(SemanticKeys.CHECKLIST);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../src/core/compaction-job";
-import { SUMMARIZER_CONTRACT_VERSIONS } from "../../src/core/summary";
+import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../src/core/memory/compaction-job";
+import { SUMMARIZER_CONTRACT_VERSIONS } from "../../src/core/memory/summary";
 import { builtinSummary, gateOf, Summarizer, SummarizerAttemptFailed, type TextCompletion } from "../../src/objects/agent/compaction/summarizer";
 
 const items = [

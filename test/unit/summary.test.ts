@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, H } from "../../src/core/hash";
-import type { CompactionSpan, SummarySpan } from "../../src/core/memory-policy";
-import { sha256Hex } from "../../src/core/sha256";
+import { canonicalJson, H } from "../../src/core/ids/hash";
+import type { CompactionSpan, SummarySpan } from "../../src/core/memory/memory-policy";
+import { sha256Hex } from "../../src/core/ids/sha256";
 import {
   advancePointer,
   buildSummarizerPrompt,
@@ -21,7 +21,7 @@ import {
   type SummaryCommit,
   type SummaryDivergenceDiagnostic,
   type SummaryPointer,
-} from "../../src/core/summary";
+} from "../../src/core/memory/summary";
 
 const span: CompactionSpan = {
   agentId: "a",

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { targetRefsFromArgs } from "../../src/core/target-refs";
+import { targetRefsFromArgs } from "../../src/core/ids/target-refs";
 
 describe("targetRefsFromArgs", () => {
   it("reads …Id and …Ids arguments as typed refs", () => {

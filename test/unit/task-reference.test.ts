@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isAmbiguous, matchTaskReference, rankTaskReferences, type TaskReferenceCandidate } from "../../src/core/task-reference";
+import { isAmbiguous, matchTaskReference, rankTaskReferences, type TaskReferenceCandidate } from "../../src/core/tools/task-reference";
 
 const task = (id: string, title: string, updatedAt = "2026-01-01T00:00:00.000Z", status = "open"): TaskReferenceCandidate => ({ id, title, status, categoryId: "cat", updatedAt });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { selectPlaybookRule } from "../../src/core/playbook";
-import { checkTenantPattern, tenantPatternMatches } from "../../src/core/tenant-pattern";
+import { selectPlaybookRule } from "../../src/core/tools/playbook";
+import { checkTenantPattern, tenantPatternMatches } from "../../src/core/tools/tenant-pattern";
 
 /** Classic exponential-backtracking patterns: each stalls a backtracking engine on a long non-matching input. */
 const EXPONENTIAL = ["(a|aa)*$", "(a+)+$", "(a|a)*b", "(\\w*)*!", "^(a?){40}a{40}$", "(x+x+)+y", "(.*a){20}"];

@@ -11,7 +11,7 @@ import {
   TimerSpec,
   type PlanDueTimerInput,
   type TimerDecision,
-} from "../../src/core/timer-schedule";
+} from "../../src/core/wakes/timer-schedule";
 
 const utc = (y: number, mo: number, d: number, h = 0, mi = 0) => Date.UTC(y, mo - 1, d, h, mi);
 const hourly: TimerSpec = { kind: "cron", expr: "0 * * * *", timeZone: "UTC" };

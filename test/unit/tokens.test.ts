@@ -11,7 +11,7 @@ import {
   typedTokenSchema,
   validateToken,
   type TypedToken,
-} from "../../src/core/tokens";
+} from "../../src/core/wakes/tokens";
 
 // A tiny alphabet full of separators makes accidental key collisions likely if the format allowed them.
 const tricky = (minLength: number) => fc.string({ unit: fc.constantFrom("a", "b", "|", "-", "\\", " "), minLength, maxLength: 8 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalHash } from "../../src/core/hash";
+import { canonicalHash } from "../../src/core/ids/hash";
 import {
   actionEnvelopeSchema,
   actionTypeForTool,
@@ -8,7 +8,7 @@ import {
   toolResultEnvelopeSchema,
   toolSuccess,
   verifyActionEnvelope,
-} from "../../src/core/tool-envelopes";
+} from "../../src/core/tools/tool-envelopes";
 
 const runKey = "f".repeat(64);
 const move = buildActionEnvelope({

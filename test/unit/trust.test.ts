@@ -15,7 +15,7 @@ import {
   type TrustEvent,
   type TrustOutcome,
   type TrustState,
-} from "../../src/core/trust";
+} from "../../src/core/governance/trust";
 
 const at = (score: number, tick = 0): TrustState => ({ score, proposedScore: score, lastActivityTick: tick, decayAnchorTick: tick });
 const apply = (score: number, outcome: TrustOutcome) => applyTrustEvent(at(score), { outcome, tick: 0 }).state.score;

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { tokens } from "../../src/core/tokens";
-import { inCategoryScope, observationSummary, projectEntity, subscriptionObservation, OBSERVATION_LIMITS, type FetchedEntity } from "../../src/core/wake-observation";
+import { tokens } from "../../src/core/wakes/tokens";
+import { inCategoryScope, observationSummary, projectEntity, subscriptionObservation, OBSERVATION_LIMITS, type FetchedEntity } from "../../src/core/wakes/wake-observation";
 
 const task = (id: string, categoryId: string | null, data: Record<string, unknown> = {}): Extract<FetchedEntity, { kind: "journal" }> => ({
   kind: "journal",

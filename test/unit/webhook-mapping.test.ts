@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mapDeliveryTokens, parseInboundBody, resolveRef, sourceDeliveryId, tokenMappingSchema } from "../../src/core/webhook-mapping";
+import { mapDeliveryTokens, parseInboundBody, resolveRef, sourceDeliveryId, tokenMappingSchema } from "../../src/core/wakes/webhook-mapping";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 

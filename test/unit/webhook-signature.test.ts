@@ -8,7 +8,7 @@ import {
   verifyWebhookSignature,
   WEBHOOK_TOLERANCE_SECONDS,
   type VerifyWebhookInput,
-} from "../../src/core/webhook-signature";
+} from "../../src/core/egress/webhook-signature";
 
 const SECRET = "whsec_test_secret";
 const NOW_MS = 1_780_000_000_123;

@@ -1,18 +1,18 @@
 import { Agent as AgentBase } from "agents";
-import type { LifecycleCommand } from "../../core/lifecycle";
-import type { ToolResultEnvelope } from "../../core/tool-envelopes";
+import type { LifecycleCommand } from "../../core/runtime/lifecycle";
+import type { ToolResultEnvelope } from "../../core/tools/tool-envelopes";
 import type { Env } from "../../env";
-import { failure, type Failure, type Result } from "../../core/result";
+import { failure, type Failure, type Result } from "../../core/runtime/result";
 import { configureLogging } from "../../log";
-import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents";
-import type { AgentUsage } from "../../schema/brakes";
+import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../schema/agents/agents";
+import type { AgentUsage } from "../../schema/admin/brakes";
 import type { Page } from "../../schema/common";
-import type { Message } from "../../schema/messages";
-import type { SessionView } from "../../schema/sessions";
-import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/reports";
-import type { AgentEvent, Run } from "../../schema/runs";
-import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/timers";
-import type { WakeJob } from "../../schema/wake";
+import type { Message } from "../../schema/agents/messages";
+import type { SessionView } from "../../schema/agents/sessions";
+import type { ListReportsQuery, Report, ReportHeadView } from "../../schema/agents/reports";
+import type { AgentEvent, Run } from "../../schema/agents/runs";
+import type { CreateTimerBody, ListTimersQuery, Timer } from "../../schema/agents/timers";
+import type { WakeJob } from "../../schema/agents/wake";
 import { runHooks } from "../shared/hooks";
 import { dumpTables, Seams, type TableDump } from "../shared/seams";
 import type { AgentSnapshot, ApprovalState } from "../../schema/contracts";
@@ -26,7 +26,7 @@ import type { TickOutcome } from "./timers";
 import type { TurnInput, EnqueueOutcome } from "./wakes";
 import type { StorageFootprint } from "../shared/storage-footprint";
 import { AgentWiring } from "./wiring";
-import { cursorExpired, expiredCursor } from "../../core/retention";
+import { cursorExpired, expiredCursor } from "../../core/memory/retention";
 
 export type { TurnInput } from "./wakes";
 

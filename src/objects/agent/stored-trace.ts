@@ -1,4 +1,4 @@
-import { H } from "../../core/hash";
+import { H } from "../../core/ids/hash";
 
 /** The id of a run's reply at a step (`runMessageIds.reply` in wakes/input.ts is this function). */
 export const replyMessageIdOf = (runKey: string, step: number): string => H(runKey, "assistant", step);

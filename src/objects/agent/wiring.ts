@@ -1,10 +1,10 @@
 import { config, rateLimitsFrom } from "../../config";
-import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../core/compaction-job";
+import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../core/memory/compaction-job";
 import * as schema from "../../db/agent-schema";
 import type { Env } from "../../env";
 import { completeText } from "../../gateway/complete-text";
 import { agentModelGateway } from "../../gateway/model-gateway";
-import type { Agent } from "../../schema/agents";
+import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
@@ -21,10 +21,10 @@ import { Compaction, CompactionDriver, Summarizer } from "./compaction";
 import { MemoryContext, History, searchMessages, Reports } from "./memory";
 import { Drainer, Interrupts, Sessions, WakeAdmission, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
-import { deploymentMode } from "../../core/deployment-mode";
+import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
-import { H } from "../../core/hash";
-import { testSeamsEnabled } from "../../core/seams";
+import { H } from "../../core/ids/hash";
+import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
 /**

@@ -1,4 +1,4 @@
-import { failure, type Result } from "../../core/result";
+import { failure, type Result } from "../../core/runtime/result";
 import type { Page } from "../../schema/common";
 import { cursorPage, type Slice, textKeyCursor } from "./paging";
 

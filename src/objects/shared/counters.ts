@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/sliding-log";
+import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/governance/sliding-log";
 import { counters } from "../../db/common-schema";
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { failure, type Failure, type Result } from "../../core/result";
+import { failure, type Failure, type Result } from "../../core/runtime/result";
 import { decodeCursor, encodeCursor, type Page } from "../../schema/common";
 
 /** The keyset most lists page by: a sort value (usually createdAt) and the row id as tie-break. */

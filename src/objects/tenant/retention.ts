@@ -1,6 +1,6 @@
 import { and, desc, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { config } from "../../config";
-import { capFloorSeq, cutoffIso, resolveRetention, type RetentionOverrides, type RetentionPolicy } from "../../core/retention";
+import { capFloorSeq, cutoffIso, resolveRetention, type RetentionOverrides, type RetentionPolicy } from "../../core/memory/retention";
 import * as schema from "../../db/tenant-schema";
 import { pruneLogPrefix, pruneWhere, readMark } from "../shared/pruning";
 import type { TenantDb } from "./types";

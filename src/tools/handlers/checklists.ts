@@ -1,5 +1,5 @@
 /** Checklist lifecycle (seed 000 §4.2, §4.3 `move_checklist_items`). */
-import type { JournalRecord } from "../../schema/journal";
+import type { JournalRecord } from "../../schema/agents/journal";
 import type { JournalRow } from "../../objects/tenant/journal";
 import {
   checklistOut,

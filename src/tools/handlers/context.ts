@@ -5,10 +5,10 @@
  * failure value — any failure rolls back everything the handler wrote.
  */
 import type { z } from "zod";
-import type { CategoryScope } from "../../core/category-scope";
-import type { EntityRef } from "../../core/entity-refs";
-import { rankTaskReferences } from "../../core/task-reference";
-import type { JournalRecord, JournalType } from "../../schema/journal";
+import type { CategoryScope } from "../../core/governance/category-scope";
+import type { EntityRef } from "../../core/ids/entity-refs";
+import { rankTaskReferences } from "../../core/tools/task-reference";
+import type { JournalRecord, JournalType } from "../../schema/agents/journal";
 import type { ToolRegistry } from "../registry";
 import { toRecord, type JournalRow, type JournalWriter, type WriteResult } from "../../objects/tenant/journal";
 import { taskCandidates } from "./queries";

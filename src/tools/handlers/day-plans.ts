@@ -2,12 +2,12 @@
  * Day planning (seed 000 §4.2, §4.3 `upsert_day_plan_blocks`). The journal keeps a block as
  * `{id, start, end, taskId?, categoryId?, label}` with wall-clock `HH:MM` on the plan's date; tools
  * speak `{id, categoryId, taskId, startTime, endTime, note}` with ISO instants in the tenant's zone
- * (`src/core/day-plan-time.ts`). A block's category is its task's, else its own; an agent sees and
+ * (`src/core/tools/day-plan-time.ts`). A block's category is its task's, else its own; an agent sees and
  * changes only blocks (and pinned tasks) of its categories. The note is stored as the label; without
  * one the label is the task's title or the category's name. Blocks and pins naming a deleted task
  * are dropped when a tool rewrites the plan (the journal refuses dangling references).
  */
-import { blockClock, zonedInstant } from "../../core/day-plan-time";
+import { blockClock, zonedInstant } from "../../core/tools/day-plan-time";
 import type { JournalRow } from "../../objects/tenant/journal";
 import { fail, findTask, found, outOfScope, written, type Args, type Found, type HandlerContext, type HandlerOutcome } from "./context";
 

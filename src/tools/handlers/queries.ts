@@ -6,7 +6,7 @@
 import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { journalEntities as t } from "../../db/tenant-schema";
 import { createdKey, keysetPage } from "../../objects/shared/keyset";
-import type { TaskReferenceCandidate } from "../../core/task-reference";
+import type { TaskReferenceCandidate } from "../../core/tools/task-reference";
 import type { JournalRow, JournalRows } from "../../objects/tenant/journal";
 
 /** Most recently updated tasks considered by reference resolution. */

@@ -3,8 +3,8 @@
  * none and count, like day plans, for any agent with a category (but not under a category filter).
  * The summary's days are the tenant's local days of each rating's creation.
  */
-import { zonedInstant } from "../../core/day-plan-time";
-import { RATING_TARGET_TYPES, type JournalType } from "../../schema/journal";
+import { zonedInstant } from "../../core/tools/day-plan-time";
+import { RATING_TARGET_TYPES, type JournalType } from "../../schema/agents/journal";
 import type { JournalRow } from "../../objects/tenant/journal";
 import { fail, found, outOfScope, ratingOut, record, ref, written, type Args, type Found, type HandlerContext, type HandlerOutcome } from "./context";
 import { liveOfType } from "./queries";

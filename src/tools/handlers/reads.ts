@@ -1,6 +1,6 @@
 /** Category and context reads (seed 000 §4.2): filtered to the agent's categories, never a write. */
 import { z } from "zod";
-import { rankTaskReferences } from "../../core/task-reference";
+import { rankTaskReferences } from "../../core/tools/task-reference";
 import { decodeCursor, encodeCursor } from "../../schema/common";
 import { fail, record, ref, taskOut, type Args, type HandlerContext, type HandlerOutcome } from "./context";
 import { taskCandidates, tasksPage } from "./queries";

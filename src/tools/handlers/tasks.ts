@@ -1,5 +1,5 @@
 /** Task lifecycle (seed 000 §4.2, §4.3 `create_follow_up_task`): create, change, follow up, conclude. */
-import type { JournalRecord } from "../../schema/journal";
+import type { JournalRecord } from "../../schema/agents/journal";
 import type { JournalRow } from "../../objects/tenant/journal";
 import {
   checklistsOf,

@@ -1,6 +1,6 @@
 /** The agent's own outputs and lifecycle: reports (SPEC §7), questions to people (§5), sleep (§3). */
 import { z } from "zod";
-import { REPORT_SCOPES } from "../../core/reports";
+import { REPORT_SCOPES } from "../../core/memory/reports";
 import { defineFamily } from "./types";
 import { dateTime, text } from "./shared";
 

@@ -1,8 +1,8 @@
 /** Delegation (SPEC §3, seed 000 Phase -1B `SpawnRequest`, holon `SpawnAgent`): bounded child agents. */
 import { z } from "zod";
 import { config } from "../../config";
-import { ON_COMPLETE_STRATEGIES } from "../../core/spawn-admission";
-import { TOOL_NAME_PATTERN } from "../../core/tool-envelopes";
+import { ON_COMPLETE_STRATEGIES } from "../../core/governance/spawn-admission";
+import { TOOL_NAME_PATTERN } from "../../core/tools/tool-envelopes";
 import { entityId, text } from "./shared";
 import { defineFamily, NO_EXTERNAL_WAKE } from "./types";
 

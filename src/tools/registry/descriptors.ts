@@ -4,8 +4,8 @@
  * `z.toJSONSchema` — the input schema as callers send it (defaults optional), the output as returned.
  */
 import { z } from "zod";
-import type { WakeReason } from "../../core/run-keys";
-import type { RiskLevel } from "../../core/tool-envelopes";
+import type { WakeReason } from "../../core/ids/run-keys";
+import type { RiskLevel } from "../../core/tools/tool-envelopes";
 import type { Capability, IdempotencyStrategy, ScopeRule, SideEffectKind, ToolDefinition } from "./types";
 
 export type JsonSchema = { [key: string]: unknown };

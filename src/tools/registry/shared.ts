@@ -1,10 +1,10 @@
 /**
  * Zod building blocks shared by the tool declarations. Inputs are strict (unknown keys are refused,
  * so a model cannot smuggle fields); outputs strip unknown keys, which keeps results minimal.
- * Vocabulary (statuses, priorities, rating targets) is the journal's own (`src/schema/journal.ts`).
+ * Vocabulary (statuses, priorities, rating targets) is the journal's own (`src/schema/agents/journal.ts`).
  */
 import { z } from "zod";
-import { RATING_TARGET_TYPES, TASK_PRIORITIES, TASK_STATUSES } from "../../schema/journal";
+import { RATING_TARGET_TYPES, TASK_PRIORITIES, TASK_STATUSES } from "../../schema/agents/journal";
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 

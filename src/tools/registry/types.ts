@@ -4,8 +4,8 @@
  * read from. The enums here are mirrored by `tools/contract-spec.schema.json` (a test keeps them equal).
  */
 import type { z } from "zod";
-import { WAKE_REASONS, type WakeReason } from "../../core/run-keys";
-import type { RiskLevel } from "../../core/tool-envelopes";
+import { WAKE_REASONS, type WakeReason } from "../../core/ids/run-keys";
+import type { RiskLevel } from "../../core/tools/tool-envelopes";
 
 /** Seed 000 `AgentCapability`, plus the agent-side capabilities of Vigil's extra tools. */
 export const CAPABILITIES = [

@@ -1,7 +1,7 @@
 import { and, asc, eq, gte, lte, ne } from "drizzle-orm";
-import { compactionJobId, DEFAULT_COMPACTION_RETRY_POLICY, selectDueJobs, type CompactionRetryPolicy } from "../../../core/compaction-job";
-import { DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryMessageKind } from "../../../core/memory-policy";
-import type { SummarizableItem, SummaryCommitResolution } from "../../../core/summary";
+import { compactionJobId, DEFAULT_COMPACTION_RETRY_POLICY, selectDueJobs, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
+import { DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryMessageKind } from "../../../core/memory/memory-policy";
+import type { SummarizableItem, SummaryCommitResolution } from "../../../core/memory/summary";
 import * as schema from "../../../db/agent-schema";
 import { CompactionJobs, toJob, type JobRow } from "./jobs";
 import { CompactionPlanner } from "./planner";

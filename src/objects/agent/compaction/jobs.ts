@@ -1,5 +1,5 @@
 import { asc, desc, eq, inArray } from "drizzle-orm";
-import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/compaction-job";
+import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
 
@@ -8,7 +8,7 @@ export type JobRow = typeof schema.compactionJobs.$inferSelect;
 /** Extra columns a job's `done` records: which summary it produced and by which summarizer. */
 export type JobCommitExtra = Partial<Pick<JobRow, "summaryMessageId" | "summarizer">>;
 
-/** The compaction_jobs rows of one agent: reads, and state changes only through the pure job machine (src/core/compaction-job.ts). */
+/** The compaction_jobs rows of one agent: reads, and state changes only through the pure job machine (src/core/memory/compaction-job.ts). */
 export class CompactionJobs {
   constructor(
     private readonly db: AgentDb,

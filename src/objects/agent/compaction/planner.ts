@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
-import { admitCompactionJob, compactionJobId, newCompactionJob } from "../../../core/compaction-job";
-import { planCompaction, planCondensation, type CompactionSpan, type MemoryLimits, type SummaryRef } from "../../../core/memory-policy";
+import { admitCompactionJob, compactionJobId, newCompactionJob } from "../../../core/memory/compaction-job";
+import { planCompaction, planCondensation, type CompactionSpan, type MemoryLimits, type SummaryRef } from "../../../core/memory/memory-policy";
 import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";

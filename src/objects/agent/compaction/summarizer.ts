@@ -4,7 +4,7 @@
  * extractive fallback (`summary.extractive.v1`) on rate limit, budget gate or outage, or once the
  * attempt count reaches the fallback threshold.
  */
-import { chooseSummarizer, type CompactionRetryPolicy, type SummarizerGate } from "../../../core/compaction-job";
+import { chooseSummarizer, type CompactionRetryPolicy, type SummarizerGate } from "../../../core/memory/compaction-job";
 import {
   buildSummarizerPrompt,
   extractiveSummary,
@@ -12,7 +12,7 @@ import {
   validateLlmSummary,
   type SummarizableItem,
   type SummarizerKind,
-} from "../../../core/summary";
+} from "../../../core/memory/summary";
 
 /**
  * A remote text completion (the gateway's). It throws on failure; an error carrying a string `code`

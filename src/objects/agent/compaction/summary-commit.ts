@@ -1,6 +1,6 @@
 import { and, eq, gte, isNull, lte, sql } from "drizzle-orm";
-import type { CompactionSpan } from "../../../core/memory-policy";
-import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryCommitResolution, type SummaryPointer } from "../../../core/summary";
+import type { CompactionSpan } from "../../../core/memory/memory-policy";
+import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryCommitResolution, type SummaryPointer } from "../../../core/memory/summary";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { CompactionJobs, JobRow } from "./jobs";

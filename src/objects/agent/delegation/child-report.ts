@@ -1,10 +1,10 @@
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
-import type { LifecycleCommand } from "../../../core/lifecycle";
-import { projectChildResult } from "../../../core/spawn-projection";
+import type { LifecycleCommand } from "../../../core/runtime/lifecycle";
+import { projectChildResult } from "../../../core/governance/spawn-projection";
 import * as schema from "../../../db/agent-schema";
-import type { Result } from "../../../core/result";
-import type { AgentLineage } from "../../../schema/agents";
-import type { Run } from "../../../schema/runs";
+import type { Result } from "../../../core/runtime/result";
+import type { AgentLineage } from "../../../schema/agents/agents";
+import type { Run } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import type { OnComplete } from "../../../core/spawn-admission";
+import type { OnComplete } from "../../../core/governance/spawn-admission";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
 

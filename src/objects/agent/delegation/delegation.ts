@@ -1,5 +1,5 @@
-import { failure, type Result } from "../../../core/result";
-import type { Agent, AgentLineage, CreateAgentBody } from "../../../schema/agents";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { Agent, AgentLineage, CreateAgentBody } from "../../../schema/agents/agents";
 import type { AgentScheduler, AgentProfile, AgentLifecycle } from "../lifecycle";
 import type { ChildReports } from "./child-report";
 import type { ChildReport, ChildWake, Spawner } from "./spawn";

@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { config } from "../../../config";
-import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
+import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/agent-schema";
-import type { AgentEvent } from "../../../schema/runs";
+import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
 

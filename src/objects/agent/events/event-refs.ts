@@ -1,6 +1,6 @@
 import type { InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import type { AgentEvent } from "../../../schema/runs";
+import type { AgentEvent } from "../../../schema/agents/runs";
 import { inList } from "../../shared/sql-in";
 import { toMessage, toRun } from "../records";
 import type { AgentDb } from "../types";

@@ -1,10 +1,10 @@
 import { asc, eq, gt } from "drizzle-orm";
-import { isTenantStreamEvent } from "../../../core/outbound-delivery";
+import { isTenantStreamEvent } from "../../../core/egress/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
-import type { Result } from "../../../core/result";
+import type { Result } from "../../../core/runtime/result";
 import type { AgentRunActivity, ForwardedAgentEvent, RunOutcome, RunReport } from "../../../schema/contracts";
-import type { AgentEvent } from "../../../schema/runs";
-import type { Agent } from "../../../schema/agents";
+import type { AgentEvent } from "../../../schema/agents/runs";
+import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
 

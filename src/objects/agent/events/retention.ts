@@ -1,6 +1,6 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { config } from "../../../config";
-import { capFloorSeq, cutoffIso, type RetentionPolicy } from "../../../core/retention";
+import { capFloorSeq, cutoffIso, type RetentionPolicy } from "../../../core/memory/retention";
 import * as schema from "../../../db/agent-schema";
 import { pruneLogPrefix, pruneWhere, readMark } from "../../shared/pruning";
 import type { AgentScheduler } from "../lifecycle";

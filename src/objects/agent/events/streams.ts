@@ -1,4 +1,4 @@
-import { inWidgetThread } from "../../../core/widget-session";
+import { inWidgetThread } from "../../../core/runtime/widget-session";
 import type { AgentProfile } from "../lifecycle";
 import type { WakeInbox } from "../wakes";
 import type { EventLog } from "./event-log";

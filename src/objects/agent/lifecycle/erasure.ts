@@ -1,6 +1,6 @@
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 import { config } from "../../../config";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import type { Migrations } from "../../shared/sqlite";
 import { inBackground, logFailure } from "../../shared/background";
 import type { AgentProfile } from "./profile";

@@ -1,6 +1,6 @@
-import type { LifecycleCommand } from "../../../core/lifecycle";
-import type { Result } from "../../../core/result";
-import type { Agent, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
+import type { LifecycleCommand } from "../../../core/runtime/lifecycle";
+import type { Result } from "../../../core/runtime/result";
+import type { Agent, CreateAgentBody, PatchAgentBody } from "../../../schema/agents/agents";
 import type { Drainer, WakeInbox } from "../wakes";
 import type { AgentErasure } from "./erasure";
 import type { AgentProfile } from "./profile";

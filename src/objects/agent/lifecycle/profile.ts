@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
-import { admitIngress, transition, type LifecycleCommand } from "../../../core/lifecycle";
+import { admitIngress, transition, type LifecycleCommand } from "../../../core/runtime/lifecycle";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../core/result";
-import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents/agents";
 import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
 import { toAgent, toState } from "../records";

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { counters } from "../../../db/common-schema";
-import type { Result } from "../../../core/result";
+import type { Result } from "../../../core/runtime/result";
 import { randomId } from "../../../ids";
 import { nowIso } from "../../shared/sqlite";
 import { storageFootprint, type StorageFootprint } from "../../shared/storage-footprint";

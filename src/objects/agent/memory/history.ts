@@ -1,7 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { Page } from "../../../schema/common";
-import type { Message } from "../../../schema/messages";
+import type { Message } from "../../../schema/agents/messages";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";

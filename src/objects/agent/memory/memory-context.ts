@@ -1,10 +1,10 @@
 import type { ModelMessage } from "ai";
 import { and, desc, eq, gt, gte, isNull, ne, sql } from "drizzle-orm";
-import { assembleContext, DEFAULT_CONTEXT_BUDGET, type AssembledContext, type ContextBudget, type ContextInputs } from "../../../core/context-assembly";
-import type { MemoryMessage, MemoryMessageKind } from "../../../core/memory-policy";
-import { parseSlots } from "../../../core/slots";
+import { assembleContext, DEFAULT_CONTEXT_BUDGET, type AssembledContext, type ContextBudget, type ContextInputs } from "../../../core/memory/context-assembly";
+import type { MemoryMessage, MemoryMessageKind } from "../../../core/memory/memory-policy";
+import { parseSlots } from "../../../core/memory/slots";
 import * as schema from "../../../db/agent-schema";
-import type { Message } from "../../../schema/messages";
+import type { Message } from "../../../schema/agents/messages";
 import { memoryText, type Compaction } from "../compaction";
 import { toModelMessages } from "../runs";
 import type { AgentProfile } from "../lifecycle";

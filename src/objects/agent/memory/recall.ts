@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import type { AgentDb } from "../types";
 
 /** One recall hit; `rank` is FTS5 bm25 (lower is better, hits come best first). */

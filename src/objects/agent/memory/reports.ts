@@ -11,11 +11,11 @@ import {
   type ReportCursor,
   type ReportFreshness,
   type ReportScope,
-} from "../../../core/reports";
+} from "../../../core/memory/reports";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/reports";
+import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/agents/reports";
 import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
@@ -42,7 +42,7 @@ export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SC
 
 /**
  * The agent's reports: immutable `reports` rows and one `report_heads` row per scope; the rules
- * (ids, head moves, freshness) are src/core/reports.ts.
+ * (ids, head moves, freshness) are src/core/memory/reports.ts.
  */
 export class Reports {
   /** Every run's context reads the heads (issue 12 §8): built once. */

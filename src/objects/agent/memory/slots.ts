@@ -1,8 +1,8 @@
 import { count, eq, sql } from "drizzle-orm";
-import { extensionValidators, type ExtensionSlotRegistry } from "../../../core/extension-slots";
-import { applySlotUpdate, emptySlots, parseSlots, type AgentSlots, type SlotIssue, type SlotKey } from "../../../core/slots";
+import { extensionValidators, type ExtensionSlotRegistry } from "../../../core/memory/extension-slots";
+import { applySlotUpdate, emptySlots, parseSlots, type AgentSlots, type SlotIssue, type SlotKey } from "../../../core/memory/slots";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Failure, type Result } from "../../../core/result";
+import { failure, type Failure, type Result } from "../../../core/runtime/result";
 import type { EventLog } from "../events";
 import type { AgentProfile } from "../lifecycle";
 import type { AgentDb } from "../types";

@@ -1,15 +1,15 @@
 import { eq } from "drizzle-orm";
-import { admitUnderBrakes, type Brake } from "../../../core/brakes";
-import type { ExtensionSlotRegistry } from "../../../core/extension-slots";
-import { BUDGET_DIMENSIONS, dayKey, nextDayStartMs, type BudgetUsage } from "../../../core/budget";
-import { rateLimitKeys, type RateLimitState } from "../../../core/rate-limit";
-import { effectiveBudgetLimits, gateToolCall, haltAtBoundary, type Halt, type RunPolicy } from "../../../core/run-governance";
-import { toolFailure, type ToolResultEnvelope } from "../../../core/tool-envelopes";
+import { admitUnderBrakes, type Brake } from "../../../core/governance/brakes";
+import type { ExtensionSlotRegistry } from "../../../core/memory/extension-slots";
+import { BUDGET_DIMENSIONS, dayKey, nextDayStartMs, type BudgetUsage } from "../../../core/governance/budget";
+import { rateLimitKeys, type RateLimitState } from "../../../core/governance/rate-limit";
+import { effectiveBudgetLimits, gateToolCall, haltAtBoundary, type Halt, type RunPolicy } from "../../../core/governance/run-governance";
+import { toolFailure, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
 import { counters } from "../../../db/common-schema";
-import type { Agent } from "../../../schema/agents";
-import type { AgentUsage } from "../../../schema/brakes";
+import type { Agent } from "../../../schema/agents/agents";
+import type { AgentUsage } from "../../../schema/admin/brakes";
 import type { PlannedAction } from "../tools";
-import { httpInvocationName, isHttpModelName } from "../../../schema/tools";
+import { httpInvocationName, isHttpModelName } from "../../../schema/admin/tools";
 import { RunTrace, type UsageEntry } from "./run-trace";
 import type { AgentDb } from "../types";
 import type { UsageStore } from "./usage-store";
@@ -39,7 +39,7 @@ export interface RunGovernorDeps {
  * The agent's side of brakes, budgets, tool quotas and tool rate limits (SPEC §3, §5). It asks the
  * TenantDO for the brakes and policy in force at run start, at every step boundary and before every
  * tool call, counts usage per tenant-local day in the agent's SQLite, and writes a `policy` trace
- * entry for every refusal. The rules are in src/core/run-governance.ts.
+ * entry for every refusal. The rules are in src/core/governance/run-governance.ts.
  */
 export class RunGovernor {
   /** The tenant's time zone as last reported; model usage is booked synchronously, so it cannot ask. */

@@ -1,5 +1,5 @@
 import { jsonSchema, tool, type ModelMessage, type ToolSet } from "ai";
-import type { Message } from "../../../schema/messages";
+import type { Message } from "../../../schema/agents/messages";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { inputJsonSchema } from "../../../tools/registry";
 import type { PlannedAction } from "../tools";

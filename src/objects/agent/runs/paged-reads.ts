@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import type { Message } from "../../../schema/messages";
-import type { Run } from "../../../schema/runs";
+import type { Message } from "../../../schema/agents/messages";
+import type { Run } from "../../../schema/agents/runs";
 import type { EventLog } from "../events";
 import type { History } from "../memory";
 import type { RunView } from "./run-view";

@@ -1,9 +1,9 @@
 import { config } from "../../../config";
-import type { WakeReason } from "../../../core/run-keys";
-import { selectCompanions } from "../../../core/coalescing";
-import { selectMergedTurns } from "../../../core/double-texting";
-import type { Agent } from "../../../schema/agents";
-import type { Run, RunStatus } from "../../../schema/runs";
+import type { WakeReason } from "../../../core/ids/run-keys";
+import { selectCompanions } from "../../../core/wakes/coalescing";
+import { selectMergedTurns } from "../../../core/wakes/double-texting";
+import type { Agent } from "../../../schema/agents/agents";
+import type { Run, RunStatus } from "../../../schema/agents/runs";
 import { maxStepsFor } from "../delegation";
 import { getTool } from "../../../tools/registry";
 import { allowedTools, resolveAgentProfile } from "../../../tools/capabilities";

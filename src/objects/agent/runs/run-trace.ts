@@ -3,7 +3,7 @@ import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
 
-import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/run-trace-entries";
+import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";
 
 export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
 

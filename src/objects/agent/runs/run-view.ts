@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { inList } from "../../shared/sql-in";
-import type { Run } from "../../../schema/runs";
+import type { Run } from "../../../schema/agents/runs";
 import type { ChildrenStore } from "../delegation";
 import type { RunTrace } from "./run-trace";
 import type { AgentDb } from "../types";

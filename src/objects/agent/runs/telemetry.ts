@@ -1,16 +1,16 @@
 import { asc, eq } from "drizzle-orm";
 import { config } from "../../../config";
-import type { DeploymentMode } from "../../../core/deployment-mode";
-import { guardOtlpBytes, OTLP_ALLOWLIST_VERSION } from "../../../core/need-to-know-otlp";
-import { buildRunTrace, type RunTraceSource } from "../../../core/otel-run-trace";
-import { encodeOtlpTraces } from "../../../core/otlp-json";
-import type { Result } from "../../../core/result";
+import type { DeploymentMode } from "../../../core/egress/deployment-mode";
+import { guardOtlpBytes, OTLP_ALLOWLIST_VERSION } from "../../../core/egress/need-to-know-otlp";
+import { buildRunTrace, type RunTraceSource } from "../../../core/egress/otel-run-trace";
+import { encodeOtlpTraces } from "../../../core/egress/otlp-json";
+import type { Result } from "../../../core/runtime/result";
 import * as schema from "../../../db/agent-schema";
 import { sendThroughDoor, type EgressRecord } from "../../../egress";
 import { logEvent } from "../../../log";
-import type { Agent } from "../../../schema/agents";
-import type { TelemetryTarget } from "../../../schema/policy";
-import type { Run } from "../../../schema/runs";
+import type { Agent } from "../../../schema/agents/agents";
+import type { TelemetryTarget } from "../../../schema/admin/policy";
+import type { Run } from "../../../schema/agents/runs";
 import type { History } from "../memory";
 import type { AgentDb } from "../types";
 import { runMessageIds } from "../wakes";
@@ -34,8 +34,8 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
 
 /**
  * OpenTelemetry export of finished runs (SPEC §12, issue 15). When a run reaches its terminal status
- * the agent reads what the run persisted, builds the trace (src/core/otel-run-trace.ts), guards the
- * bytes (NEED_TO_KNOW, src/core/need-to-know-otlp.ts) and sends one OTLP/HTTP request through the
+ * the agent reads what the run persisted, builds the trace (src/core/egress/otel-run-trace.ts), guards the
+ * bytes (NEED_TO_KNOW, src/core/egress/need-to-know-otlp.ts) and sends one OTLP/HTTP request through the
  * egress door, all in the background: nothing here is awaited by the run, and a failing or slow
  * collector costs the run nothing. Attempts are bounded; the outcome (spans sent, dropped, status)
  * lands on the run's trace as a `policy` row with gate `otlp`.

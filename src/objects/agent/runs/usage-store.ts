@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, type BudgetWindow } from "../../../core/budget";
+import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, type BudgetWindow } from "../../../core/governance/budget";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
 

@@ -1,8 +1,8 @@
 import type { InferSelectModel } from "drizzle-orm";
-import type { TimerDecision, TimerSpec } from "../../../core/timer-schedule";
+import type { TimerDecision, TimerSpec } from "../../../core/wakes/timer-schedule";
 import type { schedulerDecisions, timers } from "../../../db/agent-schema";
-import type { RunStatus } from "../../../schema/runs";
-import type { Timer, TimerDecisionAction, TimerDecisionRecord, TimerSpecView, TimerStatus } from "../../../schema/timers";
+import type { RunStatus } from "../../../schema/agents/runs";
+import type { Timer, TimerDecisionAction, TimerDecisionRecord, TimerSpecView, TimerStatus } from "../../../schema/agents/timers";
 
 export type TimerRow = InferSelectModel<typeof timers>;
 export type DecisionRow = InferSelectModel<typeof schedulerDecisions>;

@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, isNotNull, min, ne } from "drizzle-orm";
-import { runKeys, threadIds } from "../../../core/run-keys";
-import { initialNextRunAt, parseTimerSpec, planDueTimer, TimerCatchup } from "../../../core/timer-schedule";
+import { runKeys, threadIds } from "../../../core/ids/run-keys";
+import { initialNextRunAt, parseTimerSpec, planDueTimer, TimerCatchup } from "../../../core/wakes/timer-schedule";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId } from "../../../ids";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import type { ListTimersQuery, Timer, TimerDecisionAction } from "../../../schema/timers";
-import type { WakeJob } from "../../../schema/wake";
+import type { ListTimersQuery, Timer, TimerDecisionAction } from "../../../schema/agents/timers";
+import type { WakeJob } from "../../../schema/agents/wake";
 import { z } from "zod";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentProfile } from "../lifecycle";

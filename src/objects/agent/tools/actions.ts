@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { planOrReuse, type ActionEnvelope, buildActionEnvelope, type ToolResultEnvelope } from "../../../core/tool-envelopes";
-import { targetRefsFromArgs } from "../../../core/target-refs";
+import { planOrReuse, type ActionEnvelope, buildActionEnvelope, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
+import { targetRefsFromArgs } from "../../../core/ids/target-refs";
 import * as schema from "../../../db/agent-schema";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { nowIso } from "../../shared/sqlite";

@@ -1,6 +1,6 @@
-import type { ExtensionSlotRegistry } from "../../../core/extension-slots";
-import type { ToolResultEnvelope } from "../../../core/tool-envelopes";
-import { toolFailure, toolSuccess } from "../../../core/tool-envelopes";
+import type { ExtensionSlotRegistry } from "../../../core/memory/extension-slots";
+import type { ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
+import { toolFailure, toolSuccess } from "../../../core/tools/tool-envelopes";
 import type { PlannedAction } from "./actions";
 import type { EventLog } from "../events";
 import type { AgentProfile } from "../lifecycle";

@@ -1,5 +1,5 @@
-import type { ControlMode } from "../../../core/escalation";
-import type { RiskLevel } from "../../../core/tool-envelopes";
+import type { ControlMode } from "../../../core/governance/escalation";
+import type { RiskLevel } from "../../../core/tools/tool-envelopes";
 import type { ApprovalAnswer, ApprovalRequest } from "../../../schema/contracts";
 import type { PlannedAction } from "./actions";
 import type { EventLog } from "../events";

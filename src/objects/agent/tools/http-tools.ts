@@ -1,6 +1,6 @@
-import type { WakeReason } from "../../../core/run-keys";
-import type { RiskLevel } from "../../../core/tool-envelopes";
-import { httpModelName, type ToolListing } from "../../../schema/tools";
+import type { WakeReason } from "../../../core/ids/run-keys";
+import type { RiskLevel } from "../../../core/tools/tool-envelopes";
+import { httpModelName, type ToolListing } from "../../../schema/admin/tools";
 import type { Capability, SideEffects } from "../../../tools/registry/types";
 
 

@@ -1,14 +1,14 @@
-import { H } from "../../../core/hash";
-import type { WakeReason } from "../../../core/run-keys";
-import { toolFailure, type ToolResultEnvelope } from "../../../core/tool-envelopes";
-import type { Agent } from "../../../schema/agents";
+import { H } from "../../../core/ids/hash";
+import type { WakeReason } from "../../../core/ids/run-keys";
+import { toolFailure, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
+import type { Agent } from "../../../schema/agents/agents";
 import { resolveAgentProfile, checkToolAccess } from "../../../tools/capabilities";
 import type { ToolInvocation } from "../../../tools/invocation";
 import { getTool } from "../../../tools/registry";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import type { ActionStore, PlannedAction } from "./actions";
 import { AGENT_SIDE_TOOLS, executeAgentTool, type AgentToolDeps } from "./agent-tools";
-import { httpInvocationName, isHttpModelName, isTenantToolModelName } from "../../../schema/tools";
+import { httpInvocationName, isHttpModelName, isTenantToolModelName } from "../../../schema/admin/tools";
 import type { HttpToolGate } from "./http-tools";
 
 /** What the gate and executor need of a tool, builtin (with zod schemas) or tenant HTTP. */

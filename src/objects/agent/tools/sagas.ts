@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
-import { approvalDecisionId } from "../../../core/approval-facts";
-import { toolFailure, type ToolResultEnvelope } from "../../../core/tool-envelopes";
+import { approvalDecisionId } from "../../../core/governance/approval-facts";
+import { toolFailure, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
 import * as schema from "../../../db/agent-schema";
 import type { Env } from "../../../env";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import type { ToolInvocation } from "../../../tools/invocation";
 import type { ToolSagaParams } from "../../../workflows/tool-saga";
 import type { ApprovalState } from "../../../schema/contracts";

@@ -1,10 +1,10 @@
 import { config } from "../../../config";
-import { admitTurn, type DoubleTextingPolicy, type TurnAdmission } from "../../../core/double-texting";
-import { rateLimitKeys } from "../../../core/rate-limit";
-import { runKeys, threadIds } from "../../../core/run-keys";
-import { failure, type Result } from "../../../core/result";
-import type { Authority } from "../../../schema/messages";
-import type { WakeJob } from "../../../schema/wake";
+import { admitTurn, type DoubleTextingPolicy, type TurnAdmission } from "../../../core/wakes/double-texting";
+import { rateLimitKeys } from "../../../core/governance/rate-limit";
+import { runKeys, threadIds } from "../../../core/ids/run-keys";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { Authority } from "../../../schema/agents/messages";
+import type { WakeJob } from "../../../schema/agents/wake";
 import { consumeCounter } from "../../shared/counters";
 import type { RunGovernor } from "../runs";
 import type { Drainer } from "./drain";

@@ -1,8 +1,8 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import type { Run, RunStatus } from "../../../schema/runs";
-import { TERMINAL_RUN_STATUSES } from "../../../schema/runs";
-import type { WakeJob } from "../../../schema/wake";
+import type { Run, RunStatus } from "../../../schema/agents/runs";
+import { TERMINAL_RUN_STATUSES } from "../../../schema/agents/runs";
+import type { WakeJob } from "../../../schema/agents/wake";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";

@@ -1,7 +1,7 @@
 /** What a wake brings into a run: its input messages, what the model learns about the wake, and the ids they get. */
-import { H } from "../../../core/hash";
+import { H } from "../../../core/ids/hash";
 import { replyMessageIdOf } from "../stored-trace";
-import { tokenKey, type TypedToken } from "../../../core/tokens";
+import { tokenKey, type TypedToken } from "../../../core/wakes/tokens";
 import type { WakeContext } from "../../../gateway/resolve";
 import type { History } from "../memory";
 import type { InboxItem } from "./inbox";

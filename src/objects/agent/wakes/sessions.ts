@@ -1,8 +1,8 @@
 import { and, asc, eq, isNotNull, lte, min } from "drizzle-orm";
 import { config } from "../../../config";
 import * as schema from "../../../db/agent-schema";
-import { failure, type Result } from "../../../core/result";
-import type { SessionView } from "../../../schema/sessions";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { SessionView } from "../../../schema/agents/sessions";
 import type { AgentScheduler } from "../lifecycle";
 import { logFailure } from "../../shared/background";
 import type { EventLog } from "../events";

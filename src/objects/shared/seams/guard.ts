@@ -1,9 +1,9 @@
 import type { Env } from "../../../env";
-import { failure, type Failure } from "../../../core/result";
-import { benchSeamsEnabled, testSeamsEnabled } from "../../../core/seams";
+import { failure, type Failure } from "../../../core/runtime/result";
+import { benchSeamsEnabled, testSeamsEnabled } from "../../../core/runtime/seams";
 
 /**
- * The Durable Objects' face of the seam guard (src/core/seams.ts). Test seams (fault injection, clocks, table dumps, loopback
+ * The Durable Objects' face of the seam guard (src/core/runtime/seams.ts). Test seams (fault injection, clocks, table dumps, loopback
  * HTTP) exist only with VIGIL_FAULTS=enabled, bench seams only with VIGIL_BENCH=enabled; otherwise
  * they answer not_found as if the method did not exist, so production can never reach them.
  */

@@ -1,6 +1,6 @@
 import type { Scope } from "../../../config";
-import { failure, type Result } from "../../../core/result";
-import type { ApiKeyInfo, Tenant } from "../../../schema/auth";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { ApiKeyInfo, Tenant } from "../../../schema/admin/auth";
 import type { Audit, TenantDb } from "../types";
 import type { ApiKeys } from "./keys";
 import { createTenant, readTenant } from "./tenant-record";

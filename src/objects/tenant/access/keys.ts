@@ -1,9 +1,9 @@
 import { desc, eq } from "drizzle-orm";
 import { config, type Scope } from "../../../config";
-import { sha256Hex } from "../../../core/sha256";
+import { sha256Hex } from "../../../core/ids/sha256";
 import * as schema from "../../../db/tenant-schema";
 import { randomId, randomSecret } from "../../../ids";
-import type { ApiKeyInfo } from "../../../schema/auth";
+import type { ApiKeyInfo } from "../../../schema/admin/auth";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 

@@ -1,7 +1,7 @@
 import { config, type Scope } from "../../../config";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
-import type { Tenant } from "../../../schema/auth";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { Tenant } from "../../../schema/admin/auth";
 import { nowIso } from "../../shared/sqlite";
 import { ApiKeys } from "./keys";
 import type { TenantDb } from "../types";

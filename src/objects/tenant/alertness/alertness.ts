@@ -1,7 +1,7 @@
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import type { Page } from "../../../schema/common";
-import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
-import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../../schema/webhooks";
+import type { IngestEventBody, Subscription, SubscriptionSpec } from "../../../schema/agents/subscriptions";
+import type { CreateWebhookSourceBody, SourceDelivery, TriggerAction, WebhookSourceRecord } from "../../../schema/agents/webhooks";
 import { AdminResources } from "../../shared/admin-resources";
 import { cursorPage, textKeyCursor } from "../../shared/paging";
 import type { Audit } from "../types";

@@ -1,15 +1,15 @@
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import { entityIdsToFetch } from "../../../core/subscription-index";
+import { entityIdsToFetch } from "../../../core/wakes/subscription-index";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { evaluate, type Dispatcher } from "./dispatcher";
 import type { PendingBatch } from "./notification-log";
 import type { TenantDb } from "../types";
 import { storageFootprint, type StorageFootprint } from "../../shared/storage-footprint";
-import type { Authority } from "../../../schema/messages";
-import type { Subscription, SubscriptionSpec } from "../../../schema/subscriptions";
-import type { TypedToken } from "../../../core/tokens";
+import type { Authority } from "../../../schema/agents/messages";
+import type { Subscription, SubscriptionSpec } from "../../../schema/agents/subscriptions";
+import type { TypedToken } from "../../../core/wakes/tokens";
 
 // Bench seam for `bench/alertness.mjs` (VIGIL_BENCH=enabled only, never in production). The route
 // half runs in the Worker; `runAlertnessBenchOp` runs inside the TenantDO (`TenantDO.benchAlertness`).

@@ -1,11 +1,11 @@
 import { inArray } from "drizzle-orm";
-import { verifyBatchProvenance, subscriptionWake, type NotificationBatch } from "../../../core/change-units";
-import { entityIdsToFetch, indexProbes, matchBatch, type ChangedEntity, type MatchOutcome, type SkipReason, type SubscriptionMatch } from "../../../core/subscription-index";
-import { subscriptionObservation, type FetchedEntity } from "../../../core/wake-observation";
+import { verifyBatchProvenance, subscriptionWake, type NotificationBatch } from "../../../core/wakes/change-units";
+import { entityIdsToFetch, indexProbes, matchBatch, type ChangedEntity, type MatchOutcome, type SkipReason, type SubscriptionMatch } from "../../../core/wakes/subscription-index";
+import { subscriptionObservation, type FetchedEntity } from "../../../core/wakes/wake-observation";
 import * as schema from "../../../db/tenant-schema";
-import type { Agent } from "../../../schema/agents";
-import { AUTHORITIES, type Authority } from "../../../schema/messages";
-import type { WakeJob } from "../../../schema/wake";
+import type { Agent } from "../../../schema/agents/agents";
+import { AUTHORITIES, type Authority } from "../../../schema/agents/messages";
+import type { WakeJob } from "../../../schema/agents/wake";
 import type { NotificationLog, PendingBatch } from "./notification-log";
 import type { IndexedCandidate, SubscriptionStore } from "./subscriptions";
 import type { TenantDb } from "../types";

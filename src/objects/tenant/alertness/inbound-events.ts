@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
-import { changeUnits } from "../../../core/change-units";
-import type { TypedToken } from "../../../core/tokens";
+import { changeUnits } from "../../../core/wakes/change-units";
+import type { TypedToken } from "../../../core/wakes/tokens";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
-import { EVENT_PAYLOAD_MAX_BYTES, IngestEventBody } from "../../../schema/subscriptions";
+import { failure, type Result } from "../../../core/runtime/result";
+import { EVENT_PAYLOAD_MAX_BYTES, IngestEventBody } from "../../../schema/agents/subscriptions";
 import { nowIso } from "../../shared/sqlite";
 import type { NotificationLog } from "./notification-log";
 import type { TenantDb } from "../types";

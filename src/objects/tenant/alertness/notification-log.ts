@@ -1,8 +1,8 @@
 import { asc, eq, isNull, max } from "drizzle-orm";
-import { buildNotificationBatch, changeUnitKey, type ChangeUnit, type NotificationBatch, changeUnits as units } from "../../../core/change-units";
-import type { TypedToken } from "../../../core/tokens";
+import { buildNotificationBatch, changeUnitKey, type ChangeUnit, type NotificationBatch, changeUnits as units } from "../../../core/wakes/change-units";
+import type { TypedToken } from "../../../core/wakes/tokens";
 import * as schema from "../../../db/tenant-schema";
-import type { Authority } from "../../../schema/messages";
+import type { Authority } from "../../../schema/agents/messages";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 

@@ -1,11 +1,11 @@
 import { and, desc, eq } from "drizzle-orm";
-import { changeUnitKey, changeUnits, logicalChangeKey } from "../../../core/change-units";
-import { deriveTriggerToken, formatTriggerId, hashTriggerToken, triggerTokenHashMatches, triggerTokenKey, type TriggerStatus } from "../../../core/external-trigger";
-import { H } from "../../../core/hash";
+import { changeUnitKey, changeUnits, logicalChangeKey } from "../../../core/wakes/change-units";
+import { deriveTriggerToken, formatTriggerId, hashTriggerToken, triggerTokenHashMatches, triggerTokenKey, type TriggerStatus } from "../../../core/wakes/external-trigger";
+import { H } from "../../../core/ids/hash";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId } from "../../../ids";
-import type { TriggerAction, TriggerRecord } from "../../../schema/webhooks";
+import type { TriggerAction, TriggerRecord } from "../../../schema/agents/webhooks";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 
@@ -21,7 +21,7 @@ const UNAUTHORIZED = "the trigger URL is not valid or was revoked";
 /**
  * The agents' external triggers (holon): at most one `active` row per agent. Rotation mints a new
  * trigger id (the old row becomes `rotated`), revocation marks the row `revoked`; neither row ever
- * verifies again. The URL token is derived from the trigger id (see core/external-trigger), so
+ * verifies again. The URL token is derived from the trigger id (see core/wakes/external-trigger), so
  * provisioning again re-derives the same URL while only its hash is stored.
  *
  * WebCrypto is async and a DO may interleave other calls at an `await`, so every token is derived

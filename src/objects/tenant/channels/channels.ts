@@ -1,6 +1,6 @@
-import type { Result } from "../../../core/result";
+import type { Result } from "../../../core/runtime/result";
 import type { Page } from "../../../schema/common";
-import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../../schema/outbound-webhooks";
+import type { CreateWebhookBody, WebhookDelivery, WebhookEndpoint } from "../../../schema/admin/outbound-webhooks";
 import { AdminResources } from "../../shared/admin-resources";
 import { cursorPage, textKeyCursor } from "../../shared/paging";
 import type { Audit } from "../types";

@@ -1,4 +1,4 @@
-import type { TenantEvent } from "../../../schema/outbound-webhooks";
+import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import type { OutboundDeliveries } from "./outbound-webhooks";
 import type { ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
 import type { TenantDb } from "../types";

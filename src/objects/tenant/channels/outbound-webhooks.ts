@@ -1,12 +1,12 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { AttemptReport, PreparedAttempt } from "../../../schema/contracts";
 import { config } from "../../../config";
-import { H } from "../../../core/hash";
-import { buildWebhookPayload } from "../../../core/need-to-know-webhooks";
-import { matchesEventType, nextDeliveryStep, retryDelaySeconds, type DeliveryStep, type RetrySchedule } from "../../../core/outbound-delivery";
+import { H } from "../../../core/ids/hash";
+import { buildWebhookPayload } from "../../../core/egress/need-to-know-webhooks";
+import { matchesEventType, nextDeliveryStep, retryDelaySeconds, type DeliveryStep, type RetrySchedule } from "../../../core/egress/outbound-delivery";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
-import type { DeliveryAttempt, DeliveryStatus, OutboundJob, TenantEvent, WebhookDelivery } from "../../../schema/outbound-webhooks";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { DeliveryAttempt, DeliveryStatus, OutboundJob, TenantEvent, WebhookDelivery } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { createdKey, keysetPage } from "../../shared/keyset";
 import type { TenantDb } from "../types";

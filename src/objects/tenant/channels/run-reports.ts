@@ -1,5 +1,5 @@
-import type { Agent } from "../../../schema/agents";
-import type { Result } from "../../../core/result";
+import type { Agent } from "../../../schema/agents/agents";
+import type { Result } from "../../../core/runtime/result";
 import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/contracts";
 import { takeDoCalls } from "../../shared/call-meter";
 import type { EventFeed } from "./event-feed";

@@ -1,9 +1,9 @@
 import { and, asc, gt } from "drizzle-orm";
 import type { ForwardedAgentEvent } from "../../../schema/contracts";
 import { config } from "../../../config";
-import { SSE_HEARTBEAT, sseFrame } from "../../../core/sse";
+import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/tenant-schema";
-import type { TenantEvent } from "../../../schema/outbound-webhooks";
+import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
 import type { TenantDb } from "../types";

@@ -1,13 +1,13 @@
 import { count, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
-import type { DeploymentMode } from "../../../core/deployment-mode";
-import { checkUrlShape } from "../../../core/egress";
-import { canonicalJson, H } from "../../../core/hash";
-import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/secret-box";
+import type { DeploymentMode } from "../../../core/egress/deployment-mode";
+import { checkUrlShape } from "../../../core/egress/egress";
+import { canonicalJson, H } from "../../../core/ids/hash";
+import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/egress/secret-box";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId, randomSecret } from "../../../ids";
-import type { CreateWebhookBody, WebhookEndpoint } from "../../../schema/outbound-webhooks";
+import type { CreateWebhookBody, WebhookEndpoint } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";
@@ -27,7 +27,7 @@ export interface EndpointTarget {
  * The tenant's outbound webhook endpoints (SPEC §9). The signing secret is sealed with secret-box
  * (AES-256-GCM, bound to the endpoint id) and appears in the creation answer only. URLs must be
  * https to public hosts when deployed; under `npm start` (local mode) also plain http to loopback and
- * private addresses (src/core/egress.ts).
+ * private addresses (src/core/egress/egress.ts).
  */
 export class WebhookEndpoints {
   private readonly box: SecretBox;

@@ -1,19 +1,19 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { config } from "../../../config";
-import { decisionTimeoutPolicySchema, type DecisionTimeoutPolicy } from "../../../core/decision";
-import { CONTROL_MODES, type ControlMode } from "../../../core/escalation";
+import { decisionTimeoutPolicySchema, type DecisionTimeoutPolicy } from "../../../core/governance/decision";
+import { CONTROL_MODES, type ControlMode } from "../../../core/governance/escalation";
 import * as schema from "../../../db/tenant-schema";
 import type { Env } from "../../../env";
-import { HTTP_TOOL_PREFIX } from "../../../schema/tools";
+import { HTTP_TOOL_PREFIX } from "../../../schema/admin/tools";
 import { validateToolArgs } from "../../../tools/json-schema-check";
 import { getTool } from "../../../tools/registry";
 import type { DecisionsDeps } from "./decisions";
 import { ToolApprovals, type ApprovalAnswer, type ApprovalRequest, type ApprovalState } from "./tool-approvals";
 import { TrustStore } from "./trust-store";
 import type { TenantDb } from "../types";
-import { resolveTrustProfile, type TrustCalibrationProfile } from "../../../core/trust";
-import { TrustPolicy } from "../../../schema/policy";
+import { resolveTrustProfile, type TrustCalibrationProfile } from "../../../core/governance/trust";
+import { TrustPolicy } from "../../../schema/admin/policy";
 
 export interface ApprovalsDeps {
   db: TenantDb;

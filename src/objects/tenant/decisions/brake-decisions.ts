@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import { resolveDecision, type Resolution } from "../../../core/decision";
-import { H } from "../../../core/hash";
+import { resolveDecision, type Resolution } from "../../../core/governance/decision";
+import { H } from "../../../core/ids/hash";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import { BRAKE_DECISION_KIND, type BrakeDecisionRequest } from "../governance";

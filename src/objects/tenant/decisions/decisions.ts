@@ -1,11 +1,11 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { writeAudit } from "../governance";
-import { tickAt } from "../../../core/approval-facts";
-import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../../core/decision";
-import { H } from "../../../core/hash";
+import { tickAt } from "../../../core/governance/approval-facts";
+import { resolveDecision, resumeDecision, type DecisionOption, type DecisionTimeoutPolicy, type OptionDecision, type Resolution } from "../../../core/governance/decision";
+import { H } from "../../../core/ids/hash";
 import * as schema from "../../../db/tenant-schema";
-import { runKeys, threadIds } from "../../../core/run-keys";
-import type { WakeJob } from "../../../schema/wake";
+import { runKeys, threadIds } from "../../../core/ids/run-keys";
+import type { WakeJob } from "../../../schema/agents/wake";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import { inList } from "../../shared/sql-in";
@@ -363,7 +363,7 @@ export function optionDecisionOf(row: DecisionRecord, severity: OptionDecision["
 }
 
 /**
- * SQL twin of core/widget-session `inWidgetThread` for the row's own agent: the decision's `payload.threadId`
+ * SQL twin of core/runtime/widget-session `inWidgetThread` for the row's own agent: the decision's `payload.threadId`
  * is `<agentId>:session:<base>` or starts with `<agentId>:session:<base>_` (substr, not LIKE: `_` is a wildcard there).
  */
 function inWidgetThreadSql(base: string) {

@@ -1,5 +1,5 @@
-import { inWidgetThread } from "../../../core/widget-session";
-import type { Result } from "../../../core/result";
+import { inWidgetThread } from "../../../core/runtime/widget-session";
+import type { Result } from "../../../core/runtime/result";
 import type { Page } from "../../../schema/common";
 import { cursorPage, textKeyCursor } from "../../shared/paging";
 import type { BrakeDecisionOutcome } from "./brake-decisions";

@@ -1,9 +1,9 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { approvalDecisionId, approvalFacts, approvalVerdict, decisionWaitMs, severityForRisk, tickAt, timeoutPolicyFor } from "../../../core/approval-facts";
+import { approvalDecisionId, approvalFacts, approvalVerdict, decisionWaitMs, severityForRisk, tickAt, timeoutPolicyFor } from "../../../core/governance/approval-facts";
 import { config } from "../../../config";
-import { onDecisionTick, openDecision, resolveDecision, type DecisionTimeoutPolicy, type ToolApprovalDecision } from "../../../core/decision";
-import type { ControlMode } from "../../../core/escalation";
-import { targetRefsFromArgs } from "../../../core/target-refs";
+import { onDecisionTick, openDecision, resolveDecision, type DecisionTimeoutPolicy, type ToolApprovalDecision } from "../../../core/governance/decision";
+import type { ControlMode } from "../../../core/governance/escalation";
+import { targetRefsFromArgs } from "../../../core/ids/target-refs";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../../../schema/contracts";

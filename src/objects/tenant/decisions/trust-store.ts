@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { applyTrustEvent, decayTrust, initialTrustState, resolveTrustProfile, type TrustCalibrationProfile, type TrustChange, type TrustOutcome, type TrustState } from "../../../core/trust";
+import { applyTrustEvent, decayTrust, initialTrustState, resolveTrustProfile, type TrustCalibrationProfile, type TrustChange, type TrustOutcome, type TrustState } from "../../../core/governance/trust";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";

@@ -1,6 +1,6 @@
-import { SemanticKeys, tokens, type TypedToken } from "../../../core/tokens";
-import { indexProbes } from "../../../core/subscription-index";
-import type { Agent } from "../../../schema/agents";
+import { SemanticKeys, tokens, type TypedToken } from "../../../core/wakes/tokens";
+import { indexProbes } from "../../../core/wakes/subscription-index";
+import type { Agent } from "../../../schema/agents/agents";
 import type { AgentRunActivity } from "../../../schema/contracts";
 import type { AgentDirectory } from "./directory";
 import type { NotificationLog, SubscriptionStore } from "../alertness";

@@ -1,6 +1,6 @@
 import { eq, isNull, sql } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
-import type { Agent } from "../../../schema/agents";
+import type { Agent } from "../../../schema/agents/agents";
 import { nowIso } from "../../shared/sqlite";
 import { pageByCreated } from "../../shared/keyset";
 import type { TenantDb } from "../types";

@@ -1,6 +1,6 @@
 import type { Env } from "../../../env";
-import { failure, type Result } from "../../../core/result";
-import type { Tenant } from "../../../schema/auth";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { Tenant } from "../../../schema/admin/auth";
 import type { Migrations } from "../../shared/sqlite";
 import { agentStub, tenantStub } from "../../shared/stubs";
 import type { Audit, TenantDb } from "../types";

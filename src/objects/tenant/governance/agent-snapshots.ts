@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { config } from "../../../config";
 import { counters } from "../../../db/common-schema";
 import type { AgentSnapshot, RunGovernance } from "../../../schema/contracts";
-import type { ToolListing } from "../../../schema/tools";
+import type { ToolListing } from "../../../schema/admin/tools";
 import type { TenantDb } from "../types";
 
 /** Which agents a change concerns: one agent, every agent of a kind, or all of them. */

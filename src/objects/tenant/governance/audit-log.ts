@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import { z } from "zod";
-import type { Result } from "../../../core/result";
+import type { Result } from "../../../core/runtime/result";
 import type { Page } from "../../../schema/common";
 import { keysetPage } from "../../shared/keyset";
 import { cursorPage } from "../../shared/paging";

@@ -1,9 +1,9 @@
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
-import { activeBrakesFor, isBrakeActive, releaseBrake, timerReleaseAtMs, type Brake, type BrakeScope } from "../../../core/brakes";
+import { activeBrakesFor, isBrakeActive, releaseBrake, timerReleaseAtMs, type Brake, type BrakeScope } from "../../../core/governance/brakes";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId } from "../../../ids";
-import type { BrakeView, EngageBrakeBody } from "../../../schema/brakes";
+import type { BrakeView, EngageBrakeBody } from "../../../schema/admin/brakes";
 import type { TenantDb } from "../types";
 import { keysetPage } from "../../shared/keyset";
 

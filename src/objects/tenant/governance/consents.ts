@@ -5,10 +5,10 @@
  * policyVersion changes, its old receipts stop matching and the gate asks again.
  */
 import { and, eq } from "drizzle-orm";
-import { H } from "../../../core/hash";
+import { H } from "../../../core/ids/hash";
 import * as schema from "../../../db/tenant-schema";
-import type { Policy } from "../../../schema/policy";
-import type { CreateConsentBody, ProviderConsent } from "../../../schema/providers";
+import type { Policy } from "../../../schema/admin/policy";
+import type { CreateConsentBody, ProviderConsent } from "../../../schema/admin/providers";
 import { nowIso } from "../../shared/sqlite";
 import type { FieldFailure } from "./policy-store";
 import type { TenantDb } from "../types";

@@ -3,14 +3,14 @@
  * provider secrets, privacy receipts, the inference grant and the egress allowlist. Every change
  * and every denial lands in the audit log; no audit detail ever holds key material.
  */
-import type { DeploymentMode } from "../../../core/deployment-mode";
+import type { DeploymentMode } from "../../../core/egress/deployment-mode";
 import { z } from "zod";
-import { parseOtlpHeaders } from "../../../core/otlp-headers";
-import { endpointHosts, OTLP_SECRET_PROVIDER } from "../../../core/policy-rules";
-import { failure, type Result } from "../../../core/result";
+import { parseOtlpHeaders } from "../../../core/egress/otlp-headers";
+import { endpointHosts, OTLP_SECRET_PROVIDER } from "../../../core/governance/policy-rules";
+import { failure, type Result } from "../../../core/runtime/result";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import type { IdentityProvider, InferenceGrant, Policy, PolicyBody, TelemetryTarget } from "../../../schema/policy";
-import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../../schema/providers";
+import type { IdentityProvider, InferenceGrant, Policy, PolicyBody, TelemetryTarget } from "../../../schema/admin/policy";
+import type { CreateConsentBody, CreateProviderSecretBody, ProviderConsent, ProviderSecret } from "../../../schema/admin/providers";
 import { ProviderConsents, type ConsentRecording } from "./consents";
 import { resolveInferenceGrant, type InferenceGrantRequest } from "./inference-grant";
 import { PolicyStore, type PolicyWrite } from "./policy-store";

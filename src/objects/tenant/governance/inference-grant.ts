@@ -4,9 +4,9 @@
  * a grant is not, since it happens on every model call. The grant carries the decrypted key to the
  * tenant's own agent and must never be persisted or logged there.
  */
-import { gateInference } from "../../../core/policy-rules";
-import { failure, type Result } from "../../../core/result";
-import type { InferenceGrant, Policy } from "../../../schema/policy";
+import { gateInference } from "../../../core/governance/policy-rules";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { InferenceGrant, Policy } from "../../../schema/admin/policy";
 import type { ProviderConsents } from "./consents";
 import type { ProviderSecrets } from "./provider-secrets";
 

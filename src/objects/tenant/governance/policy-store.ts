@@ -5,15 +5,15 @@
  * one appends nothing, so retrying a PUT is harmless.
  */
 import { desc, isNull } from "drizzle-orm";
-import type { DeploymentMode } from "../../../core/deployment-mode";
-import { canonicalJson } from "../../../core/hash";
-import { checkPolicy, type PolicyIssue } from "../../../core/policy-rules";
+import type { DeploymentMode } from "../../../core/egress/deployment-mode";
+import { canonicalJson } from "../../../core/ids/hash";
+import { checkPolicy, type PolicyIssue } from "../../../core/governance/policy-rules";
 import * as schema from "../../../db/tenant-schema";
-import type { Failure } from "../../../core/result";
-import { EMPTY_POLICY, Policy, PolicyBody } from "../../../schema/policy";
+import type { Failure } from "../../../core/runtime/result";
+import { EMPTY_POLICY, Policy, PolicyBody } from "../../../schema/admin/policy";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
-import { EXTENSION_REGISTRY_LIMITS } from "../../../core/extension-slots";
+import { EXTENSION_REGISTRY_LIMITS } from "../../../core/memory/extension-slots";
 import { checkSchemaDocument } from "../../../tools/json-schema-check";
 
 /** A failure that names the failing fields (rendered as the problem's `errors`). */

@@ -7,12 +7,12 @@
  */
 import { eq } from "drizzle-orm";
 import { config } from "../../../config";
-import { H } from "../../../core/hash";
-import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/secret-box";
+import { H } from "../../../core/ids/hash";
+import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/egress/secret-box";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId } from "../../../ids";
-import type { CreateProviderSecretBody, ProviderSecret } from "../../../schema/providers";
+import type { CreateProviderSecretBody, ProviderSecret } from "../../../schema/admin/providers";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";

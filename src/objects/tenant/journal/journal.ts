@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { config } from "../../../config";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId } from "../../../ids";
 import { decodeCursor, encodeCursor, type Page } from "../../../schema/common";
-import { JOURNAL_KINDS, type JournalFilters, type JournalRecord, type JournalType } from "../../../schema/journal";
-import type { Authority } from "../../../schema/messages";
+import { JOURNAL_KINDS, type JournalFilters, type JournalRecord, type JournalType } from "../../../schema/agents/journal";
+import type { Authority } from "../../../schema/agents/messages";
 import type { NotificationLog } from "../alertness";
 import type { TenantDb } from "../types";
 import { JOURNAL_PAYLOAD_TYPE, KIND_META } from "./kinds";

@@ -1,5 +1,5 @@
-import { SemanticKeys, type KnownSemanticKey } from "../../../core/tokens";
-import type { JournalType } from "../../../schema/journal";
+import { SemanticKeys, type KnownSemanticKey } from "../../../core/wakes/tokens";
+import type { JournalType } from "../../../schema/agents/journal";
 
 /** Per kind: the semantic key its writes emit (checklist items share CHECKLIST) and its id prefix. */
 export const KIND_META: Record<JournalType, { semanticKey: KnownSemanticKey; idPrefix: string }> = {

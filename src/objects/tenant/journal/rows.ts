@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
 import { journalEntities as table } from "../../../db/tenant-schema";
-import type { JournalFilter, JournalFilters, JournalRecord, JournalType } from "../../../schema/journal";
+import type { JournalFilter, JournalFilters, JournalRecord, JournalType } from "../../../schema/agents/journal";
 import type { TenantDb } from "../types";
 import { createdKey, keysetPage } from "../../shared/keyset";
 

@@ -7,8 +7,8 @@
  * (themselves), tasks, entries and task-less time entries carry a category of their own. References
  * in a body that name no live record of the right kind are `invalid_reference` (422).
  */
-import { failure, type Result } from "../../../core/result";
-import { JOURNAL_KINDS, type JournalType } from "../../../schema/journal";
+import { failure, type Result } from "../../../core/runtime/result";
+import { JOURNAL_KINDS, type JournalType } from "../../../schema/agents/journal";
 import type { JournalRow, JournalRows } from "./rows";
 
 export type Fields = Record<string, unknown>;

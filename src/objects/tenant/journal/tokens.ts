@@ -16,8 +16,8 @@
  *   and the ids its fields name before and after (day-plan block and pinned tasks, a time entry's
  *   source entry).
  */
-import { tokens, type TypedToken } from "../../../core/tokens";
-import type { JournalRecord, JournalType } from "../../../schema/journal";
+import { tokens, type TypedToken } from "../../../core/wakes/tokens";
+import type { JournalRecord, JournalType } from "../../../schema/agents/journal";
 import { KIND_META } from "./kinds";
 
 export type JournalOp = "create" | "update" | "delete";

@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import { failure, type Result } from "../../../core/result";
-import { JOURNAL_KINDS, JOURNAL_TYPES, JournalSchemas, type JournalRecord, type JournalType } from "../../../schema/journal";
-import type { TypedToken } from "../../../core/tokens";
+import { failure, type Result } from "../../../core/runtime/result";
+import { JOURNAL_KINDS, JOURNAL_TYPES, JournalSchemas, type JournalRecord, type JournalType } from "../../../schema/agents/journal";
+import type { TypedToken } from "../../../core/wakes/tokens";
 import { nowIso } from "../../shared/sqlite";
 import { toRecord, type JournalRow, type JournalRows } from "./rows";
 import { checkDeletable, mergePatch, place, type Fields, type Placement } from "./rules";

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import type { ToolResultEnvelope } from "../../../core/tool-envelopes";
+import type { ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
 import { appliedOperations } from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";

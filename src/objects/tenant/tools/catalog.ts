@@ -1,5 +1,5 @@
-import { failure, type Result } from "../../../core/result";
-import type { RegisterToolBody, TenantTool, ToolListing } from "../../../schema/tools";
+import { failure, type Result } from "../../../core/runtime/result";
+import type { RegisterToolBody, TenantTool, ToolListing } from "../../../schema/admin/tools";
 import { listToolDescriptors } from "../../../tools/registry";
 import type { Audit } from "../types";
 import type { TenantTools, ToolRegistration } from "./http-tools";

@@ -18,14 +18,14 @@
  *   action's identity), so ids derive from the intent, not the operationId: over the same journal
  *   state, the apply creates exactly the ids its preview showed.
  */
-import { canonicalArgsHash } from "../../../core/action-ids";
-import { CategoryScope } from "../../../core/category-scope";
-import { entityRefKey, type EntityRef } from "../../../core/entity-refs";
-import { H } from "../../../core/hash";
-import { normalizeTokens, tokenKey } from "../../../core/tokens";
-import { toolFailure, toolSuccess, type ToolEffectLink, type ToolResultEnvelope } from "../../../core/tool-envelopes";
-import type { JournalType } from "../../../schema/journal";
-import { MCP_TOOL_PREFIX } from "../../../schema/mcp-servers";
+import { canonicalArgsHash } from "../../../core/ids/action-ids";
+import { CategoryScope } from "../../../core/governance/category-scope";
+import { entityRefKey, type EntityRef } from "../../../core/ids/entity-refs";
+import { H } from "../../../core/ids/hash";
+import { normalizeTokens, tokenKey } from "../../../core/wakes/tokens";
+import { toolFailure, toolSuccess, type ToolEffectLink, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
+import type { JournalType } from "../../../schema/agents/journal";
+import { MCP_TOOL_PREFIX } from "../../../schema/admin/mcp-servers";
 import { isJournalToolName, journalHandlers, type HandlerContext, type HandlerOutcome } from "../../../tools/handlers";
 import type { ToolInvocation } from "../../../tools/invocation";
 import { describeIssues, toolInvocationSchema } from "../../../tools/invocation-schema";

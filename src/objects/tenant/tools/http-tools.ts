@@ -9,15 +9,15 @@
  */
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
-import type { DeploymentMode } from "../../../core/deployment-mode";
-import { checkUrlShape } from "../../../core/egress";
-import { canonicalJson, H } from "../../../core/hash";
-import { createSecretBox, type SecretBox } from "../../../core/secret-box";
-import { toolFailure, toolSuccess, type ToolResultEnvelope } from "../../../core/tool-envelopes";
+import type { DeploymentMode } from "../../../core/egress/deployment-mode";
+import { checkUrlShape } from "../../../core/egress/egress";
+import { canonicalJson, H } from "../../../core/ids/hash";
+import { createSecretBox, type SecretBox } from "../../../core/egress/secret-box";
+import { toolFailure, toolSuccess, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
 import * as schema from "../../../db/tenant-schema";
-import { failure, type Result } from "../../../core/result";
+import { failure, type Result } from "../../../core/runtime/result";
 import { randomId, randomSecret } from "../../../ids";
-import { HTTP_TOOL_PREFIX, type RegisterToolBody, type TenantTool, type ToolListing } from "../../../schema/tools";
+import { HTTP_TOOL_PREFIX, type RegisterToolBody, type TenantTool, type ToolListing } from "../../../schema/admin/tools";
 import { sendHttpToolRequest } from "../../../tools/http-call";
 import type { ToolInvocation } from "../../../tools/invocation";
 import { checkToolInputSchema, validateToolArgs } from "../../../tools/json-schema-check";

@@ -14,7 +14,7 @@
  */
 import { eq } from "drizzle-orm";
 import { config } from "../../../config";
-import { toolFailure, toolSuccess, type ToolResultEnvelope } from "../../../core/tool-envelopes";
+import { toolFailure, toolSuccess, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
 import * as schema from "../../../db/tenant-schema";
 import type { ToolInvocation } from "../../../tools/invocation";
 import { validateToolArgs } from "../../../tools/json-schema-check";

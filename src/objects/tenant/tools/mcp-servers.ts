@@ -8,16 +8,16 @@
  */
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
-import type { DeploymentMode } from "../../../core/deployment-mode";
-import { checkUrlShape } from "../../../core/egress";
-import { canonicalJson } from "../../../core/hash";
-import { MCP_TOOL_CONTRACT, mcpCacheEntries, type McpCachedTool } from "../../../core/mcp-tools";
-import { declaredArguments } from "../../../core/need-to-know-mcp";
-import { failure, type Result } from "../../../core/result";
+import type { DeploymentMode } from "../../../core/egress/deployment-mode";
+import { checkUrlShape } from "../../../core/egress/egress";
+import { canonicalJson } from "../../../core/ids/hash";
+import { MCP_TOOL_CONTRACT, mcpCacheEntries, type McpCachedTool } from "../../../core/tools/mcp-tools";
+import { declaredArguments } from "../../../core/egress/need-to-know-mcp";
+import { failure, type Result } from "../../../core/runtime/result";
 import * as schema from "../../../db/tenant-schema";
 import { randomId } from "../../../ids";
-import type { McpServer, RegisterMcpServerBody } from "../../../schema/mcp-servers";
-import type { ToolListing } from "../../../schema/tools";
+import type { McpServer, RegisterMcpServerBody } from "../../../schema/admin/mcp-servers";
+import type { ToolListing } from "../../../schema/admin/tools";
 import { refusalOf, withMcpSession, type McpSessionOptions } from "../../../tools/mcp-client";
 import { ANY_WAKE } from "../../../tools/registry";
 import { nowIso } from "../../shared/sqlite";
