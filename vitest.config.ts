@@ -28,8 +28,7 @@ export default defineConfig({
           }),
         ],
         // Each file keeps its own workerd (isolate: true): isolate false slows down file after file in pool 0.23 (docs/decisions.md "Suite time").
-        // Two at a time: vitest's default on 2 cores is one, which left a core idle while each file imports the Worker.
-        test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000, maxWorkers: 2 },
+        test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 },
       },
       {
         test: {

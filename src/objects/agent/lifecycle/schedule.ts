@@ -26,8 +26,10 @@ export function armWatchdog(scheduler: AgentScheduler): void {
  * one-shot schedule cannot re-arm itself from its own callback (the idempotent lookup finds the
  * row being run, which the SDK deletes right after).
  */
-export function armSagaWatch(scheduler: AgentScheduler): void {
-  void scheduler.every(config.run.sagaWatchSeconds, "sagaWatch").catch(() => undefined);
+export async function armSagaWatch(scheduler: AgentScheduler): Promise<void> {
+  // Awaited by the caller: the SDK inserts the row after an await of its own, so an unawaited arm could land
+  // after a later disarm and leave the watch running with nothing to watch.
+  await scheduler.every(config.run.sagaWatchSeconds, "sagaWatch").catch(() => undefined);
 }
 
 /** Drops the saga watch once no call waits on a saga any more. */

@@ -34,7 +34,7 @@ export interface SagaDeps {
   /** The tenant's current answer to a tool approval decision. */
   approvalState(decisionId: string): Promise<ApprovalState>;
   /** Keeps (or drops) the interval alarm that re-checks sagas while any call waits on one. */
-  watch(): void;
+  watch(): Promise<void>;
   unwatch(): Promise<void>;
   /** Restarts the drain once a parked run is ready again. */
   resume(): void;
@@ -47,7 +47,7 @@ export class Sagas {
   async start(invocation: ToolInvocation, approval?: { decisionId: string }): Promise<void> {
     const params: ToolSagaParams = { tenantId: this.deps.tenantId(), agentId: invocation.agentId, invocation, faults: this.deps.takeFaults(), ...(approval ? { approval } : {}) };
     // Armed before the instance exists: whatever happens to it from here, the watch finds it.
-    this.deps.watch();
+    await this.deps.watch();
     this.deps.trace.saga(invocation.runKey, { operationId: invocation.operationId, phase: "started", approval: approval !== undefined });
     if (this.deps.dropInstance()) return;
     try {
@@ -150,7 +150,7 @@ export class Sagas {
     }
     recovered += this.resumeSettled();
     if (this.deps.actions.inFlight().length === 0) await this.deps.unwatch();
-    else this.deps.watch();
+    else await this.deps.watch();
     return recovered;
   }
 
