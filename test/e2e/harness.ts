@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,6 +50,23 @@ export interface VigilServer {
   logs(lines?: number): string;
 }
 
+/** The clients every server hands out, from its address and operator token (private and shared servers alike). */
+export abstract class ServerClients {
+  abstract readonly url: string;
+  abstract readonly adminToken: string;
+
+  /** A client with the given credential (default: the operator token). */
+  client(token: string = this.adminToken): VigilClient {
+    return new VigilClient({ baseUrl: this.url, token });
+  }
+
+  /** A fresh tenant and a client holding its first API key. */
+  async tenant(name = "e2e"): Promise<{ tenantId: string; apiKey: string; client: VigilClient }> {
+    const created = await this.client().createTenant({ name });
+    return { tenantId: created.tenant.id, apiKey: created.apiKey, client: this.client(created.apiKey) };
+  }
+}
+
 /**
  * Runs wrangler as its child and leads the process group. Its stdin is a pipe from the test process:
  * when that closes — the test process ended, even by SIGKILL — it kills the whole group, so no
@@ -81,7 +99,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
  * A real `wrangler dev` (workerd + local persistence) on a free port, in its own process group so
  * it can be stopped gracefully, SIGKILLed whole (crash simulation) and restarted on the same state.
  */
-export class DevServer implements VigilServer {
+export class DevServer extends ServerClients implements VigilServer {
   readonly adminToken = `e2e-admin-${randomBytes(12).toString("hex")}`;
   readonly masterKey = randomBytes(32).toString("base64");
   readonly persistDir: string;
@@ -98,6 +116,7 @@ export class DevServer implements VigilServer {
   port = 0;
 
   private constructor(options: ServerOptions) {
+    super();
     this.scratchDir = mkdtempSync(join(tmpdir(), "vigil-e2e-"));
     this.checkout = snapshotCheckout(this.scratchDir);
     this.ownsPersistDir = options.persistDir === undefined;
@@ -134,17 +153,6 @@ export class DevServer implements VigilServer {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
-  }
-
-  /** A client with the given credential (default: the operator token). */
-  client(token: string = this.adminToken): VigilClient {
-    return new VigilClient({ baseUrl: this.url, token });
-  }
-
-  /** A fresh tenant and a client holding its first API key. */
-  async tenant(name = "e2e"): Promise<{ tenantId: string; apiKey: string; client: VigilClient }> {
-    const created = await this.client().createTenant({ name });
-    return { tenantId: created.tenant.id, apiKey: created.apiKey, client: this.client(created.apiKey) };
   }
 
   /** The last lines wrangler printed (for failure messages). */
@@ -383,4 +391,29 @@ export async function collectSse(
     clearTimeout(timer);
   }
   return frames;
+}
+
+/** A real HTTP peer on 127.0.0.1 (a webhook receiver, an OTLP collector): each request's body is read whole, then answered. */
+export abstract class LocalReceiver {
+  private readonly server: HttpServer;
+
+  constructor() {
+    this.server = createHttpServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => this.answer(request, Buffer.concat(chunks).toString("utf8"), response));
+    });
+  }
+
+  protected abstract answer(request: IncomingMessage, body: string, response: ServerResponse): void;
+
+  /** Listens on a free port; answers the base URL. */
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
 }

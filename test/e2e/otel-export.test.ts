@@ -1,7 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, raw, type VigilServer } from "./harness";
+import { eventually, LocalReceiver, raw, type VigilServer } from "./harness";
 import { sharedServer } from "./shared-server";
 
 /** One span as the receiver decoded it: attributes flattened to a plain object. */
@@ -27,57 +27,40 @@ interface Export {
 }
 
 /** A real OTLP/HTTP receiver on 127.0.0.1 (JSON encoding): decodes ExportTraceServiceRequest bodies, answers `{}`. */
-class OtlpReceiver {
+class OtlpReceiver extends LocalReceiver {
   readonly exports: Export[] = [];
-  private readonly server: Server;
   private flakyCalls = 0;
 
-  constructor() {
-    this.server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        if (request.method !== "POST" || request.headers["content-type"] !== "application/json") {
-          response.statusCode = 415;
-          response.end();
-          return;
-        }
-        // `/flaky…` answers its first request 503 (Retry-After: 0), as an overloaded collector would.
-        if (request.url?.startsWith("/flaky") && this.flakyCalls++ === 0) {
-          response.statusCode = 503;
-          response.setHeader("retry-after", "0");
-          response.end();
-          return;
-        }
-        const body = JSON.parse(text) as { resourceSpans: Array<{ resource: { attributes: OtlpAttribute[] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
-        for (const resourceSpans of body.resourceSpans) {
-          this.exports.push({
-            path: request.url ?? "/",
-            headers: request.headers,
-            contentType: request.headers["content-type"],
-            resource: flatten(resourceSpans.resource.attributes),
-            spans: resourceSpans.scopeSpans.flatMap((scope) => scope.spans.map(decodeSpan)),
-            raw: text,
-          });
-        }
-        response.setHeader("content-type", "application/json");
-        response.end("{}");
+  protected answer(request: IncomingMessage, text: string, response: ServerResponse): void {
+    if (request.method !== "POST" || request.headers["content-type"] !== "application/json") {
+      response.statusCode = 415;
+      response.end();
+      return;
+    }
+    // `/flaky…` answers its first request 503 (Retry-After: 0), as an overloaded collector would.
+    if (request.url?.startsWith("/flaky") && this.flakyCalls++ === 0) {
+      response.statusCode = 503;
+      response.setHeader("retry-after", "0");
+      response.end();
+      return;
+    }
+    const body = JSON.parse(text) as { resourceSpans: Array<{ resource: { attributes: OtlpAttribute[] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
+    for (const resourceSpans of body.resourceSpans) {
+      this.exports.push({
+        path: request.url ?? "/",
+        headers: request.headers,
+        contentType: request.headers["content-type"],
+        resource: flatten(resourceSpans.resource.attributes),
+        spans: resourceSpans.scopeSpans.flatMap((scope) => scope.spans.map(decodeSpan)),
+        raw: text,
       });
-    });
-  }
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    }
+    response.setHeader("content-type", "application/json");
+    response.end("{}");
   }
 
   forRun(runKey: string): Export | undefined {
     return this.exports.find((sent) => sent.spans.some((span) => span.parentSpanId === null && span.attributes["vigil.run_key"] === runKey));
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
 

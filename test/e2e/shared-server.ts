@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { inject } from "vitest";
-import { VigilClient } from "../../src/client";
-import type { VigilServer } from "./harness";
+import { ServerClients, type VigilServer } from "./harness";
 
 /**
  * One `wrangler dev` shared by the e2e files that only need a running server (see SHARED_VARS): started by
@@ -34,8 +33,10 @@ export const SHARED_VARS: Record<string, string> = {
   VIGIL_JWKS_COOLDOWN_MS: "0",
 };
 
-class SharedServer implements VigilServer {
-  constructor(private readonly info: SharedServerInfo) {}
+class SharedServer extends ServerClients implements VigilServer {
+  constructor(private readonly info: SharedServerInfo) {
+    super();
+  }
 
   get url(): string {
     return this.info.url;
@@ -47,15 +48,6 @@ class SharedServer implements VigilServer {
 
   get masterKey(): string {
     return this.info.masterKey;
-  }
-
-  client(token: string = this.adminToken): VigilClient {
-    return new VigilClient({ baseUrl: this.url, token });
-  }
-
-  async tenant(name = "e2e"): Promise<{ tenantId: string; apiKey: string; client: VigilClient }> {
-    const created = await this.client().createTenant({ name });
-    return { tenantId: created.tenant.id, apiKey: created.apiKey, client: this.client(created.apiKey) };
   }
 
   /** The last lines wrangler printed (for failure messages); the log holds every file's traffic. */

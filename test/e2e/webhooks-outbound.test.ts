@@ -1,10 +1,9 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TenantEvent, VigilClient, WebhookDelivery } from "../../src/client";
 import { leafPaths, webhookAllowlist, webhookOperation } from "../../src/core/egress/need-to-know-webhooks";
 import { verifyWebhookSignature } from "../../src/core/egress/webhook-signature";
-import { DevServer, eventually } from "./harness";
+import { DevServer, eventually, LocalReceiver } from "./harness";
 
 /** Small retry schedule for this server only (honoured because the e2e server runs with VIGIL_FAULTS=enabled). */
 const MAX_ATTEMPTS = 3;
@@ -16,37 +15,21 @@ interface Received {
 }
 
 /** A real webhook receiver on 127.0.0.1: `/flaky` answers 500, 500, then 200; `/down` always 503; `/ok` always 204. */
-class Receiver {
+class Receiver extends LocalReceiver {
   readonly requests: Received[] = [];
-  private readonly server: Server;
   private flakyCalls = 0;
 
-  constructor() {
-    this.server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => {
-        const path = request.url ?? "/";
-        this.requests.push({ path, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
-        if (path === "/flaky") response.statusCode = ++this.flakyCalls <= 2 ? 500 : 200;
-        else if (path === "/down") response.statusCode = 503;
-        else response.statusCode = 204;
-        response.end(path === "/down" ? "upstream broken: do not store me" : "");
-      });
-    });
-  }
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  protected answer(request: IncomingMessage, body: string, response: ServerResponse): void {
+    const path = request.url ?? "/";
+    this.requests.push({ path, headers: request.headers, body });
+    if (path === "/flaky") response.statusCode = ++this.flakyCalls <= 2 ? 500 : 200;
+    else if (path === "/down") response.statusCode = 503;
+    else response.statusCode = 204;
+    response.end(path === "/down" ? "upstream broken: do not store me" : "");
   }
 
   at(path: string): Received[] {
     return this.requests.filter((request) => request.path === path);
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
 
