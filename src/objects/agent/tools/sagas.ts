@@ -42,12 +42,27 @@ export interface SagaDeps {
 
 /** The agent's side of tool sagas: start an instance per mutating call, take phase 2, re-drive lost ones. */
 export class Sagas {
+  /** The watch arm/disarm passes, one after another (see syncWatch). */
+  private watchSync: Promise<void> = Promise.resolve();
+
   constructor(private readonly deps: SagaDeps) {}
+
+  /**
+   * Arms the saga watch while any call is out and drops it once none is. Passes run one at a time and each
+   * decides on the state it runs in, not the state its caller saw: an arm decided before a saga recorded its
+   * result and landing after the disarm would otherwise leave the watch running with nothing to watch.
+   */
+  private syncWatch(): Promise<void> {
+    this.watchSync = this.watchSync
+      .then(() => (this.deps.actions.inFlight().length > 0 ? this.deps.watch() : this.deps.unwatch()))
+      .catch(() => undefined);
+    return this.watchSync;
+  }
 
   async start(invocation: ToolInvocation, approval?: { decisionId: string }): Promise<void> {
     const params: ToolSagaParams = { tenantId: this.deps.tenantId(), agentId: invocation.agentId, invocation, faults: this.deps.takeFaults(), ...(approval ? { approval } : {}) };
     // Armed before the instance exists: whatever happens to it from here, the watch finds it.
-    await this.deps.watch();
+    await this.syncWatch();
     this.deps.trace.saga(invocation.runKey, { operationId: invocation.operationId, phase: "started", approval: approval !== undefined });
     if (this.deps.dropInstance()) return;
     try {
@@ -69,7 +84,9 @@ export class Sagas {
     if (before === "executing" || before === "awaiting_approval") this.deps.trace.saga(action.runKey, { operationId, phase: "recorded", durationMs: Date.now() - startedAt });
     const outstanding = actions.forStep(action.runKey, action.step).some((a) => a.status === "executing" || a.status === "awaiting_approval");
     const resumed = !outstanding && inbox.unpark(action.runKey);
-    if (resumed) this.deps.resume();
+    // The run resumes once the watch has caught up, so a settled run never leaves a watch behind it.
+    const watchSettled = this.syncWatch();
+    if (resumed) void watchSettled.then(() => this.deps.resume());
     return { ok: true, resumed };
   }
 
@@ -112,7 +129,7 @@ export class Sagas {
     for (const action of out) {
       this.record(action.operationId, toolFailure(action.envelope, { actionRefId: action.operationId, code: "cancelled", message, retryable: false, details: { reason } }));
     }
-    await this.deps.unwatch();
+    await this.syncWatch();
     return out.length;
   }
 
@@ -149,8 +166,7 @@ export class Sagas {
       recovered++;
     }
     recovered += this.resumeSettled();
-    if (this.deps.actions.inFlight().length === 0) await this.deps.unwatch();
-    else await this.deps.watch();
+    await this.syncWatch();
     return recovered;
   }
 
