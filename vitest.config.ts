@@ -1,4 +1,4 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -27,8 +27,16 @@ export default defineConfig({
             },
           }),
         ],
-        // Each file keeps its own workerd (isolate: true): isolate false slows down file after file in pool 0.23 (docs/decisions.md "Suite time").
-        test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 },
+        // One workerd per vitest worker, shared by the files it runs (the Worker is imported once, not per file);
+        // every Durable Object is deleted after each file (docs/decisions.md "Suite time", "Plugin (session 6)").
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          setupFiles: ["test/integration/reset-between-files.ts"],
+          testTimeout: 30_000,
+          isolate: false,
+          maxWorkers: 2,
+        },
       },
       {
         test: {

@@ -15,15 +15,24 @@ describe("rate limits", () => {
   });
 
   it("limits one API key to 100 requests a minute with Retry-After", async () => {
-    const { key } = await createTenant();
-    const second = (await api("POST", "/v1/keys", { key, body: {} })).body.key;
+    // The Rate Limiting binding counts in fixed windows aligned to the wall clock (whole minutes), so a burst that
+    // straddles a minute boundary is split over two windows and never reaches the limit. Such a burst proves nothing
+    // and is run again with a fresh key; a burst that stays within one minute must be limited.
+    let key = "";
+    let second = "";
     let limited;
-    for (let i = 0; i < 101; i++) {
-      const res = await api("GET", "/v1/agents", { key });
-      if (res.status === 429) {
-        limited = res;
-        break;
+    for (let attempt = 0; attempt < 2 && !limited; attempt++) {
+      ({ key } = await createTenant());
+      second = (await api("POST", "/v1/keys", { key, body: {} })).body.key;
+      const windowAtStart = Math.floor(Date.now() / 60_000);
+      for (let i = 0; i < 101; i++) {
+        const res = await api("GET", "/v1/agents", { key });
+        if (res.status === 429) {
+          limited = res;
+          break;
+        }
       }
+      if (Math.floor(Date.now() / 60_000) === windowAtStart) break;
     }
     expect(limited?.status).toBe(429);
     expect(Number(limited!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
