@@ -417,3 +417,20 @@ export abstract class LocalReceiver {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/**
+ * Waits for a run's end (run.completed / run.failed) on the tenant stream, within `timeoutMs`. The stream is served by
+ * the TenantDO from the events agents forward to it, so waiting this way never touches the agent: a test proving an
+ * agent finished on its own (its alarms) waits on the real condition instead of sleeping past a guessed deadline.
+ */
+export async function runEndOnTenantStream(client: VigilClient, agentId: string, runKey: string, timeoutMs: number): Promise<{ type: string; receivedAt: number }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    for await (const event of client.events.stream({ agentId, signal, reconnect: { initialDelayMs: 200, maxDelayMs: 1_000, maxAttempts: 1_000 } })) {
+      if (event.runKey === runKey && (event.type === "run.completed" || event.type === "run.failed")) return { type: event.type, receivedAt: Date.now() };
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
+  throw new Error(`no run.completed / run.failed for ${runKey} on the tenant stream within ${timeoutMs} ms`);
+}

@@ -40,14 +40,21 @@ export async function createAgent(key: string, body: Record<string, unknown> = {
   return res.body;
 }
 
-/** Polls until `check` returns a value (runs finish asynchronously inside the agent DO); a slower `intervalMs` stays under the per-key rate limit over long waits. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+/**
+ * Polls until `check` returns a value (runs finish asynchronously inside the agent DO). The pause between polls
+ * starts at 25 ms and grows to `maxIntervalMs`: quick conditions are seen at once, while a long wait on a loaded
+ * machine stays well under the per-key Rate Limiting budget (100 per fixed 60 s period in wrangler.toml) — a 429
+ * there would hide the condition until the period ends. The default bound leaves room under the 30 s test timeout.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, maxIntervalMs = 400): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let pause = Math.min(25, maxIntervalMs);
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(maxIntervalMs, Math.ceil(pause * 1.5));
   }
 }
 
