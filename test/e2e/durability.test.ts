@@ -164,6 +164,4 @@ describe("a crash (SIGKILL of the whole server) in the middle of runs", () => {
     expect(run).toMatchObject({ status: "completed", trace: { resumed: true } });
     expect(Date.parse(run.endedAt!)).toBeLessThanOrEqual(end.receivedAt);
   });
-    expect(Date.parse(run.endedAt!)).toBeLessThan(firstLook);
-  });
 });
