@@ -193,7 +193,7 @@ describe("npm start (scripts/start.mjs)", () => {
     await new Promise<void>((resolve) => blocker.listen(port, "127.0.0.1", resolve));
     try {
       const run = startScript(checkout, port);
-      const code = await Promise.race([run.exited, delay(15_000).then(() => "timeout" as const)]);
+      const code = await Promise.race([run.exited, delay(60_000).then(() => "timeout" as const)]);
       expect(code).toBe(1);
       expect(run.output()).toContain(`port ${port}`);
       expect(run.output()).toContain("PORT=");

@@ -167,7 +167,8 @@ describe("brakes: what they stop", () => {
   it("a timer brake lets go at releaseAt by itself", async () => {
     const { key } = await createTenant();
     const agent = await createAgent(key);
-    const releaseAt = new Date(Date.now() + 1_500).toISOString();
+    // Far enough ahead that engaging the brake and the "too early" message both land before it on a loaded machine.
+    const releaseAt = new Date(Date.now() + 5_000).toISOString();
     const brake = await engage(key, { scope: "agent", target: agent.id, release: "timer", releaseAt });
     expect(brake).toMatchObject({ release: "timer", releaseAt, active: true });
     expect((await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "too early" } })).status).toBe(423);
