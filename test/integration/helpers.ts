@@ -81,11 +81,11 @@ export function parseSse(text: string): Array<{ id?: number; event: string; data
     });
 }
 
-/** Reads an open SSE response until `done` says so (or the timeout), then cancels it. */
+/** Reads an open SSE response until `done` says so (or the timeout: generous, for a loaded machine), then cancels it. */
 export async function readSseUntil(
   response: Response,
   done: (frames: Array<{ id?: number; event: string; data: any }>) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 20_000,
 ): Promise<Array<{ id?: number; event: string; data: any }>> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
