@@ -3,8 +3,8 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, VigilClient } from "../../src/client";
-import { collectSse, delay, freePort, REPO_ROOT, snapshotCheckout } from "./harness";
-import { interrupt, startScript, waitForBanner, type StartedScript } from "./start-process";
+import { collectSse, delay, freePort, snapshotCheckout } from "./harness";
+import { interrupt, refuseStaleNodeModules, startScript, waitForBanner, type StartedScript } from "./start-process";
 
 /**
  * `npm start` runs `node scripts/start.mjs`. It is exercised in a throwaway copy of the checkout
@@ -18,21 +18,6 @@ beforeAll(async () => {
   checkout = snapshotCheckout();
   port = await freePort();
 });
-
-/**
- * The snapshot links the repo's node_modules, and start.mjs runs `npm ci` when the installed direct dependencies
- * differ from package-lock.json: through the link, that would empty the node_modules every other test process of
- * the run is using (it happened on a checkout mid-upgrade). The same check as start.mjs's, made here first, fails
- * this file clearly instead. A clean clone after `npm ci` (CI) always passes it.
- */
-function refuseStaleNodeModules(): void {
-  const read = (path: string) => JSON.parse(readFileSync(join(REPO_ROOT, path), "utf8"));
-  if (!existsSync(join(REPO_ROOT, "node_modules", ".package-lock.json"))) return;
-  const wanted = read("package-lock.json").packages ?? {};
-  const have = read("node_modules/.package-lock.json").packages ?? {};
-  const stale = Object.keys(read("package.json").dependencies ?? {}).filter((name) => wanted[`node_modules/${name}`]?.version !== have[`node_modules/${name}`]?.version);
-  if (stale.length > 0) throw new Error(`node_modules does not match package-lock.json (${stale.join(", ")}): run npm ci first, or start.mjs would reinstall through the snapshot's linked node_modules`);
-}
 
 afterAll(() => {
   for (const pid of processesIn(checkout)) {
