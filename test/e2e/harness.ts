@@ -141,9 +141,20 @@ export class DevServer extends ServerClients implements VigilServer {
 
   static async start(options: ServerOptions = {}): Promise<DevServer> {
     const server = new DevServer(options);
-    server.port = await freePort();
-    await server.launch();
-    return server;
+    // A port free when probed can be taken by another process (other test files' workerds bind ports all the time)
+    // before wrangler binds it: a server that exits before it is healthy is started again on a fresh port.
+    for (let attempt = 1; ; attempt++) {
+      server.port = await freePort();
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        if (attempt >= 3 || !String(error).includes("exited before it was healthy")) {
+          await server.dispose();
+          throw error;
+        }
+      }
+    }
   }
 
   /** The process group id of the running server (its supervisor's pid). */
