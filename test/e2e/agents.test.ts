@@ -101,7 +101,7 @@ describe("agents", () => {
     const agent = await client.createAgent({ kind: "coach", displayName: "Waker" });
     const { runKey } = await client.wakeAgent(agent.id);
     expect(runKey).toMatch(/^[0-9a-f]{64}$/);
-    const run = await client.waitForRun(agent.id, runKey, { timeoutMs: 30_000 }).catch(async (error: unknown) => {
+    const run = await client.waitForRun(agent.id, runKey, { timeoutMs: 60_000 }).catch(async (error: unknown) => {
       throw new Error(`${String(error)}\n${server.logs()}`);
     });
     expect(run).toMatchObject({ runKey, reason: "manual", status: "completed", threadId: `${agent.id}:run:${runKey}` });
@@ -112,7 +112,7 @@ describe("agents", () => {
     const first = await client.wakeAgent(agent.id, { idempotencyKey: "wake-once" });
     const retry = await client.wakeAgent(agent.id, { idempotencyKey: "wake-once" });
     expect(retry.runKey).toBe(first.runKey);
-    await client.waitForRun(agent.id, first.runKey, { timeoutMs: 30_000 });
+    await client.waitForRun(agent.id, first.runKey, { timeoutMs: 60_000 });
     expect((await client.listRuns(agent.id)).data.map((r) => r.runKey).sort()).toEqual([runKey, first.runKey].sort());
   });
 

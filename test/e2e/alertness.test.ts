@@ -41,8 +41,8 @@ async function runs(agentId: string): Promise<Run[]> {
   return (await client.listRuns(agentId, { limit: 100 })).data;
 }
 
-/** Waits until the agent has `count` runs, all terminal; returns them oldest first. */
-async function settledRuns(agentId: string, count: number, timeoutMs = 20_000): Promise<Run[]> {
+/** Waits until the agent has `count` runs, all terminal; returns them oldest first (a generous bound: queued wakes on a loaded machine). */
+async function settledRuns(agentId: string, count: number, timeoutMs = 60_000): Promise<Run[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const list = await runs(agentId);
@@ -153,7 +153,7 @@ describe("alertness: what wakes an agent", () => {
     expect([once.status, again.status]).toEqual([202, 202]);
     expect(once.body.duplicate).toBe(false);
     expect(again.body).toEqual({ runKey: once.body.runKey, duplicate: true });
-    await expect(client.waitForRun(agent.id, once.body.runKey, { timeoutMs: 20_000 })).resolves.toMatchObject({ reason: "webhook", status: "completed" });
+    await expect(client.waitForRun(agent.id, once.body.runKey, { timeoutMs: 60_000 })).resolves.toMatchObject({ reason: "webhook", status: "completed" });
 
     const badToken = await raw(url.replace(/token=[^&]+/, "token=wrong"), { method: "POST", headers: { "x-vigil-delivery": "hook-3" }, body: "{}" });
     expect(badToken.status).toBe(401);
@@ -166,10 +166,12 @@ describe("alertness: what wakes an agent", () => {
 
   it("a timer triggered manually runs now and records the decision", async () => {
     const agent = await client.createAgent({ kind: "coach", displayName: "Morning coach" });
-    const timer = await created<{ id: string }>(`/v1/agents/${agent.id}/timers`, { name: "morning check-in", spec: { kind: "cron", expr: "0 7 * * *", timeZone: "Europe/Berlin" } });
+    // A daily slot twelve hours from now: the scheduled firing cannot land during the test and add a second run.
+    const farHour = (new Date().getUTCHours() + 12) % 24;
+    const timer = await created<{ id: string }>(`/v1/agents/${agent.id}/timers`, { name: "morning check-in", spec: { kind: "cron", expr: `0 ${farHour} * * *`, timeZone: "UTC" } });
     const fired = await api<{ runKey: string }>("POST", `/v1/agents/${agent.id}/timers/${timer.id}/trigger`);
     expect(fired.status).toBe(202);
-    const run = await client.waitForRun(agent.id, fired.body.runKey, { timeoutMs: 20_000 });
+    const run = await client.waitForRun(agent.id, fired.body.runKey, { timeoutMs: 60_000 });
     expect(run).toMatchObject({ runKey: fired.body.runKey, reason: "manual", status: "completed" });
     expect(await runs(agent.id)).toHaveLength(1);
     const listed = await api("GET", `/v1/agents/${agent.id}/timers`);

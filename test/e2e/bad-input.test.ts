@@ -114,7 +114,7 @@ describe("bad input answers 4xx problem+json with a stable code, never 500", () 
       const credential = testCase.auth === undefined ? apiKey : testCase.auth === "operator" ? server.adminToken : testCase.auth;
       if (credential) headers.authorization = `Bearer ${credential}`;
       const path = testCase.path.replaceAll("{agent}", agentId);
-      const init: RequestInit = { method: testCase.method ?? "GET", headers, signal: AbortSignal.timeout(10_000) };
+      const init: RequestInit = { method: testCase.method ?? "GET", headers, signal: AbortSignal.timeout(30_000) };
       if (testCase.body !== undefined) init.body = typeof testCase.body === "string" ? testCase.body.replaceAll("{agent}", agentId) : testCase.body;
       const response = await raw<any>(`${server.url}${path}`, init);
       expect(response.status, response.text.slice(0, 300)).toBe(testCase.status);

@@ -5,7 +5,7 @@ import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VigilClient } from "../../src/client";
 import { delay, freePort, REPO_ROOT, snapshotCheckout } from "./harness";
-import { interrupt, startScript, waitForBanner, type StartedScript } from "./start-process";
+import { interrupt, refuseStaleNodeModules, startScript, waitForBanner, type StartedScript } from "./start-process";
 
 /** Stops the script; it must exit cleanly. */
 async function stop(started: StartedScript): Promise<void> {
@@ -39,6 +39,7 @@ let context: BrowserContext;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (as .ci/run does), or set CHROMIUM_PATH`);
+  refuseStaleNodeModules();
   checkout = snapshotCheckout();
   port = await freePort();
   profileDir = mkdtempSync(join(tmpdir(), "vigil-chromium-"));

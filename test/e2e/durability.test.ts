@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, type AgentEvent, type Message, type VigilClient } from "../../src/client";
-import { config } from "../../src/config";
-import { collectSse, delay, DevServer, eventually } from "./harness";
+import { collectSse, DevServer, eventually, runEndOnTenantStream } from "./harness";
 
 let server: DevServer;
 
@@ -91,7 +90,7 @@ describe("a crash (SIGKILL of the whole server) in the middle of runs", () => {
   const words = Array.from({ length: 24 }, (_, i) => `word${i}`);
   let client: VigilClient;
   let polled: { agentId: string; runKey: string };
-  let untouched: { agentId: string; runKey: string; submittedAt: number };
+  let untouched: { agentId: string; runKey: string };
   const followed: AgentEvent[] = [];
   let following: Promise<void>;
 
@@ -111,12 +110,14 @@ describe("a crash (SIGKILL of the whole server) in the middle of runs", () => {
       }
     })();
 
-    const submittedAt = Date.now();
-    const untouchedRun = await startSlowRun(tenant.apiKey, untouchedAgent.id, "one two three four five six seven eight", 2);
+    // Both runs must still be in flight at the kill: each streams for seconds (24 chunks), far longer than the
+    // few requests between its start and the kill take even on a loaded machine.
+    const untouchedRun = await startSlowRun(tenant.apiKey, untouchedAgent.id, words.join(" "), 2);
     runKey = await startSlowRun(tenant.apiKey, polledAgent.id, words.join(" "));
     polled = { agentId: polledAgent.id, runKey };
-    untouched = { agentId: untouchedAgent.id, runKey: untouchedRun, submittedAt };
+    untouched = { agentId: untouchedAgent.id, runKey: untouchedRun };
     await expect(client.getRun(polled.agentId, polled.runKey)).resolves.toMatchObject({ status: "running", attempt: 1 });
+    await expect(client.getRun(untouched.agentId, untouched.runKey)).resolves.toMatchObject({ status: "running", attempt: 1 });
 
     const group = server.pid;
     await server.kill();
@@ -155,11 +156,12 @@ describe("a crash (SIGKILL of the whole server) in the middle of runs", () => {
   });
 
   it("an agent nobody touches after the restart finishes its interrupted run on its own (watchdog alarm)", async () => {
-    // The watchdog alarm is armed when the wake is taken; wait past it without touching the agent.
-    await delay(Math.max(0, untouched.submittedAt + (config.run.watchdogSeconds + 12) * 1000 - Date.now()));
-    const firstLook = Date.now();
+    // The watchdog alarm is armed when the wake is taken. Its end is awaited on the tenant stream (the TenantDO),
+    // which never touches the agent; only then is the agent itself read.
+    const end = await runEndOnTenantStream(client, untouched.agentId, untouched.runKey, 100_000);
+    expect(end.type).toBe("run.completed");
     const run = await client.getRun(untouched.agentId, untouched.runKey);
     expect(run).toMatchObject({ status: "completed", trace: { resumed: true } });
-    expect(Date.parse(run.endedAt!)).toBeLessThan(firstLook);
+    expect(Date.parse(run.endedAt!)).toBeLessThanOrEqual(end.receivedAt);
   });
 });

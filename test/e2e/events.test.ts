@@ -212,12 +212,15 @@ describe("agent event stream (SSE)", () => {
     const reader = new VigilClient({ baseUrl: server.url, token: apiKey, fetch: stalling });
     const started = Date.now();
     const seen: AgentEvent[] = [];
-    for await (const event of reader.events(agent.id, { reconnect: { initialDelayMs: 10, idleTimeoutMs: 400 }, signal: AbortSignal.timeout(10_000) })) {
+    // The idle timeout must outlast the real second connection's first bytes (its replay) on a loaded machine, or
+    // that connection too would be abandoned: a few seconds, where the server's heartbeat is 15 s.
+    const idleTimeoutMs = 3_000;
+    for await (const event of reader.events(agent.id, { reconnect: { initialDelayMs: 10, idleTimeoutMs }, signal: AbortSignal.timeout(60_000) })) {
       seen.push(event);
       if (event.type === "run.completed") break;
     }
     expect(connections).toBe(2);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(idleTimeoutMs);
     expect(seen.at(-1)).toMatchObject({ type: "run.completed", runKey });
     expectContiguous(seen.map((e) => e.seq!), 1);
   });

@@ -141,9 +141,20 @@ export class DevServer extends ServerClients implements VigilServer {
 
   static async start(options: ServerOptions = {}): Promise<DevServer> {
     const server = new DevServer(options);
-    server.port = await freePort();
-    await server.launch();
-    return server;
+    // A port free when probed can be taken by another process (other test files' workerds bind ports all the time)
+    // before wrangler binds it: a server that exits before it is healthy is started again on a fresh port.
+    for (let attempt = 1; ; attempt++) {
+      server.port = await freePort();
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        if (attempt >= 3 || !String(error).includes("exited before it was healthy")) {
+          await server.dispose();
+          throw error;
+        }
+      }
+    }
   }
 
   /** The process group id of the running server (its supervisor's pid). */
@@ -416,4 +427,30 @@ export abstract class LocalReceiver {
   close(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * Waits for a run's end (run.completed / run.failed) on the tenant stream, within `timeoutMs`. The stream is served by
+ * the TenantDO from the events agents forward to it, so waiting this way never touches the agent: a test proving an
+ * agent finished on its own (its alarms) waits on the real condition instead of sleeping past a guessed deadline.
+ */
+export async function runEndOnTenantStream(client: VigilClient, agentId: string, runKey: string, timeoutMs: number): Promise<{ type: string; receivedAt: number }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    for await (const event of client.events.stream({ agentId, signal, reconnect: { initialDelayMs: 200, maxDelayMs: 1_000, maxAttempts: 1_000 } })) {
+      if (event.runKey === runKey && (event.type === "run.completed" || event.type === "run.failed")) return { type: event.type, receivedAt: Date.now() };
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  }
+  throw new Error(`no run.completed / run.failed for ${runKey} on the tenant stream within ${timeoutMs} ms`);
+}
+
+/**
+ * When the clock is within `marginMs` of the next edge of a clock-aligned period (the Rate Limiting binding counts
+ * fixed 60 s periods aligned to the wall clock), waits until the edge has passed; returns at once otherwise.
+ */
+export async function clearOfPeriodEdge(periodMs: number, marginMs: number): Promise<void> {
+  const untilEdge = periodMs - (Date.now() % periodMs);
+  if (untilEdge < marginMs) await delay(untilEdge + 50);
 }

@@ -69,9 +69,13 @@ describe("MCP client against a real MCP server on 127.0.0.1", () => {
     const sent = await call("POST", `/v1/agents/${agent.id}/messages`, { text: '/tool mcp_notes_add_note {"text":"list-changed"}' });
     expect((await terminalRun(call, agent.id, sent.body.runKey)).status).toBe("completed");
     expect((await toolResults(call, agent.id))[0].content).toMatchObject({ ok: true, toolName: "mcp_notes_add_note" });
-    expect(mcp.methods.filter((method) => method === "tools/list").length).toBeGreaterThan(listsBefore);
+    // The refetch runs in the background: it may land just after the run has completed.
+    await eventually(async () => mcp.methods.filter((method) => method === "tools/list").length > listsBefore, 30_000, 200);
     // GET /v1/mcp-servers never fetches: what it shows was refreshed because of the notification.
-    const server = (await call("GET", "/v1/mcp-servers")).body.data[0];
+    const server = await eventually(async () => {
+      const listed = (await call("GET", "/v1/mcp-servers")).body.data[0];
+      return listed?.toolsVersion === 2 ? listed : undefined;
+    }, 30_000, 200);
     expect(server).toMatchObject({ toolsVersion: 2, lastError: null });
     expect(server.tools.map((tool: any) => tool.name)).toContain("mcp_notes_extra");
     const refreshed = (await call("GET", "/v1/tools")).body.data as any[];

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VigilClient } from "../../src/client";
+import { dayKey } from "../../src/core/governance/budget";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
 import type { VigilServer } from "./harness";
 import { sharedServer } from "./shared-server";
@@ -101,6 +102,8 @@ describe("compaction with a remote model", () => {
     const agent = await client.createAgent({ kind: "coach", displayName: "Metered memory", model: "openai-compatible:local/m1" } as never);
     const turns = 21;
     const before = provider.requests.length;
+    // Usage counts per tenant-local day (UTC): the turns may straddle midnight, so every day they touched is summed.
+    const firstDay = dayKey(Date.now(), "UTC");
     for (let i = 0; i < turns; i++) {
       provider.enqueue(reply.text([`noted ${i}`], { prompt_tokens: 10, completion_tokens: 1 }));
       if (i === turns - 1) provider.enqueue(reply.text(["Runs ", "logged ", "for ", "days ", "0-20."], { prompt_tokens: 700, completion_tokens: 50 }));
@@ -120,7 +123,9 @@ describe("compaction with a remote model", () => {
     expect(summary.metadata).toMatchObject({ summarizer: "llm", summaryDepth: 0 });
     expect(summary.text).toBe("Runs logged for days 0-20.");
     // 21 run steps of 11 tokens each, plus the summary call's 750.
-    const usage = (await call("GET", `/v1/agents/${agent.id}/usage`)).body;
-    expect(usage.usage.tokens).toBe(turns * 11 + 750);
+    const days = [...new Set([firstDay, dayKey(Date.now(), "UTC")])];
+    let tokens = 0;
+    for (const day of days) tokens += (await call("GET", `/v1/agents/${agent.id}/usage?day=${day}`)).body.usage.tokens as number;
+    expect(tokens).toBe(turns * 11 + 750);
   });
 });

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AddressInfo, createServer as createTcpServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { eventually, LocalReceiver, raw, type VigilServer } from "./harness";
 import { sharedServer } from "./shared-server";
 
@@ -235,10 +235,12 @@ describe("OpenTelemetry export of runs (OTLP/HTTP JSON to a local receiver)", ()
 
   it("a dead collector neither slows nor fails a run: the export is retried a bounded number of times, then dropped and recorded", async () => {
     const { call, agent, runWithApproval } = await tenant("otel-dead");
-    // A port that was listening a moment ago and is closed now: connections are refused.
-    const dead = new OtlpReceiver();
-    const deadUrl = await dead.listen();
-    await dead.close();
+    // A collector that is down: every connection is dropped as soon as it is made. The port stays held meanwhile (a
+    // closed one could be taken over by another process of a busy CI machine, turning "unreachable" into an answer).
+    const dead = createTcpServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => dead.listen(0, "127.0.0.1", resolve));
+    const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
+    onTestFinished(() => new Promise<void>((resolve) => dead.close(() => resolve())));
     expect((await call("PUT", "/v1/policy", { telemetry: { otlpEndpoint: `${deadUrl}/v1/traces` } })).status).toBe(200);
     const agentId = await agent();
     const { run, runKey } = await runWithApproval(agentId, "plan my week");

@@ -62,7 +62,7 @@ describe("secrets stay secret", () => {
     await twice("agent trigger URL token", `/v1/agents/${agent.id}/trigger`, apiKey, { action: "rotate" }, (a) => new URL(a.url).searchParams.get("token")!);
 
     // Query-string credentials: a widget token on an event stream only; an API key never.
-    expect((await raw(`${server.url}/v1/agents/${agent.id}/events?access_token=${encodeURIComponent(apiKey)}`, { signal: AbortSignal.timeout(10_000) })).status).toBe(401);
+    expect((await raw(`${server.url}/v1/agents/${agent.id}/events?access_token=${encodeURIComponent(apiKey)}`, { signal: AbortSignal.timeout(30_000) })).status).toBe(401);
     expect((await raw(`${server.url}/v1/agents?access_token=${encodeURIComponent(apiKey)}`)).status).toBe(401);
     expect((await raw(`${server.url}/v1/agents/${agent.id}/messages?access_token=${encodeURIComponent(widget.token)}`)).status).toBe(401);
     const stream = await fetch(`${server.url}/v1/agents/${agent.id}/events?after=0&access_token=${encodeURIComponent(widget.token)}`, { headers: { accept: "text/event-stream" } });

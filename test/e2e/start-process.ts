@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { delay } from "./harness";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { delay, REPO_ROOT } from "./harness";
 
 /** `scripts/start.mjs` (what `npm start` runs) as a child process of the test, its output collected. */
 export interface StartedScript {
@@ -40,4 +42,19 @@ export async function interrupt(started: StartedScript): Promise<number | null> 
   const code = await Promise.race([started.exited, delay(20_000).then(() => "timeout" as const)]);
   if (code === "timeout") throw new Error(`start.mjs did not stop on SIGINT:\n${started.output()}`);
   return code;
+}
+
+/**
+ * The snapshot links the repo's node_modules, and start.mjs runs `npm ci` when the installed direct dependencies
+ * differ from package-lock.json: through the link, that would empty the node_modules every other test process of
+ * the run is using (it happened on a checkout mid-upgrade). The same check as start.mjs's, made first by the files that
+ * run it (start-script, demo-coach), fails them clearly instead. A clean clone after `npm ci` (CI) always passes it.
+ */
+export function refuseStaleNodeModules(): void {
+  const read = (path: string) => JSON.parse(readFileSync(join(REPO_ROOT, path), "utf8"));
+  if (!existsSync(join(REPO_ROOT, "node_modules", ".package-lock.json"))) return;
+  const wanted = read("package-lock.json").packages ?? {};
+  const have = read("node_modules/.package-lock.json").packages ?? {};
+  const stale = Object.keys(read("package.json").dependencies ?? {}).filter((name) => wanted[`node_modules/${name}`]?.version !== have[`node_modules/${name}`]?.version);
+  if (stale.length > 0) throw new Error(`node_modules does not match package-lock.json (${stale.join(", ")}): run npm ci first, or start.mjs would reinstall through the snapshot's linked node_modules`);
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VigilApiError, VigilClient } from "../../src/client";
 import { collectSse, delay, freePort, snapshotCheckout } from "./harness";
-import { interrupt, startScript, waitForBanner, type StartedScript } from "./start-process";
+import { interrupt, refuseStaleNodeModules, startScript, waitForBanner, type StartedScript } from "./start-process";
 
 /**
  * `npm start` runs `node scripts/start.mjs`. It is exercised in a throwaway copy of the checkout
@@ -14,6 +14,7 @@ let checkout: string;
 let port: number;
 
 beforeAll(async () => {
+  refuseStaleNodeModules();
   checkout = snapshotCheckout();
   port = await freePort();
 });
@@ -193,7 +194,7 @@ describe("npm start (scripts/start.mjs)", () => {
     await new Promise<void>((resolve) => blocker.listen(port, "127.0.0.1", resolve));
     try {
       const run = startScript(checkout, port);
-      const code = await Promise.race([run.exited, delay(15_000).then(() => "timeout" as const)]);
+      const code = await Promise.race([run.exited, delay(60_000).then(() => "timeout" as const)]);
       expect(code).toBe(1);
       expect(run.output()).toContain(`port ${port}`);
       expect(run.output()).toContain("PORT=");

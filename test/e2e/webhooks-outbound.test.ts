@@ -162,7 +162,8 @@ describe("outbound webhooks against a real receiver", () => {
     const agent = await client.createAgent({ kind: "coach", displayName: "Later" });
     // Once the live endpoint has the new agent's lifecycle.changed, the deleted one would have had it too.
     await eventually(async () => receiver.at("/ok").some((request) => JSON.parse(request.body).agentId === agent.id && request.headers["vigil-event-type"] === "lifecycle.changed"), 30_000);
-    expect((await client.webhooks.deliveries(live.id)).data.some((delivery) => delivery.status === "delivered")).toBe(true);
+    // The receiver sees the request before the server has read its answer and logged the delivery: wait for the log.
+    await eventually(async () => (await client.webhooks.deliveries(live.id)).data.some((delivery) => delivery.status === "delivered"), 30_000);
     expect(receiver.at("/gone")).toEqual([]);
     // Matching happens in the same transaction that records the event: the deleted endpoint got no delivery row at all.
     const rows = (await tenantTables()).webhook_deliveries!;

@@ -33,7 +33,8 @@ beforeAll(async () => {
   server = await DevServer.start();
   const tenant = await server.tenant("widget");
   api = tenant.client;
-  echoAgent = (await api.createAgent({ kind: "coach", displayName: "Echo", model: "builtin:echo", modelOptions: { chunkDelayMs: 40 } } as never)).id;
+  // Words 100 ms apart: a loaded browser still renders the streaming bubble in several distinct states (not one batch).
+  echoAgent = (await api.createAgent({ kind: "coach", displayName: "Echo", model: "builtin:echo", modelOptions: { chunkDelayMs: 100 } } as never)).id;
   askingAgent = (
     await api.createAgent({
       kind: "coach",

@@ -60,12 +60,12 @@ describe("agent notifications", () => {
       expect(sub.status).toBe(201);
     }
     await api("POST", `/v1/agents/${ping.id}/messages`, { key, body: { text: "serve" } });
-    // Polls gently: the per-key rate limit (100/min) would refuse a tight loop.
-    let limited: any;
-    for (const deadline = Date.now() + 25_000; !limited && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 400))) {
+    // Nine queued hops take a while on a loaded machine: a generous bound (and test timeout), polled gently enough
+    // (≤ 0.7 s apart) to stay under the per-key rate limit (100/min) the whole time.
+    const limited = await eventually(async () => {
       const audit = await api("GET", "/v1/audit?limit=200", { key });
-      limited = (audit.body.data as any[] | undefined)?.find((entry) => entry.action === "notification.cascade_limited");
-    }
+      return (audit.body.data as any[] | undefined)?.find((entry) => entry.action === "notification.cascade_limited");
+    }, 50_000, 700);
     expect(limited.detail).toMatchObject({ cascadeDepth: 9, limit: 8 });
     // The user's turn, then one subscription run per hop 1…8; nothing after the limit.
     const settled = async () => [...(await runsOf(key, ping.id)), ...(await runsOf(key, pong.id))];
@@ -73,7 +73,7 @@ describe("agent notifications", () => {
     const runs = await settled();
     expect(runs.filter((run) => run.reason === "userInitiated")).toHaveLength(1);
     expect(runs.filter((run) => run.reason === "subscription")).toHaveLength(8);
-  });
+  }, 90_000);
 
   it("changing an agent emits agentChangedNotification with kind and lifecycle subtypes", async () => {
     const { key } = await createTenant();

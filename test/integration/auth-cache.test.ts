@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { credentialTtlMs } from "../../src/http/credential-cache";
 import { api, createTenant, eventually } from "./helpers";
 
 const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
@@ -8,11 +9,14 @@ const tenantDo = (tenantId: string): any => env.TENANT.get(env.TENANT.idFromName
 describe("credentials verified in the Worker", () => {
   it("a cached API key costs no TenantDO call", async () => {
     const { key, tenantId } = await createTenant();
+    const cachedSince = Date.now();
     expect((await api("GET", "/v1/agents", { key })).status).toBe(200);
     const before = (await tenantDo(tenantId).keyLookups()) as number;
     for (let i = 0; i < 10; i++) expect((await api("GET", "/v1/agents", { key })).status).toBe(200);
-    // The pool's cache TTL is 2 s: at most one refresh if it lapsed mid-loop, never one lookup per request.
-    expect((await tenantDo(tenantId).keyLookups()) - before).toBeLessThanOrEqual(1);
+    // The pool's cache TTL is short (2 s), and a loaded machine can stretch the loop over several TTLs: the entry may be
+    // refreshed once per TTL that lapsed, never once per request.
+    const lapses = Math.ceil((Date.now() - cachedSince) / credentialTtlMs(env));
+    expect((await tenantDo(tenantId).keyLookups()) - before).toBeLessThanOrEqual(lapses);
   });
 
   it("a key revoked through this Worker stops at once; one revoked elsewhere stops within the cache TTL", async () => {

@@ -1,6 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { dayKey } from "../../src/core/governance/budget";
-import { api, createAgent, createTenant, waitForRun } from "./helpers";
+import { api, clearOfPeriodEdge, createAgent, createTenant, DAY_MS, MINUTE_MS, waitForRun } from "./helpers";
+
+// Budgets and quotas count per tenant-local day (UTC here): a test must not straddle midnight, or its second run
+// starts a fresh day (docs/decisions.md "Flake audit (session 6)"). The wait happens only in the last 30 s of a day.
+beforeEach(() => clearOfPeriodEdge(DAY_MS, 30_000), 40_000);
 
 async function putPolicy(key: string, body: Record<string, unknown>) {
   const res = await api("PUT", "/v1/policy", { key, body });
@@ -117,6 +121,8 @@ describe("tool quotas and rate limits", () => {
     const { key } = await createTenant();
     await putPolicy(key, { toolRateLimits: { list_tasks_in_scope: 1 } });
     const agent = await createAgent(key, playbook);
+    // The per-minute window is aligned to the clock: both calls must land in the same minute.
+    await clearOfPeriodEdge(MINUTE_MS, 10_000);
     await send(key, agent.id, "/tool list_tasks_in_scope {}\n/tool list_tasks_in_scope {\"limit\":5}");
     const results = await toolResults(key, agent.id);
     expect(results.map((r) => r.content.ok)).toEqual([true, false]);

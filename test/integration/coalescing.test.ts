@@ -6,7 +6,9 @@ import { api, createAgent, createTenant, eventually, waitForRun } from "./helper
 describe("per-agent wake coalescing", () => {
   it("merges autonomous wakes that queued behind a run into one run, keeping every runKey", async () => {
     const { tenantId, key } = await createTenant();
-    const agent = await createAgent(key, { modelOptions: { chunkDelayMs: 40 } });
+    // Words 300 ms apart keep the busy run in flight for seconds: long enough to see it running and to queue three
+    // wakes behind it on a loaded machine (at 40 ms it could end before the first poll saw it running).
+    const agent = await createAgent(key, { modelOptions: { chunkDelayMs: 300 } });
     const stub = env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agent.id}`));
     const busy = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "a slow conversation turn to keep the agent busy" } });
     await eventually(async () => (await api("GET", `/v1/agents/${agent.id}/runs/${busy.body.runKey}`, { key })).body.status === "running");

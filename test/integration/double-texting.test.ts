@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createTaskCommand, createTenant, eventually, openEvents, playbookAgentInCategory, readSseUntil, taskTitlesIn } from "./helpers";
 
-/** A reply streamed word by word this slowly keeps the first run in flight while the next messages arrive. */
-const SLOW = { modelOptions: { chunkDelayMs: 150 } };
+/** A reply streamed word by word this slowly (about 4 s) keeps the first run in flight while the next messages arrive, even on a loaded machine. */
+const SLOW = { modelOptions: { chunkDelayMs: 250 } };
 const LONG_TEXT = "a long first message that keeps the agent busy for a couple of seconds at least";
 const TERMINAL = ["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal", "interrupted"];
 

@@ -40,14 +40,21 @@ export async function createAgent(key: string, body: Record<string, unknown> = {
   return res.body;
 }
 
-/** Polls until `check` returns a value (runs finish asynchronously inside the agent DO); a slower `intervalMs` stays under the per-key rate limit over long waits. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+/**
+ * Polls until `check` returns a value (runs finish asynchronously inside the agent DO). The pause between polls
+ * starts at 25 ms and grows to `maxIntervalMs`: quick conditions are seen at once, while a long wait on a loaded
+ * machine stays well under the per-key Rate Limiting budget (100 per fixed 60 s period in wrangler.toml) — a 429
+ * there would hide the condition until the period ends. The default bound leaves room under the 30 s test timeout.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, maxIntervalMs = 400): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let pause = Math.min(25, maxIntervalMs);
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(maxIntervalMs, Math.ceil(pause * 1.5));
   }
 }
 
@@ -74,11 +81,11 @@ export function parseSse(text: string): Array<{ id?: number; event: string; data
     });
 }
 
-/** Reads an open SSE response until `done` says so (or the timeout), then cancels it. */
+/** Reads an open SSE response until `done` says so (or the timeout: generous, for a loaded machine), then cancels it. */
 export async function readSseUntil(
   response: Response,
   done: (frames: Array<{ id?: number; event: string; data: any }>) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 20_000,
 ): Promise<Array<{ id?: number; event: string; data: any }>> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
@@ -124,3 +131,16 @@ export const createTaskCommand = (categoryId: string, title: string) => `/tool c
 
 /** Titles of the category's journal tasks. */
 export const taskTitlesIn = async (key: string, categoryId: string) => ((await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data as any[]).map((t) => t.title);
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+/**
+ * When the clock is within `marginMs` of the next edge of a clock-aligned period (a UTC minute, a UTC day), waits until
+ * the edge has passed; returns at once otherwise. A scenario that counts inside one period (a per-minute tool limit,
+ * a daily budget) then runs inside a single period instead of straddling an edge and seeing the count reset midway.
+ */
+export async function clearOfPeriodEdge(periodMs: number, marginMs: number): Promise<void> {
+  const untilEdge = periodMs - (Date.now() % periodMs);
+  if (untilEdge < marginMs) await new Promise((resolve) => setTimeout(resolve, untilEdge + 50));
+}

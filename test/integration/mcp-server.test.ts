@@ -154,7 +154,8 @@ describe("MCP server at /v1/mcp (official client, streamable HTTP)", () => {
 
   it("send_message follows the agent's double-texting policy: reject is a run_in_progress tool error", async () => {
     const { key } = await createTenant("mcp-double-texting");
-    const agent = await createAgent(key, { doubleTexting: "reject", modelOptions: { chunkDelayMs: 150 } });
+    // Words 400 ms apart: the busy run is still in flight after the MCP client connects, even on a loaded machine.
+    const agent = await createAgent(key, { doubleTexting: "reject", modelOptions: { chunkDelayMs: 400 } });
     const busy = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "a long message that keeps this agent busy for a while", sessionId: "s1" } });
     expect(busy.status).toBe(202);
     const client = await connect(key);

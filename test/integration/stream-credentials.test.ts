@@ -55,7 +55,8 @@ describe("open event streams end with their credential", () => {
   it("an agent stream opened with a widget token closes with stream.closed {reason: token_expired} when the token expires", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
-    const { token } = await mintWidgetToken(env.VIGIL_MASTER_KEY, { sub: "visitor-1", tid: tenantId, agents: [agent.id], scope: ["agents:read", "agents:write"] }, 2);
+    // Long enough to open the stream before it expires on a loaded machine (exp has whole-second resolution).
+    const { token } = await mintWidgetToken(env.VIGIL_MASTER_KEY, { sub: "visitor-1", tid: tenantId, agents: [agent.id], scope: ["agents:read", "agents:write"] }, 6);
     const stream = await open(`/v1/agents/${agent.id}/events`, token);
     expect(stream.status).toBe(200);
     const frames = await readToEnd(stream);

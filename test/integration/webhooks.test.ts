@@ -1,7 +1,7 @@
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/worker";
-import { ADMIN, type ApiResponse } from "./helpers";
+import { ADMIN, type ApiResponse, eventually } from "./helpers";
 
 // ---------------------------------------------------------------------------------------------
 // Helpers. Requests go through the Worker's own fetch handler (router, auth, real DOs and SQLite)
@@ -44,14 +44,12 @@ async function createAgent(key: string, extra: Record<string, unknown> = {}): Pr
   return res.body;
 }
 
+/** Polls through `eventually` (backing off under the per-key rate limit, with a bound for a loaded machine). */
 async function waitForRun(key: string, agentId: string, runKey: string): Promise<any> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  return eventually(async () => {
     const res = await api("GET", `/v1/agents/${agentId}/runs/${runKey}`, { key });
-    if (res.status === 200 && !["queued", "running"].includes(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error(`run ${runKey} did not finish`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return res.status === 200 && !["queued", "running"].includes(res.body.status) ? res.body : undefined;
+  });
 }
 
 const encoder = new TextEncoder();
