@@ -6,7 +6,8 @@
 // (same measure as bench/alertness.mjs), the profile's busy share, and the top inclusive and self-time functions
 // mapped back to their source module (the bundle's `// src/...` module comments).
 //
-//   node bench/coldstart.mjs [--agents 200] [--idle-ms 15000] [--no-profile] [--out bench/results/x.cpuprofile]
+//   node bench/coldstart.mjs [--agents 200] [--idle-ms 15000] [--waves 2] [--no-profile] [--out /tmp/x.cpuprofile]
+//   node bench/coldstart.mjs --analyze /tmp/x.cpuprofile --agents 200
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import os from "node:os";
@@ -25,7 +26,8 @@ const option = (name, fallback) => {
 const agentCount = Number(option("--agents", "200"));
 const idleMs = Number(option("--idle-ms", "15000"));
 const profile = !argv.includes("--no-profile");
-const outFile = option("--out", join(repoDir, "bench", "results", `coldstart-${Date.now()}.cpuprofile`));
+// Outside the repo by default: profiles and their bundle copy are large and not results to keep.
+const outFile = option("--out", join(os.tmpdir(), `vigil-coldstart-${Date.now()}.cpuprofile`));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (line) => console.log(line);
 
