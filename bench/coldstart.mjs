@@ -1,0 +1,280 @@
+#!/usr/bin/env node
+// Cold-start probe (issue 12 §7): where a fan-out wave's time goes. Starts its own wrangler dev (bench/lib/server.mjs),
+// creates one tenant with N agents each holding one matching subscription, lets them go idle (so each wake starts an
+// evicted object, as in the alertness bench), then takes a CPU profile of the workerd isolate over the wave through
+// its inspector (Chrome DevTools protocol: Profiler.start/stop) while one journal write wakes all N. Prints wakes/s
+// (same measure as bench/alertness.mjs), the profile's busy share, and the top inclusive and self-time functions
+// mapped back to their source module (the bundle's `// src/...` module comments).
+//
+//   node bench/coldstart.mjs [--agents 200] [--idle-ms 15000] [--waves 2] [--no-profile] [--out /tmp/x.cpuprofile]
+//   node bench/coldstart.mjs --analyze /tmp/x.cpuprofile --agents 200
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client, openSse } from "./lib/client.mjs";
+import { startWrangler } from "./lib/server.mjs";
+import { fmt, summarize } from "./lib/stats.mjs";
+
+const repoDir = dirname(dirname(fileURLToPath(import.meta.url)));
+const argv = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const agentCount = Number(option("--agents", "200"));
+const idleMs = Number(option("--idle-ms", "15000"));
+const profile = !argv.includes("--no-profile");
+// Outside the repo by default: profiles and their bundle copy are large and not results to keep.
+const outFile = option("--out", join(os.tmpdir(), `vigil-coldstart-${Date.now()}.cpuprofile`));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (line) => console.log(line);
+
+async function pool(items, limit, fn) {
+  const out = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i], i);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/**
+ * A minimal CDP session with workerd's own inspector (Node ≥ 22 has a global WebSocket). wrangler's inspector proxy
+ * (`--inspector-port`) refused a scripted session, so the workerd started with `--inspector-addr=127.0.0.1:0` is
+ * found in the server's process group and its listening ports probed for `/json/list`.
+ */
+async function inspector(groupId) {
+  const ps = execFileSync("ps", ["-o", "pid=,args=", "-g", String(groupId)], { encoding: "utf8" });
+  const pid = ps.split("\n").find((l) => l.includes("--inspector-addr"))?.trim().split(/\s+/)[0];
+  const ports = execFileSync("ss", ["-ltnp"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(`pid=${pid},`)).map((l) => /127\.0\.0\.1:(\d+)/.exec(l)?.[1]);
+  const open = (url) =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(url);
+      ws.onopen = () => resolve(ws);
+      ws.onerror = () => resolve(null);
+      setTimeout(() => resolve(null), 3_000);
+    });
+  // workerd's first session on the inspector never answered (tried: before any request, during a stream, after one);
+  // a second session opened beside it does. The first is kept open until the end.
+  let ws = null;
+  let first = null;
+  for (const port of ports) {
+    first = await open(`ws://127.0.0.1:${port}/core:user:vigil`);
+    if (!first) continue;
+    ws = await open(`ws://127.0.0.1:${port}/core:user:vigil`);
+    break;
+  }
+  if (!ws) throw new Error("workerd inspector not found");
+  let id = 0;
+  const waiting = new Map();
+  ws.onmessage = (msg) => {
+    if (process.env.CDP_DEBUG) log(`  cdp ← ${String(msg.data).slice(0, 160)}`);
+    const data = JSON.parse(msg.data);
+    if (data.id && waiting.has(data.id)) {
+      waiting.get(data.id)(data);
+      waiting.delete(data.id);
+    }
+  };
+  const send = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const mid = ++id;
+      waiting.set(mid, (data) => (data.error ? reject(new Error(`${method}: ${JSON.stringify(data.error)}`)) : resolve(data.result)));
+      ws.send(JSON.stringify({ id: mid, method, params }));
+      setTimeout(() => waiting.has(mid) && reject(new Error(`${method}: no answer`)), 30_000);
+    });
+  return { send, close: () => (ws.close(), first.close()), title: ws.url };
+}
+
+/** CPU seconds (user + system) of every process in the server's group, by command (workerd, node). */
+function groupCpu(groupId) {
+  const ps = execFileSync("ps", ["-o", "pid=,args=", "-g", String(groupId)], { encoding: "utf8" });
+  const out = {};
+  for (const line of ps.split("\n").filter(Boolean)) {
+    const [pid, cmd] = line.trim().split(/\s+/);
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks (100/s)
+      const name = `${cmd.split("/").pop()}${line.includes("--inspector-addr") ? " (user worker)" : ""}`;
+      out[name] = (out[name] ?? 0) + seconds;
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Line → source module, from the esbuild bundle's `// src/path.ts` comments. */
+function moduleMap(bundleText) {
+  const starts = [];
+  bundleText.split("\n").forEach((line, i) => {
+    const m = /^\/\/ ((?:src|node_modules|migrations)\/\S+)$/.exec(line);
+    if (m) starts.push([i, m[1].replace(/^node_modules\/(\.pnpm\/)?/, "npm:")]);
+  });
+  return (line) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    let found = "?";
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid][0] <= line) (found = starts[mid][1]), (lo = mid + 1);
+      else hi = mid - 1;
+    }
+    return found.startsWith("npm:") ? found.split("/").slice(0, found.startsWith("npm:@") ? 2 : 1).join("/") : found;
+  };
+}
+
+function analyze(prof, moduleOf) {
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const label = (n) => {
+    const f = n.callFrame;
+    const mod = f.url.endsWith("worker.js") ? moduleOf(f.lineNumber) : f.url || "(native)";
+    return `${f.functionName || "(anonymous)"} [${mod}]`;
+  };
+  const self = new Map();
+  const incl = new Map();
+  const selfModule = new Map();
+  let total = 0;
+  let idle = 0;
+  for (let i = 0; i < prof.samples.length; i++) {
+    // The sampler only runs while the isolate holds its lock: a gap far above the interval is time the isolate was
+    // not running JavaScript (idle, or another isolate), not the previous sample's function.
+    const gap = (prof.timeDeltas[i + 1] ?? 0) / 1000;
+    const dt = Math.min(gap, 1);
+    idle += gap - dt;
+    total += gap;
+    const node = byId.get(prof.samples[i]);
+    const name = node.callFrame.functionName;
+    if (name === "(idle)" || name === "(program)") {
+      if (name === "(idle)") idle += dt;
+      self.set(name, (self.get(name) ?? 0) + dt);
+      continue;
+    }
+    const l = label(node);
+    self.set(l, (self.get(l) ?? 0) + dt);
+    const mod = /\[(.*)\]$/.exec(l)[1];
+    selfModule.set(mod, (selfModule.get(mod) ?? 0) + dt);
+    const seen = new Set();
+    for (let id = node.id; id !== undefined; id = parent.get(id)) {
+      const k = label(byId.get(id));
+      if (seen.has(k)) continue;
+      seen.add(k);
+      incl.set(k, (incl.get(k) ?? 0) + dt);
+    }
+  }
+  const top = (map, count) => [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, count);
+  return { total, idle, self: top(self, 40), incl: top(incl, 60), selfModule: top(selfModule, 25) };
+}
+
+function report(prof, bundle, agents) {
+  const a = analyze(prof, moduleMap(bundle));
+  const busy = a.total - a.idle;
+  log(`\nprofile: ${fmt(a.total, 0)} ms sampled, ${fmt(busy, 0)} ms running JavaScript (${fmt((100 * busy) / a.total, 0)} %); per woken agent ${fmt(busy / agents, 1)} ms`);
+  log("\nself time by module (ms):");
+  for (const [k, v] of a.selfModule) log(`  ${fmt(v, 0).padStart(7)}  ${fmt((100 * v) / busy, 1).padStart(5)} %  ${k}`);
+  log("\ninclusive (ms):");
+  for (const [k, v] of a.incl) log(`  ${fmt(v, 0).padStart(7)}  ${fmt((100 * v) / busy, 1).padStart(5)} %  ${k}`);
+  log("\nself (ms):");
+  for (const [k, v] of a.self) log(`  ${fmt(v, 0).padStart(7)}  ${k}`);
+}
+
+// Re-analysis of a saved profile: --analyze <file.cpuprofile> (its bundle is saved beside it as <file>.worker.js).
+if (option("--analyze")) {
+  const file = option("--analyze");
+  report(JSON.parse(readFileSync(file, "utf8")), readFileSync(`${file}.worker.js`, "utf8"), agentCount);
+  process.exit(0);
+}
+
+const server = await startWrangler({
+  repoDir,
+  vars: { VIGIL_BENCH: "enabled", VIGIL_RATE_LIMITS: JSON.stringify({ requestsPerMinutePerKey: 1_000_000, turnsPerMinutePerAgent: 1_000_000 }) },
+});
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.stop().then(() => process.exit(130)));
+try {
+  log(`wrangler dev on ${server.baseUrl}; load ${os.loadavg().map((v) => v.toFixed(1)).join(" / ")}`);
+  // Connected before any request: a session opened while a stream was live ended the stream and got no answers.
+  const cdp = profile ? await inspector(server.pid) : null;
+  if (cdp) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  }
+  const operator = new Client(server.baseUrl, server.adminToken);
+  const { body: tenant } = await operator.call("POST", "/v1/tenants", { name: `coldstart ${Date.now()}` });
+  const c = operator.withToken(tenant.apiKey);
+  const gym = (await c.call("POST", "/v1/journal/categories", { name: "gym" })).body.id;
+  const created = performance.now();
+  const agents = await pool(Array.from({ length: agentCount }, (_, i) => i), 8, async (i) => (await c.call("POST", "/v1/agents", { kind: "bench-coach", displayName: `coach ${i}` })).body.id);
+  const createMs = performance.now() - created;
+  log(`${agentCount} agents created in ${fmt(createMs / 1000, 1)} s (${fmt(createMs / agentCount, 1)} ms each, 8 in flight)`);
+  const items = agents.map((agentId) => ({ agentId, spec: { tokens: [{ tokenClass: "semanticKey", tokenValue: "TASK" }], predicate: { eq: ["task.categoryId", gym] } } }));
+  await c.call("POST", "/__bench/tenant/alertness", { op: "subscribe", items }, { expect: [200] });
+  log(`idle ${idleMs} ms (local eviction)…`);
+  await sleep(idleMs);
+
+  // One wave: a journal write matching every agent; completion counted on the tenant stream (bench/alertness.mjs).
+  async function wave(label, profiled) {
+    const expected = new Set(agents);
+    const terminal = new Map();
+    let resolveAll;
+    const allDone = new Promise((r) => (resolveAll = r));
+    const { eventsHead } = (await c.call("POST", "/__bench/tenant/alertness", { op: "counts" }, { expect: [200] })).body;
+    const sse = openSse(`${server.baseUrl}/v1/events/stream?after=${eventsHead}`, c.token, (frame) => {
+      if (frame.event !== "run.completed" && frame.event !== "run.failed") return;
+      const event = frame.data;
+      if (!expected.has(event?.agentId)) return;
+      const seen = terminal.get(event.agentId) ?? [];
+      seen.push({ runKey: event.runKey, run: event.data.run ?? {} });
+      terminal.set(event.agentId, seen);
+      if (terminal.size === expected.size) resolveAll();
+    });
+    await sse.ready;
+    sse.done.catch((err) => log(`tenant stream ended: ${err?.message ?? err}`));
+    if (profiled) await cdp.send("Profiler.start");
+    if (profiled) log(`profiling ${cdp.title}`);
+    const cpuBefore = groupCpu(server.pid);
+    const startedWall = Date.now();
+    const post = await c.call("POST", "/v1/journal/tasks", { title: `leg day (${label})`, categoryId: gym });
+    log(`journal POST answered in ${fmt(post.ms, 0)} ms`);
+    await Promise.race([allDone, sleep(Number(option("--wave-timeout-ms", "240000")))]);
+    const seenMs = Date.now() - startedWall;
+    const cpuAfter = groupCpu(server.pid);
+    log(`${label} wave: CPU of the server's processes over ${fmt(seenMs / 1000, 1)} s wall: ${Object.entries(cpuAfter).map(([k, v]) => `${k} ${fmt(v - (cpuBefore[k] ?? 0), 2)} s`).join(", ")}`);
+    const prof = profiled ? (await cdp.send("Profiler.stop")).profile : null;
+    await sleep(2_000);
+    sse.close();
+    const first = [...terminal.values()].map((s) => s[0].run);
+    const ended = first.map((r) => Date.parse(r.endedAt) - startedWall).filter(Number.isFinite);
+    const enq = first.map((r) => Date.parse(r.enqueuedAt) - startedWall).filter(Number.isFinite);
+    const extra = [...terminal.values()].filter((s) => new Set(s.map((r) => r.runKey)).size !== 1 || s.length !== 1).length;
+    const last = Math.max(...ended);
+    log(`${label} wave: terminal ${terminal.size}/${agentCount}, agents with ≠ 1 run: ${extra}; all seen after ${fmt(seenMs / 1000, 1)} s`);
+    log(`${label} wave: wakes/s = ${fmt(terminal.size / (last / 1000), 1)} (last endedAt ${fmt(last / 1000, 1)} s after the POST)`);
+    log(`enqueuedAt after POST (ms): ${JSON.stringify(summarize(enq))}`);
+    log(`endedAt after POST (ms):    ${JSON.stringify(summarize(ended))}`);
+    return prof;
+  }
+  const prof = await wave("cold", Boolean(cdp));
+  // A second wave right after: the same agents, now started (none idle past the 10 s local eviction).
+  const warm = Number(option("--waves", "1")) > 1 ? await wave("warm", Boolean(cdp)) : null;
+  if (warm) {
+    writeFileSync(`${outFile}.warm`, JSON.stringify(warm));
+    const a = analyze(warm, () => "?");
+    log(`warm wave profile: ${fmt(a.total - a.idle, 0)} ms running JavaScript of ${fmt(a.total, 0)} ms; per woken agent ${fmt((a.total - a.idle) / agentCount, 1)} ms`);
+  }
+  if (prof) {
+    mkdirSync(dirname(outFile), { recursive: true });
+    writeFileSync(outFile, JSON.stringify(prof));
+    const bundle = readFileSync(join(server.workDir, "bundle", "worker.js"), "utf8");
+    writeFileSync(`${outFile}.worker.js`, bundle);
+    report(prof, bundle, agentCount);
+    log(`→ ${outFile}`);
+  }
+  cdp?.close();
+} finally {
+  const stopped = await server.stop();
+  if (stopped.orphans.length) console.error(`left: ${stopped.orphans.join(", ")}`);
+}
