@@ -446,11 +446,4 @@ export async function runEndOnTenantStream(client: VigilClient, agentId: string,
   throw new Error(`no run.completed / run.failed for ${runKey} on the tenant stream within ${timeoutMs} ms`);
 }
 
-/**
- * When the clock is within `marginMs` of the next edge of a clock-aligned period (the Rate Limiting binding counts
- * fixed 60 s periods aligned to the wall clock), waits until the edge has passed; returns at once otherwise.
- */
-export async function clearOfPeriodEdge(periodMs: number, marginMs: number): Promise<void> {
-  const untilEdge = periodMs - (Date.now() % periodMs);
-  if (untilEdge < marginMs) await delay(untilEdge + 50);
-}
+export { clearOfPeriodEdge } from "../support/period-edge";

@@ -132,15 +132,4 @@ export const createTaskCommand = (categoryId: string, title: string) => `/tool c
 /** Titles of the category's journal tasks. */
 export const taskTitlesIn = async (key: string, categoryId: string) => ((await api("GET", `/v1/journal/tasks?categoryId=${categoryId}`, { key })).body.data as any[]).map((t) => t.title);
 
-export const MINUTE_MS = 60_000;
-export const DAY_MS = 86_400_000;
-
-/**
- * When the clock is within `marginMs` of the next edge of a clock-aligned period (a UTC minute, a UTC day), waits until
- * the edge has passed; returns at once otherwise. A scenario that counts inside one period (a per-minute tool limit,
- * a daily budget) then runs inside a single period instead of straddling an edge and seeing the count reset midway.
- */
-export async function clearOfPeriodEdge(periodMs: number, marginMs: number): Promise<void> {
-  const untilEdge = periodMs - (Date.now() % periodMs);
-  if (untilEdge < marginMs) await new Promise((resolve) => setTimeout(resolve, untilEdge + 50));
-}
+export { clearOfPeriodEdge, DAY_MS, MINUTE_MS } from "../support/period-edge";
