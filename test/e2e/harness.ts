@@ -430,20 +430,28 @@ export abstract class LocalReceiver {
 }
 
 /**
- * Waits for a run's end (run.completed / run.failed) on the tenant stream, within `timeoutMs`. The stream is served by
- * the TenantDO from the events agents forward to it, so waiting this way never touches the agent: a test proving an
- * agent finished on its own (its alarms) waits on the real condition instead of sleeping past a guessed deadline.
+ * Waits until the tenant has counted at least `count` finished runs (`vigil_runs_total`, any outcome, on
+ * GET /v1/metrics) and returns when it saw them. The counters are the TenantDO's own, fed by each run's report, so
+ * reading them never touches an agent: a test proving an agent finished on its own (its alarms) waits on the real
+ * condition instead of sleeping past a guessed deadline. The tenant event stream would not do: its replay hydrates
+ * agent events from the agent itself, which activates it and runs the recovery that the alarm is meant to prove.
  */
-export async function runEndOnTenantStream(client: VigilClient, agentId: string, runKey: string, timeoutMs: number): Promise<{ type: string; receivedAt: number }> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    for await (const event of client.events.stream({ agentId, signal, reconnect: { initialDelayMs: 200, maxDelayMs: 1_000, maxAttempts: 1_000 } })) {
-      if (event.runKey === runKey && (event.type === "run.completed" || event.type === "run.failed")) return { type: event.type, receivedAt: Date.now() };
+export async function tenantRunsEnded(baseUrl: string, apiKey: string, count: number, timeoutMs: number): Promise<{ ended: number; seenAt: number }> {
+  const deadline = Date.now() + timeoutMs;
+  let ended = 0;
+  while (Date.now() < deadline) {
+    const res = await fetch(`${baseUrl}/v1/metrics`, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(30_000) }).catch(() => null);
+    if (res?.status === 200) {
+      ended = (await res.text())
+        .split("\n")
+        .filter((line) => line.startsWith("vigil_runs_total{"))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+      if (ended >= count) return { ended, seenAt: Date.now() };
     }
-  } catch (error) {
-    if (!signal.aborted) throw error;
+    // Well under the per-key Rate Limiting budget over the longest wait.
+    await delay(1_000);
   }
-  throw new Error(`no run.completed / run.failed for ${runKey} on the tenant stream within ${timeoutMs} ms`);
+  throw new Error(`the tenant counted ${ended} finished runs, not ${count}, within ${timeoutMs} ms`);
 }
 
 export { clearOfPeriodEdge } from "../support/period-edge";
