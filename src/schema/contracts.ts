@@ -130,6 +130,8 @@ export interface AgentRunActivity {
   stateRevision: number;
   messageIds: string[];
   cascadeDepth?: number;
+  /** The agent's report-part number: the tenant records each part once, however often a crash makes it re-sent. */
+  seq?: number;
 }
 
 /** AgentDO → TenantDO: how a wake's run ended, for the tenant's metrics. */
@@ -141,6 +143,8 @@ export interface RunOutcome {
   outputTokens: number;
   /** Provider cost of the run in micro-USD (RunTrace usage rows); 0 for the builtin models. */
   costMicros?: number;
+  /** The agent's report-part number (see AgentRunActivity.seq). */
+  seq?: number;
 }
 
 /** AgentDO → TenantDO (`reportRun`): one agent run's report; lists may be empty (events only, between runs). */

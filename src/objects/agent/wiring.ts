@@ -98,6 +98,7 @@ export class AgentWiring {
       load: (agent) => this.tenant().agentSnapshot(agent),
       maxAgeMs: config.snapshot.maxAgeSeconds * 1_000,
     });
+    this.faults = new FaultSeam(testSeamsEnabled(this.env), (point) => new InjectedCrash(`injected crash at ${point}`));
     this.forwarder = new EventForwarder({
       db: this.db,
       agentId: () => this.agentId(),
@@ -108,11 +109,15 @@ export class AgentWiring {
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
       hydrate: (rows) => this.events.hydrate(rows),
+      cut: (point) => {
+        if (!this.faults.consume(point)) return false;
+        this.ctx.abort(`injected crash at ${point}`);
+        return true;
+      },
     });
     this.profile = new AgentProfile(this.db, this.events);
     this.history = new History(this.db, this.events, () => this.agentId());
     this.inbox = new WakeInbox(this.db, this.events);
-    this.faults = new FaultSeam(testSeamsEnabled(this.env), (point) => new InjectedCrash(`injected crash at ${point}`));
     this.actions = new ActionStore(this.db);
     this.interrupts = new Interrupts({
       inbox: this.inbox,

@@ -202,9 +202,11 @@ export class TenantWiring {
       cancelOpenWork: (agentId) => this.approvals.wakeSagas(this.decisions.cancelForAgent(agentId)).then(() => undefined),
     });
     this.runReports = new RunReports({
+      db: this.db,
       feed: this.feed,
       metrics: this.metrics,
-      activityRan: (agent, activity) => this.agentActivity.ran(agent, activity),
+      recordActivity: (agent, activity) => this.agentActivity.recordRun(agent, activity),
+      dispatch,
       snapshotVersion: () => this.snapshots.version(),
       tenantId: () => this.tenant()?.id ?? "",
     });

@@ -10,6 +10,16 @@ import type { AgentDb } from "../types";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
 const CURSOR_KEY = "tenant-stream:forwarded-seq";
+/** The report parts not yet acknowledged (same table): kept until the tenant answered, so a crash loses none. */
+const PENDING_KEY = "tenant-report:pending";
+
+interface PendingReport {
+  agent: RunReport["agent"];
+  activities: AgentRunActivity[];
+  outcomes: RunOutcome[];
+  /** The number the next part gets; the tenant skips parts numbered at or below the last it recorded. */
+  nextSeq: number;
+}
 const BATCH = 200;
 
 export interface ForwarderDeps {
@@ -23,6 +33,8 @@ export interface ForwarderDeps {
   holding: () => boolean;
   /** The tenant's snapshot version, as the report's answer carried it. */
   onSnapshotVersion: (version: number) => void;
+  /** Test seam (VIGIL_FAULTS only): true resets the object right there, before a report leaves or before its answer is kept, as a crash would. */
+  cut: (point: "agent.report.beforeSend" | "agent.report.beforeAck") => boolean;
   /** Stored rows → events as appended (stored events refer to messages and runs; ./event-refs.ts). */
   hydrate: (rows: ReadonlyArray<typeof schema.events.$inferSelect>) => AgentEvent[];
 }
@@ -37,17 +49,16 @@ export interface ForwarderDeps {
  *
  * Issue 12 §2: while a run is under way (or ready to start) nothing is sent; the run's end sends its
  * events together with its activity notifications, its outcome and the DO calls counted in this
- * isolate — one `reportRun` call per run. Activities and outcomes are best effort (memory only), as
- * the separate calls they replace were.
+ * isolate — one `reportRun` call per run. Activities and outcomes are stored until the tenant answered
+ * (a crash between a run's end and its report would otherwise lose its subscribers' wakes and its
+ * metrics). Each part is numbered, and the tenant records a part once: a report re-sent because the
+ * agent crashed before it saw the answer adds nothing.
  */
 export class EventForwarder {
   private flushing: Promise<void> | null = null;
   private again = false;
   /** A run ended: the next flush goes out even if another run is about to start. */
   private forced = false;
-  private agent: RunReport["agent"] = null;
-  private activities: AgentRunActivity[] = [];
-  private outcomes: RunOutcome[] = [];
 
   constructor(private readonly deps: ForwarderDeps) {}
 
@@ -58,13 +69,14 @@ export class EventForwarder {
 
   /** A completed run's notifications for subscribers (sent with the run's report). */
   addActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
-    this.agent = agent;
-    this.activities.push(activity);
+    const pending = this.pending();
+    this.setPending({ ...pending, agent, activities: [...pending.activities, { ...activity, seq: pending.nextSeq }], nextSeq: pending.nextSeq + 1 });
   }
 
   /** A terminal run's outcome for the tenant's metrics (sent with the run's report). */
   addOutcome(outcome: RunOutcome): void {
-    this.outcomes.push(outcome);
+    const pending = this.pending();
+    this.setPending({ ...pending, outcomes: [...pending.outcomes, { ...outcome, seq: pending.nextSeq }], nextSeq: pending.nextSeq + 1 });
   }
 
   /** A run settled: its report goes out now. */
@@ -107,20 +119,25 @@ export class EventForwarder {
     const events = this.deps
       .hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))
       .map((event): ForwardedAgentEvent => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
-    const report: RunReport = { events, agent: this.agent, activities: this.activities, outcomes: this.outcomes, calls: [] };
-    this.activities = [];
-    this.outcomes = [];
+    const pending = this.pending();
+    const report: RunReport = { events, agent: pending.agent, activities: pending.activities, outcomes: pending.outcomes, calls: [] };
     if (events.length > 0 || report.activities.length > 0 || report.outcomes.length > 0) {
       const tenantId = this.deps.tenantId();
       report.calls = takeDoCalls(tenantId);
+      if (this.deps.cut("agent.report.beforeSend")) {
+        restoreDoCalls(tenantId, report.calls);
+        return;
+      }
       const sent = await this.deps.send(agentId, report).catch((error: unknown) => ({ ok: false as const, code: String(error) }));
       if (!sent.ok) {
-        // Nothing is lost by a refused or failed report: the events stay after the cursor; the rest rides on the next one.
+        // Nothing is lost by a refused or failed report: the events stay after the cursor, the rest stays pending.
         restoreDoCalls(tenantId, report.calls);
-        this.activities.unshift(...report.activities);
-        this.outcomes.unshift(...report.outcomes);
         throw new Error(`tenant refused the report: ${sent.code}`);
       }
+      if (this.deps.cut("agent.report.beforeAck")) return;
+      // Only what was sent: a run that ended while the report was in flight keeps its parts for the next one.
+      const now = this.pending();
+      this.setPending({ ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) });
       this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
     // Only forward: the cursor may have moved on while the report was in flight.
@@ -132,6 +149,17 @@ export class EventForwarder {
     const row = this.deps.db.select().from(schema.counters).where(eq(schema.counters.key, CURSOR_KEY)).get();
     const seq = row?.state.seq;
     return typeof seq === "number" ? seq : 0;
+  }
+
+  private pending(): PendingReport {
+    const state = this.deps.db.select().from(schema.counters).where(eq(schema.counters.key, PENDING_KEY)).get()?.state as Partial<PendingReport> | undefined;
+    return { agent: state?.agent ?? null, activities: state?.activities ?? [], outcomes: state?.outcomes ?? [], nextSeq: state?.nextSeq ?? 1 };
+  }
+
+  /** One row per agent, kept when empty: it holds the part numbering. */
+  private setPending(pending: PendingReport): void {
+    const state = pending as unknown as Record<string, unknown>;
+    this.deps.db.insert(schema.counters).values({ key: PENDING_KEY, state }).onConflictDoUpdate({ target: schema.counters.key, set: { state } }).run();
   }
 
   private setCursor(seq: number): void {

@@ -40,7 +40,7 @@ export interface RunLoopDeps {
   httpTools(): Promise<HttpToolGate[]>;
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
   announce(activity: { stateRevision: number; messageIds: string[]; cascadeDepth: number }): void;
-  /** Tells the tenant a run reached a terminal status (metrics counters); best effort. */
+  /** Tells the tenant a run reached a terminal status (metrics counters), with the run's report (kept until the tenant answered). */
   recordOutcome?(outcome: { status: RunStatus; reason: string; toolCalls: number; inputTokens: number; outputTokens: number; costMicros?: number }): void;
   /** After each inbox item was handled (`parked`: the run waits for a saga): what the tenant must learn goes out in one report. */
   runSettled?(runKey: string, parked: boolean): void;

@@ -6,4 +6,4 @@ export { TenantMetrics } from "./metrics";
 export { type AttemptReport, OutboundDeliveries, type PreparedAttempt } from "./outbound-webhooks";
 export { type ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
 export { type EndpointCreation, WebhookEndpoints } from "./webhook-endpoints";
-export { RunReports } from "./run-reports";
+export { reportedPartKey, RunReports } from "./run-reports";

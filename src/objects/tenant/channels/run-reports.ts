@@ -1,15 +1,24 @@
+import { eq } from "drizzle-orm";
+import { counters } from "../../../db/common-schema";
 import type { Agent } from "../../../schema/agents/agents";
 import type { Result } from "../../../core/runtime/result";
 import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/contracts";
 import { takeDoCalls } from "../../shared/call-meter";
 import type { EventFeed } from "./event-feed";
 import type { TenantMetrics } from "./metrics";
+import type { TenantDb } from "../types";
+
+/** The highest report-part number recorded for an agent (tenant `counters`; removed when the agent is erased). */
+export const reportedPartKey = (agentId: string) => `run-report:${agentId}`;
 
 export interface RunReportsDeps {
+  db: TenantDb;
   feed: EventFeed;
   metrics: TenantMetrics;
   /** agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
-  activityRan(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void>;
+  recordActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void;
+  /** Queues the wakes the recorded notification batches match (after they committed). */
+  dispatch(): Promise<void>;
   snapshotVersion(): number;
   tenantId(): string;
 }
@@ -28,10 +37,22 @@ export class RunReports {
    */
   async record(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
     const recorded = report.events.length > 0 ? await this.deps.feed.recordAgentEvents(agentId, report.events) : 0;
-    if (report.agent) for (const activity of report.activities) await this.deps.activityRan(report.agent, activity);
-    for (const outcome of report.outcomes) this.deps.metrics.recordRunOutcome(outcome);
+    // From here to the dispatch nothing awaits: the part numbers, the notifications and the counters commit together.
+    const last = this.lastReportedPart(agentId);
+    const fresh = <T extends { seq?: number }>(parts: T[]) => parts.filter((part) => part.seq === undefined || part.seq > last);
+    const activities = report.agent ? fresh(report.activities) : [];
+    const top = Math.max(last, ...[...report.activities, ...report.outcomes].map((part) => part.seq ?? 0));
+    if (top > last) this.deps.db.insert(counters).values({ key: reportedPartKey(agentId), state: { seq: top } }).onConflictDoUpdate({ target: counters.key, set: { state: { seq: top } } }).run();
+    for (const activity of activities) this.deps.recordActivity(report.agent!, activity);
+    for (const outcome of fresh(report.outcomes)) this.deps.metrics.recordRunOutcome(outcome);
     this.deps.metrics.recordDoCalls([...report.calls, ...takeDoCalls(this.deps.tenantId())]);
+    if (activities.length > 0) await this.deps.dispatch();
     return { ok: true, recorded, snapshotVersion: this.deps.snapshotVersion() };
+  }
+
+  private lastReportedPart(agentId: string): number {
+    const seq = this.deps.db.select().from(counters).where(eq(counters.key, reportedPartKey(agentId))).get()?.state.seq;
+    return typeof seq === "number" ? seq : 0;
   }
 
   /** The Prometheus text exposition; `calls` are the DO calls the reading isolate counted for this tenant. */

@@ -34,7 +34,8 @@ export interface AgentActivityDeps {
 /**
  * What agents report to their tenant: record changes (directory snapshot + agentChangedNotification)
  * and completed runs (agentStateChanged + agentMessageAppended), so agents can follow each other.
- * `changed` and `ran` dispatch the recorded batches after they commit.
+ * `changed` dispatches the recorded batches after they commit; a run's activity is recorded with its
+ * report (channels/run-reports.ts), which dispatches.
  */
 export class AgentActivity {
   constructor(private readonly deps: AgentActivityDeps) {}
@@ -43,12 +44,6 @@ export class AgentActivity {
   async changed(agent: Agent, parentId: string | null): Promise<void> {
     this.recordChange(agent, parentId);
     if (agent.lifecycle === "destroyed") await this.deps.cancelOpenWork(agent.id);
-    await this.deps.dispatch();
-  }
-
-  /** After a run, so agents can follow each other. */
-  async ran(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): Promise<void> {
-    this.recordRun(agent, activity);
     await this.deps.dispatch();
   }
 

@@ -4,6 +4,7 @@ import * as schema from "../../../db/tenant-schema";
 import type { Migrations } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { logEvent } from "../../../log";
+import { reportedPartKey } from "../channels";
 
 /** The TENANT-namespace object that keeps the operator's audit of tenant erasures (it is never a tenant: tenant ids are `t` + 16 chars). */
 export const OPERATOR_AUDIT_OBJECT = "operator:audit";
@@ -29,6 +30,8 @@ export function forgetAgent(db: TenantDb, storage: DurableObjectStorage, agentId
     storage.sql.exec(`DELETE FROM ${quoted} WHERE agent_id = ?`, agentId);
     removed[table] = n;
   }
+  const reported = db.delete(schema.counters).where(eq(schema.counters.key, reportedPartKey(agentId))).returning({ key: schema.counters.key }).all();
+  if (reported.length > 0) removed.counters = reported.length;
   const directory = db.delete(schema.agentDirectory).where(eq(schema.agentDirectory.id, agentId)).returning({ id: schema.agentDirectory.id }).all();
   if (directory.length > 0) removed.agent_directory = directory.length;
   return removed;
