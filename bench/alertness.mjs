@@ -23,6 +23,7 @@
 import { createHmac } from "node:crypto";
 import os from "node:os";
 import { openSse } from "./lib/client.mjs";
+import { pool } from "./lib/pool.mjs";
 import { fmt, median, percentile, summarize, table } from "./lib/stats.mjs";
 
 export const defaults = {
@@ -62,21 +63,6 @@ export const defaults = {
 const TERMINAL = new Set(["completed", "skipped_sleeping", "skipped_destroyed", "failed_terminal"]);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const n = (v) => v.toLocaleString("en-US");
-
-/** Runs `fn` over `items` with at most `limit` in flight; results in item order. */
-async function pool(items, limit, fn) {
-  const out = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= items.length) return;
-      out[i] = await fn(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 const semanticKey = (value) => ({ tokenClass: "semanticKey", tokenValue: value });
 const entityId = (value) => ({ tokenClass: "entityId", tokenValue: value });

@@ -14,6 +14,7 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, openSse } from "./lib/client.mjs";
+import { pool } from "./lib/pool.mjs";
 import { startWrangler } from "./lib/server.mjs";
 import { fmt, summarize } from "./lib/stats.mjs";
 
@@ -30,16 +31,6 @@ const profile = !argv.includes("--no-profile");
 const outFile = option("--out", join(os.tmpdir(), `vigil-coldstart-${Date.now()}.cpuprofile`));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (line) => console.log(line);
-
-async function pool(items, limit, fn) {
-  const out = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i], i);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /**
  * A minimal CDP session with workerd's own inspector (Node ≥ 22 has a global WebSocket). wrangler's inspector proxy

@@ -440,9 +440,9 @@ export async function tenantRunsEnded(baseUrl: string, apiKey: string, count: nu
   const deadline = Date.now() + timeoutMs;
   let ended = 0;
   while (Date.now() < deadline) {
-    const res = await fetch(`${baseUrl}/v1/metrics`, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(30_000) }).catch(() => null);
+    const res = await raw(`${baseUrl}/v1/metrics`, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(30_000) }).catch(() => null);
     if (res?.status === 200) {
-      ended = (await res.text())
+      ended = res.text
         .split("\n")
         .filter((line) => line.startsWith("vigil_runs_total{"))
         .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);

@@ -136,8 +136,10 @@ export class EventForwarder {
       }
       if (this.deps.cut("agent.report.beforeAck")) return;
       // Only what was sent: a run that ended while the report was in flight keeps its parts for the next one.
-      const now = this.pending();
-      this.setPending({ ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) });
+      if (report.activities.length > 0 || report.outcomes.length > 0) {
+        const now = this.pending();
+        this.setPending({ ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) });
+      }
       this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
     // Only forward: the cursor may have moved on while the report was in flight.
