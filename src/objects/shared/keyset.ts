@@ -26,6 +26,8 @@ export interface KeysetQuery<T extends SQLiteTable> {
   limit: number;
   /** The position of the previous page's last row: the page starts strictly after it in `order`. */
   from?: KeysetPosition | undefined;
+  /** The selection when a column is read through an expression (e.g. messages' resolved `prevMessageId`); default: the table's columns. */
+  columns?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -42,8 +44,7 @@ export function keysetPage<T extends SQLiteTable>(
   const beyond = query.order === "asc" ? gt : lt;
   const direction = query.order === "asc" ? asc : desc;
   const position = !from ? undefined : tieBreak && from.i !== undefined ? or(beyond(sort, from.c), and(eq(sort, from.c), beyond(tieBreak, from.i))) : beyond(sort, from.c);
-  const rows = db
-    .select()
+  const rows = (query.columns ? db.select(query.columns as any) : db.select())
     .from(query.table as SQLiteTable)
     .where(and(...(query.where ?? []), position))
     .orderBy(...(tieBreak ? [direction(sort), direction(tieBreak)] : [direction(sort)]))

@@ -3,6 +3,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { inList } from "../../shared/sql-in";
 import { toMessage, toRun } from "../records";
+import { messageRow } from "../memory/message-row";
 import type { AgentDb } from "../types";
 
 /**
@@ -65,7 +66,7 @@ export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly Event
   }
   const messages = new Map<string, unknown>();
   if (messageIds.length > 0) {
-    for (const m of db.select().from(schema.messages).where(inList(schema.messages.id, messageIds)).all()) messages.set(m.id, toMessage(agentId, m));
+    for (const m of db.select(messageRow).from(schema.messages).where(inList(schema.messages.id, messageIds)).all()) messages.set(m.id, toMessage(agentId, m));
   }
   const runs = new Map<string, unknown>();
   if (runKeys.length > 0) {

@@ -5,6 +5,7 @@ import { nowIso } from "../../shared/sqlite";
 import type { AgentProfile } from "./profile";
 import { hydrateEvents } from "../events";
 import { toMessage, toRun } from "../records";
+import { messageRow } from "../memory/message-row";
 import type { AgentDb } from "../types";
 
 const PAGE_SIZE = 200;
@@ -14,13 +15,15 @@ interface Section {
   name: string;
   table: SQLiteTable;
   key: SQLiteColumn;
+  /** The selection, when a column is read through an expression (messages' resolved `prevMessageId`). */
+  columns?: Record<string, unknown>;
   map?: (row: any, agentId: string) => unknown;
   /** A whole page at once (events resolve their message / run references with one read per page). */
   mapPage?: (db: AgentDb, rows: any[], agentId: string) => unknown[];
 }
 
 const SECTIONS: Section[] = [
-  { name: "messages", table: schema.messages, key: schema.messages.seq, map: (row, agentId) => ({ seq: row.seq, ...toMessage(agentId, row) }) },
+  { name: "messages", table: schema.messages, key: schema.messages.seq, columns: messageRow, map: (row, agentId) => ({ seq: row.seq, ...toMessage(agentId, row) }) },
   { name: "runs", table: schema.runs, key: schema.runs.runKey, map: (row) => toRun(row) },
   { name: "wakeInbox", table: schema.wakeInbox, key: schema.wakeInbox.seq },
   { name: "events", table: schema.events, key: schema.events.seq, mapPage: (db, rows, agentId) => hydrateEvents(db, agentId, rows) },
@@ -67,8 +70,7 @@ function* exportChunks(db: AgentDb, profile: AgentProfile): Generator<string, vo
     let after: Key | undefined;
     let first = true;
     for (;;) {
-      const rows = db
-        .select()
+      const rows = (section.columns ? db.select(section.columns as any) : db.select())
         .from(section.table)
         .where(after === undefined ? undefined : gt(section.key, after))
         .orderBy(asc(section.key))

@@ -6,6 +6,7 @@ import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage } from "../records";
+import { messageRow, PREVIOUS_IN_THREAD } from "./message-row";
 import type { AgentDb } from "../types";
 
 export interface NewMessage {
@@ -34,7 +35,7 @@ export class History {
     private readonly agentId: () => string,
   ) {
     const m = schema.messages;
-    this.byId = db.select().from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
+    this.byId = db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
     this.threadHead = db.select({ id: m.id }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
   }
 
@@ -45,13 +46,14 @@ export class History {
     const head = this.threadHead.get({ threadId: message.threadId });
     // Raw SQL (the query builder cost more than the insert; issue 12 §8). JSON columns are stored as
     // drizzle's json mode stores them, and read back through JSON so the message equals a later read of the row.
-    // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6).
+    // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6). The column holds
+    // '' for "the thread's previous message by seq" — always the head read just above — and readers resolve it (message-row.ts).
     const metadata = JSON.stringify(message.metadata ?? {});
     const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
     const createdAt = nowIso();
     const inserted = this.db.get<{ seq: number }>(
       sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
-          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head?.id ?? null}, ${message.runKey ?? null}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
+          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head ? PREVIOUS_IN_THREAD : null}, ${message.runKey ?? null}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
     );
     const row: typeof schema.messages.$inferSelect = {
       seq: inserted.seq,
@@ -79,7 +81,7 @@ export class History {
   /** The newest `limit` messages of a thread, oldest first: a bounded read whatever the history length. */
   window(threadId: string, limit: number): Message[] {
     return this.db
-      .select()
+      .select(messageRow)
       .from(schema.messages)
       .where(eq(schema.messages.threadId, threadId))
       .orderBy(desc(schema.messages.seq))
@@ -94,7 +96,7 @@ export class History {
     const m = schema.messages;
     const where = [options.threadId ? eq(m.threadId, options.threadId) : undefined];
     const from = options.beforeSeq === undefined ? undefined : { c: options.beforeSeq };
-    const { rows, last } = keysetPage(this.db, { table: m, sort: m.seq, order: "desc", where, limit: options.limit, from });
+    const { rows, last } = keysetPage(this.db, { table: m, columns: messageRow, sort: m.seq, order: "desc", where, limit: options.limit, from });
     return { data: rows.map((row) => toMessage(this.agentId(), row)), nextCursor: null, lastSeq: last ? last.seq : null };
   }
 }

@@ -9,6 +9,7 @@ import { memoryText, type Compaction } from "../compaction";
 import { toModelMessages } from "../runs";
 import type { AgentProfile } from "../lifecycle";
 import { toMessage } from "../records";
+import { messageRow } from "./message-row";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 
@@ -48,7 +49,7 @@ export class MemoryContext {
   ) {
     const m = schema.messages;
     this.hotQuery = db
-      .select()
+      .select(messageRow)
       .from(m)
       .where(and(eq(m.threadId, sql.placeholder("threadId")), gt(m.seq, sql.placeholder("after")), ne(m.kind, "summary")))
       .orderBy(desc(m.seq))

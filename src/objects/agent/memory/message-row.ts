@@ -1,0 +1,20 @@
+import { getTableColumns, sql } from "drizzle-orm";
+import * as schema from "../../../db/agent-schema";
+
+/**
+ * Issue 12 §6 (bytes per turn): a message's `prev_message_id` is the id of the message before it in its thread (the
+ * thread's head when it was appended: messages are immutable and only ever deleted all at once, by erasure). Since
+ * session 7 a row stores `''` there instead of repeating that 64-character id; NULL still means "first in its thread",
+ * and rows written before keep the id itself. The id is never the empty string (ids are hashes or prefixed random ids).
+ */
+export const PREVIOUS_IN_THREAD = "";
+
+/**
+ * `prev_message_id` as every reader sees it: the stored id, or for `''` the id of the thread's previous message by
+ * seq — one probe of `messages_thread_seq`, inside SQLite, only for rows stored that way. The outer table must be
+ * `messages` itself (not aliased): every reader selects from it by that name.
+ */
+export const prevMessageIdSql = sql<string | null>`CASE WHEN "messages"."prev_message_id" = '' THEN (SELECT "p"."id" FROM "messages" "p" WHERE "p"."thread_id" = "messages"."thread_id" AND "p"."seq" < "messages"."seq" ORDER BY "p"."seq" DESC LIMIT 1) ELSE "messages"."prev_message_id" END`;
+
+/** The selection of a whole message row with `prevMessageId` resolved: use it wherever a row becomes a `Message`. */
+export const messageRow = { ...getTableColumns(schema.messages), prevMessageId: prevMessageIdSql };

@@ -1,0 +1,126 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../src/objects/agent/agent-do";
+import { hydrateEvents } from "../../src/objects/agent/events";
+import type { Message } from "../../src/schema/agents/messages";
+import { api, createAgent, createTenant } from "./helpers";
+
+const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
+
+/** A small deterministic PRNG (mulberry32), so a failing interleaving can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Read = Record<string, Message>;
+
+/**
+ * Issue 12 §6 (session 7): a message row stores '' as its prev_message_id when it is the thread's previous message by
+ * seq, and readers resolve it. Messages are appended into several threads in a random interleaving; an oracle keeps
+ * each thread's last id at every append. Every reader (get, window, list by thread and across threads, event
+ * hydration, export) must give each message the oracle's prevMessageId — and the same records again once the rows are
+ * rewritten to the form stored before (the id itself).
+ */
+describe("a message's prevMessageId stored as 'the previous message of its thread'", () => {
+  it("reads the oracle's previous message in every reader, for the new and the old stored form", async () => {
+    const { key, tenantId } = await createTenant();
+    const agent = await createAgent(key);
+    const stub = agentDo(tenantId, agent.id);
+    const threads = [`${agent.id}:session:a`, `${agent.id}:session:b`, `${agent.id}:session:c`];
+
+    const readAll = (instance: AgentDO, state: DurableObjectState): Record<string, Read> => {
+      const { history, db } = instance.parts;
+      const get: Read = {};
+      const window: Read = {};
+      const byThread: Read = {};
+      const across: Read = {};
+      for (const thread of threads) {
+        for (const m of history.window(thread, 1_000)) window[m.id] = m;
+        let before: number | undefined;
+        for (;;) {
+          const page = history.list({ threadId: thread, beforeSeq: before, limit: 7 });
+          for (const m of page.data) byThread[m.id] = m;
+          if (page.lastSeq === null) break;
+          before = page.lastSeq;
+        }
+      }
+      let before: number | undefined;
+      for (;;) {
+        const page = history.list({ beforeSeq: before, limit: 5 });
+        for (const m of page.data) {
+          across[m.id] = m;
+          get[m.id] = history.get(m.id)!;
+        }
+        if (page.lastSeq === null) break;
+        before = page.lastSeq;
+      }
+      const rows = state.storage.sql.exec<{ seq: number; type: string; run_key: string | null; data: string; created_at: string }>("SELECT seq, type, run_key, data, created_at FROM events WHERE type = 'message.appended' ORDER BY seq").toArray();
+      const events: Read = {};
+      const hydrated = hydrateEvents(
+        db,
+        agent.id,
+        rows.map((r) => ({ seq: r.seq, type: r.type, runKey: r.run_key, data: JSON.parse(r.data), createdAt: r.created_at })),
+      );
+      for (const event of hydrated) {
+        const m = (event.data as { message: Message }).message;
+        events[m.id] = m;
+      }
+      return { get, window, byThread, across, events };
+    };
+
+    const { oracle, appended, first } = await runInDurableObject(stub, (instance: AgentDO, state) => {
+      const random = prng(12);
+      const last = new Map<string, string>();
+      const oracle: Record<string, string | null> = {};
+      const appended: Read = {};
+      for (let i = 0; i < 60; i++) {
+        const thread = threads[Math.floor(random() * threads.length)]!;
+        const id = `m-${i}-${Math.floor(random() * 1e9).toString(36)}`;
+        const { message } = instance.parts.history.append({ id, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `message ${i}`, metadata: i % 3 ? {} : { step: 0, final: true } });
+        oracle[id] = last.get(thread) ?? null;
+        appended[id] = message;
+        last.set(thread, id);
+      }
+      // Stored: NULL for a thread's first message, '' for every other (nothing else).
+      const stored = state.storage.sql.exec<{ id: string; prev: string | null }>("SELECT id, prev_message_id AS prev FROM messages").toArray();
+      for (const row of stored) expect(row.prev).toBe(oracle[row.id] === null ? null : "");
+      return { oracle, appended, first: readAll(instance, state) };
+    });
+
+    expect(Object.keys(appended)).toHaveLength(60);
+    for (const [name, read] of Object.entries(first)) {
+      expect(Object.keys(read).sort(), name).toEqual(Object.keys(oracle).sort());
+      for (const [id, message] of Object.entries(read)) {
+        expect(message.metadata.prevMessageId, `${name} ${id}`).toBe(oracle[id]);
+        // What append answered is what every reader answers (key order included).
+        expect(JSON.stringify(message), `${name} ${id}`).toBe(JSON.stringify(appended[id]));
+      }
+    }
+
+    const exported = async () => {
+      const res = await api("GET", `/v1/agents/${agent.id}/export`, { key });
+      expect(res.status).toBe(200);
+      return (res.body.messages as Array<Message & { seq: number }>).filter((m) => m.id in oracle);
+    };
+    const exportNew = await exported();
+    expect(exportNew).toHaveLength(60);
+    for (const m of exportNew) expect(m.metadata.prevMessageId).toBe(oracle[m.id]);
+
+    // The form stored before session 7: the previous message's id itself, in every row.
+    const second = await runInDurableObject(stub, (instance: AgentDO, state) => {
+      for (const [id, prev] of Object.entries(oracle)) state.storage.sql.exec("UPDATE messages SET prev_message_id = ? WHERE id = ?", prev, id);
+      expect(state.storage.sql.exec("SELECT count(*) AS n FROM messages WHERE prev_message_id = ''").one().n).toBe(0);
+      return readAll(instance, state);
+    });
+    expect(second).toEqual(first);
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first));
+    expect(await exported()).toEqual(exportNew);
+  });
+});
