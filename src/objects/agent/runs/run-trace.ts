@@ -1,6 +1,8 @@
-import { asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
+import { inList } from "../../shared/sql-in";
+import { type TraceEntry, unfoldEntries } from "../folded-trace";
 import type { AgentDb } from "../types";
 
 import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";
@@ -12,7 +14,15 @@ export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
  * a crash keeps them). The run record shows them grouped: `attempts`, `policy`, `usage` totals.
  */
 export class RunTrace {
-  constructor(private readonly db: AgentDb) {}
+  private readonly runRow;
+  private readonly tableRows;
+
+  constructor(private readonly db: AgentDb) {
+    const r = schema.runs;
+    const t = schema.runTrace;
+    this.runRow = db.select({ trace: r.trace, startedAt: r.startedAt, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare();
+    this.tableRows = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
+  }
 
   attempt(runKey: string, entry: AttemptEntry): void {
     this.add(runKey, "attempt", { ...entry });
@@ -30,30 +40,58 @@ export class RunTrace {
     this.add(runKey, "saga", { ...entry });
   }
 
-  /** Every row of a run in order, as stored (the trace export reads them). */
-  rows(runKey: string): Array<{ kind: string; data: Record<string, unknown>; createdAt: string }> {
-    return this.db.select({ kind: schema.runTrace.kind, data: schema.runTrace.data, createdAt: schema.runTrace.createdAt }).from(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).orderBy(asc(schema.runTrace.seq)).all();
+  /**
+   * Every row of a run in order (the trace export reads them): those folded into the run row when it ended (issue 12
+   * §6, folded-trace.ts), then any still in `run_trace` (a run not yet ended, or a row written after it ended).
+   */
+  rows(runKey: string): TraceEntry[] {
+    const run = this.runRow.get({ runKey });
+    const folded = run ? unfoldEntries(run.trace, run) : [];
+    const rows = this.tableRows.all({ runKey });
+    return folded.length === 0 ? rows : [...folded, ...rows];
   }
 
   /** The grouped view merged into `Run.trace`. */
   view(runKey: string): { attempts: Record<string, unknown>[]; policy: Record<string, unknown>[]; usage: { inputTokens: number; outputTokens: number; costMicros: number; calls: number } } {
-    const rows = this.db.select().from(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).orderBy(asc(schema.runTrace.seq)).all();
     const attempts: Record<string, unknown>[] = [];
     const policy: Record<string, unknown>[] = [];
     const usage = { inputTokens: 0, outputTokens: 0, costMicros: 0, calls: 0 };
-    for (const row of rows) {
+    for (const row of this.rows(runKey)) {
       const entry = { ...row.data, at: row.createdAt };
       if (row.kind === "attempt") attempts.push(entry);
       else if (row.kind === "policy") policy.push(entry);
-      else if (row.kind === "usage") {
-        const data = row.data as Partial<UsageEntry>;
-        usage.inputTokens += data.inputTokens ?? 0;
-        usage.outputTokens += data.outputTokens ?? 0;
-        usage.costMicros += data.costMicros ?? 0;
-        usage.calls += 1;
-      }
+      else if (row.kind === "usage") addUsage(usage, row.data);
     }
     return { attempts, policy, usage };
+  }
+
+  /** Usage totals of many runs (the runs list): the `run_trace` rows summed in SQL, plus the rows folded into the run rows. */
+  usageTotals(runKeys: string[]): Map<string, Usage> {
+    const t = schema.runTrace;
+    const totals = new Map<string, Usage>(
+      this.db
+        .select({
+          runKey: t.runKey,
+          input: sql<number>`coalesce(sum(json_extract(${t.data}, '$.inputTokens')), 0)`,
+          output: sql<number>`coalesce(sum(json_extract(${t.data}, '$.outputTokens')), 0)`,
+          cost: sql<number>`coalesce(sum(json_extract(${t.data}, '$.costMicros')), 0)`,
+          n: sql<number>`count(*)`,
+        })
+        .from(t)
+        .where(and(inList(t.runKey, runKeys), eq(t.kind, "usage")))
+        .groupBy(t.runKey)
+        .all()
+        .map((row) => [row.runKey, { inputTokens: Number(row.input), outputTokens: Number(row.output), costMicros: Number(row.cost), calls: Number(row.n) }]),
+    );
+    const r = schema.runs;
+    for (const run of this.db.select({ runKey: r.runKey, trace: r.trace, startedAt: r.startedAt, enqueuedAt: r.enqueuedAt }).from(r).where(inList(r.runKey, runKeys)).all()) {
+      const folded = unfoldEntries(run.trace, run).filter((entry) => entry.kind === "usage");
+      if (folded.length === 0) continue;
+      const usage = totals.get(run.runKey) ?? { inputTokens: 0, outputTokens: 0, costMicros: 0, calls: 0 };
+      for (const entry of folded) addUsage(usage, entry.data);
+      totals.set(run.runKey, usage);
+    }
+    return totals;
   }
 
   private add(runKey: string, kind: RunTraceKind, data: Record<string, unknown>): void {
@@ -61,4 +99,15 @@ export class RunTrace {
     const seq = sql<number>`(SELECT coalesce(max(${schema.runTrace.seq}), 0) + 1 FROM ${schema.runTrace} WHERE ${schema.runTrace.runKey} = ${runKey})`;
     this.db.insert(schema.runTrace).values({ runKey, seq, kind, data, createdAt: nowIso() }).run();
   }
+}
+
+type Usage = { inputTokens: number; outputTokens: number; costMicros: number; calls: number };
+
+/** One usage row added to a total (as the SQL sum counts it: a missing number adds nothing). */
+function addUsage(usage: Usage, data: Record<string, unknown>): void {
+  const entry = data as Partial<UsageEntry>;
+  usage.inputTokens += entry.inputTokens ?? 0;
+  usage.outputTokens += entry.outputTokens ?? 0;
+  usage.costMicros += entry.costMicros ?? 0;
+  usage.calls += 1;
 }

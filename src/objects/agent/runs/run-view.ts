@@ -88,21 +88,7 @@ export class RunView {
         .all()
         .map((row) => [row.runKey, Number(row.n)]),
     );
-    const usageRows = new Map(
-      this.db
-        .select({
-          runKey: schema.runTrace.runKey,
-          input: sql<number>`coalesce(sum(json_extract(${schema.runTrace.data}, '$.inputTokens')), 0)`,
-          output: sql<number>`coalesce(sum(json_extract(${schema.runTrace.data}, '$.outputTokens')), 0)`,
-          cost: sql<number>`coalesce(sum(json_extract(${schema.runTrace.data}, '$.costMicros')), 0)`,
-          n: sql<number>`count(*)`,
-        })
-        .from(schema.runTrace)
-        .where(and(inList(schema.runTrace.runKey, keys), eq(schema.runTrace.kind, "usage")))
-        .groupBy(schema.runTrace.runKey)
-        .all()
-        .map((row) => [row.runKey, { inputTokens: Number(row.input), outputTokens: Number(row.output), costMicros: Number(row.cost), calls: Number(row.n) }]),
-    );
+    const usageRows = this.trace.usageTotals(keys);
     return runs.map((run) => {
       const usage = mergedUsage(run.trace, usageRows.get(run.runKey) ?? { inputTokens: 0, outputTokens: 0, costMicros: 0, calls: 0 });
       return {

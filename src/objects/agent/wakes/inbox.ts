@@ -7,7 +7,8 @@ import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toRun } from "../records";
-import { packRunTrace } from "../stored-trace";
+import { FOLD, unfoldEntries } from "../folded-trace";
+import { isFolded, packRunTrace, unpackRunTrace } from "../stored-trace";
 import type { AgentDb } from "../types";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
@@ -33,6 +34,7 @@ export class WakeInbox {
   private readonly readyQuery;
   private readonly runQuery;
   private readonly interruptQuery;
+  private readonly traceRowsQuery;
 
   constructor(
     private readonly db: AgentDb,
@@ -47,6 +49,8 @@ export class WakeInbox {
       .limit(sql.placeholder("limit"))
       .prepare();
     this.runQuery = db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare();
+    const t = schema.runTrace;
+    this.traceRowsQuery = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
     this.interruptQuery = db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare();
   }
 
@@ -151,20 +155,37 @@ export class WakeInbox {
     return this.getRun(runKey)!;
   }
 
-  /** Ends a run in exactly one terminal status and removes its wake, atomically. */
+  /**
+   * Ends a run in exactly one terminal status and removes its wake, atomically. Its trace is stored lean, and its
+   * `run_trace` rows are folded into it and deleted in the same transaction (issue 12 §6; stored-trace.ts): readers
+   * (RunTrace) read the folded rows and then any row written after the run ended.
+   */
   finish(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): Run {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
-    const current = fields.trace ? this.getRun(runKey) : null;
-    // Stored lean: the fields the row already says are left out of the trace and restored by toRun (issue 12 §6).
-    const trace = fields.trace && current ? packRunTrace(fields.trace, current) : fields.trace;
     this.db.transaction((tx) => {
+      const trace = this.endTrace(runKey, fields.trace);
       tx.update(schema.runs)
         .set({ status, endedAt: nowIso(), errorCode: fields.errorCode ?? null, ...(trace ? { trace } : {}) })
         .where(eq(schema.runs.runKey, runKey))
         .run();
+      if (trace && isFolded(trace)) tx.delete(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).run();
       tx.delete(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).run();
     });
     return this.getRun(runKey)!;
+  }
+
+  /** The trace to store as the run ends (undefined: leave the stored one), with the run's trace rows folded in when they fit. */
+  private endTrace(runKey: string, written: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+    const row = this.runQuery.get({ runKey });
+    if (!row) return written;
+    const rows = this.traceRowsQuery.all({ runKey });
+    if (!written && rows.length === 0) return undefined;
+    const before = unfoldEntries(row.trace, row);
+    const trace = written ?? unpackRunTrace(row.trace, row);
+    const packed = packRunTrace(trace, row, [...before, ...rows]);
+    if (isFolded(packed) || before.length === 0) return packed;
+    // Rows folded by an earlier end stay folded; the newer rows, which did not fit, stay in run_trace after them.
+    return { ...packRunTrace(trace, row), [FOLD]: row.trace[FOLD] };
   }
 
   /**
