@@ -23,12 +23,12 @@ type Read = Record<string, Message>;
 
 /**
  * Issue 12 §6 (session 7): a message row stores '' as its prev_message_id when it is the thread's previous message by
- * seq, and readers resolve it. Messages are appended into several threads in a random interleaving; an oracle keeps
+ * seq, and '' as its run_key when it is that message's (stored in full); readers resolve both. Messages are appended into several threads in a random interleaving; an oracle keeps
  * each thread's last id at every append. Every reader (get, window, list by thread and across threads, event
  * hydration, export) must give each message the oracle's prevMessageId — and the same records again once the rows are
- * rewritten to the form stored before (the id itself).
+ * rewritten to the form stored before (the ids and run keys themselves).
  */
-describe("a message's prevMessageId stored as 'the previous message of its thread'", () => {
+describe("a message's prevMessageId and runKey stored as 'those of the previous message of its thread'", () => {
   it("reads the oracle's previous message in every reader, for the new and the old stored form", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
@@ -75,23 +75,34 @@ describe("a message's prevMessageId stored as 'the previous message of its threa
       return { get, window, byThread, across, events };
     };
 
-    const { oracle, appended, first } = await runInDurableObject(stub, (instance: AgentDO, state) => {
+    const { oracle, runKeys, appended, first } = await runInDurableObject(stub, (instance: AgentDO, state) => {
       const random = prng(12);
       const last = new Map<string, string>();
       const oracle: Record<string, string | null> = {};
+      const runKeys: Record<string, string | null> = {};
+      const storedRunKey: Record<string, string | null> = {};
       const appended: Read = {};
       for (let i = 0; i < 60; i++) {
         const thread = threads[Math.floor(random() * threads.length)]!;
         const id = `m-${i}-${Math.floor(random() * 1e9).toString(36)}`;
-        const { message } = instance.parts.history.append({ id, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `message ${i}`, metadata: i % 3 ? {} : { step: 0, final: true } });
+        // Run keys: none, a fresh one, or the thread's previous message's (a reply after its input).
+        const pick = random();
+        const runKey = pick < 0.2 ? null : pick < 0.6 ? `run-${i}` : (runKeys[last.get(thread) ?? ""] ?? `run-${i}`);
+        const { message } = instance.parts.history.append({ id, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `message ${i}`, runKey, metadata: i % 3 ? {} : { step: 0, final: true } });
         oracle[id] = last.get(thread) ?? null;
+        runKeys[id] = runKey;
+        storedRunKey[id] = runKey !== null && oracle[id] !== null && runKeys[oracle[id]!] === runKey && storedRunKey[oracle[id]!] !== "" ? "" : runKey;
         appended[id] = message;
         last.set(thread, id);
       }
       // Stored: NULL for a thread's first message, '' for every other (nothing else).
-      const stored = state.storage.sql.exec<{ id: string; prev: string | null }>("SELECT id, prev_message_id AS prev FROM messages").toArray();
+      const stored = state.storage.sql.exec<{ id: string; prev: string | null; run_key: string | null }>("SELECT id, prev_message_id AS prev, run_key FROM messages").toArray();
       for (const row of stored) expect(row.prev).toBe(oracle[row.id] === null ? null : "");
-      return { oracle, appended, first: readAll(instance, state) };
+      // run_key: '' where the thread's previous message stored the same key in full, else the key.
+      for (const row of stored) expect(row.run_key).toBe(storedRunKey[row.id]);
+      expect(stored.filter((row) => row.run_key === "").length).toBeGreaterThan(3);
+      for (const m of Object.values(appended)) expect(m.metadata.runKey).toBe(runKeys[m.id] ?? undefined);
+      return { oracle, runKeys, appended, first: readAll(instance, state) };
     });
 
     expect(Object.keys(appended)).toHaveLength(60);
@@ -115,8 +126,8 @@ describe("a message's prevMessageId stored as 'the previous message of its threa
 
     // The form stored before session 7: the previous message's id itself, in every row.
     const second = await runInDurableObject(stub, (instance: AgentDO, state) => {
-      for (const [id, prev] of Object.entries(oracle)) state.storage.sql.exec("UPDATE messages SET prev_message_id = ? WHERE id = ?", prev, id);
-      expect(state.storage.sql.exec("SELECT count(*) AS n FROM messages WHERE prev_message_id = ''").one().n).toBe(0);
+      for (const [id, prev] of Object.entries(oracle)) state.storage.sql.exec("UPDATE messages SET prev_message_id = ?, run_key = ? WHERE id = ?", prev, runKeys[id], id);
+      expect(state.storage.sql.exec("SELECT count(*) AS n FROM messages WHERE prev_message_id = '' OR run_key = ''").one().n).toBe(0);
       return readAll(instance, state);
     });
     expect(second).toEqual(first);

@@ -6,7 +6,7 @@ import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage } from "../records";
-import { messageRow, PREVIOUS_IN_THREAD } from "./message-row";
+import { messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
 import type { AgentDb } from "../types";
 
 export interface NewMessage {
@@ -36,7 +36,7 @@ export class History {
   ) {
     const m = schema.messages;
     this.byId = db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
-    this.threadHead = db.select({ id: m.id }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
+    this.threadHead = db.select({ id: m.id, runKey: m.runKey }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */
@@ -51,9 +51,12 @@ export class History {
     const metadata = JSON.stringify(message.metadata ?? {});
     const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
     const createdAt = nowIso();
+    // The head's run key as stored: '' there means its own previous message's, so only a key stored in full is referred to.
+    const runKey = message.runKey ?? null;
+    const storedRunKey = runKey && head?.runKey === runKey ? SAME_RUN_AS_PREVIOUS : runKey;
     const inserted = this.db.get<{ seq: number }>(
       sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
-          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head ? PREVIOUS_IN_THREAD : null}, ${message.runKey ?? null}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
+          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head ? PREVIOUS_IN_THREAD : null}, ${storedRunKey}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
     );
     const row: typeof schema.messages.$inferSelect = {
       seq: inserted.seq,

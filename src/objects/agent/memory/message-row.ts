@@ -9,12 +9,24 @@ import * as schema from "../../../db/agent-schema";
  */
 export const PREVIOUS_IN_THREAD = "";
 
+/** The thread's previous message's column `column` (one probe of `messages_thread_seq`). */
+const previous = (column: "id" | "run_key") =>
+  sql.raw(`(SELECT "p"."${column}" FROM "messages" "p" WHERE "p"."thread_id" = "messages"."thread_id" AND "p"."seq" < "messages"."seq" ORDER BY "p"."seq" DESC LIMIT 1)`);
+
 /**
  * `prev_message_id` as every reader sees it: the stored id, or for `''` the id of the thread's previous message by
  * seq — one probe of `messages_thread_seq`, inside SQLite, only for rows stored that way. The outer table must be
  * `messages` itself (not aliased): every reader selects from it by that name.
  */
-export const prevMessageIdSql = sql<string | null>`CASE WHEN "messages"."prev_message_id" = '' THEN (SELECT "p"."id" FROM "messages" "p" WHERE "p"."thread_id" = "messages"."thread_id" AND "p"."seq" < "messages"."seq" ORDER BY "p"."seq" DESC LIMIT 1) ELSE "messages"."prev_message_id" END`;
+export const prevMessageIdSql = sql<string | null>`CASE WHEN "messages"."prev_message_id" = '' THEN ${previous("id")} ELSE "messages"."prev_message_id" END`;
 
-/** The selection of a whole message row with `prevMessageId` resolved: use it wherever a row becomes a `Message`. */
-export const messageRow = { ...getTableColumns(schema.messages), prevMessageId: prevMessageIdSql };
+/**
+ * `run_key` likewise: `''` stores "the same run key as the thread's previous message", written only when that
+ * message's stored run key is the key itself (a run's reply after its input, a step after a step stored in full),
+ * so one probe resolves it. Nothing selects messages by run key in SQL; every reader goes through `messageRow`.
+ */
+export const SAME_RUN_AS_PREVIOUS = "";
+export const runKeySql = sql<string | null>`CASE WHEN "messages"."run_key" = '' THEN ${previous("run_key")} ELSE "messages"."run_key" END`;
+
+/** The selection of a whole message row with `prevMessageId` and `runKey` resolved: use it wherever a row becomes a `Message`. */
+export const messageRow = { ...getTableColumns(schema.messages), prevMessageId: prevMessageIdSql, runKey: runKeySql };
