@@ -11,7 +11,8 @@ const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.i
  * Issue 12 §6 (session 7): when a run ends, its run_trace rows are folded into its run row and deleted in the same
  * transaction. Every reader — the run view, the runs list, the trace rows the OTel export reads, the export, the
  * run.completed event — must answer exactly what it answers for the same run stored the earlier way (rows in
- * run_trace, a lean trace without them), and rows written after the run ended come after the folded ones.
+ * run_trace, a lean trace without them, started_at / ended_at in full), and rows written after the run ended come
+ * after the folded ones.
  */
 describe("a finished run's trace rows folded into its run row", () => {
   it("reads the same as the rows kept in run_trace, in every reader", async () => {
@@ -52,13 +53,17 @@ describe("a finished run's trace rows folded into its run row", () => {
     await runInDurableObject(stub, (_instance: AgentDO, state) => {
       const sql = state.storage.sql;
       for (const run of stored.runs) {
-        const context = { runKey: run.run_key, reason: run.reason, attempt: run.attempt, startedAt: run.started_at, enqueuedAt: run.enqueued_at };
+        const context = { runKey: run.run_key, reason: run.reason, attempt: run.attempt, enqueuedAt: run.enqueued_at };
         const trace = JSON.parse(run.trace);
         const entries = unfoldEntries(trace, context);
         for (const [i, entry] of entries.entries()) sql.exec("INSERT INTO run_trace (run_key, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)", run.run_key, i + 1, entry.kind, JSON.stringify(entry.data), entry.createdAt);
         const unfolded = packRunTrace(unpackRunTrace(trace, context), context);
         expect(isFolded(unfolded)).toBe(false);
-        sql.exec("UPDATE runs SET trace = ? WHERE run_key = ?", JSON.stringify(unfolded), run.run_key);
+        // started_at / ended_at as full timestamps (they are stored relative to enqueued_at now: run-times.ts).
+        expect(run.started_at).toMatch(/^\+\d+$/);
+        expect(run.ended_at).toMatch(/^\+\d+$/);
+        const time = (stored: string) => new Date(Date.parse(run.enqueued_at) + Number(stored.slice(1))).toISOString();
+        sql.exec("UPDATE runs SET trace = ?, started_at = ?, ended_at = ? WHERE run_key = ?", JSON.stringify(unfolded), time(run.started_at), time(run.ended_at), run.run_key);
       }
     });
     const unfolded = await read();
@@ -70,7 +75,7 @@ describe("a finished run's trace rows folded into its run row", () => {
       const sql = state.storage.sql;
       for (const run of stored.runs) {
         sql.exec("DELETE FROM run_trace WHERE run_key = ?", run.run_key);
-        sql.exec("UPDATE runs SET trace = ? WHERE run_key = ?", run.trace, run.run_key);
+        sql.exec("UPDATE runs SET trace = ?, started_at = ?, ended_at = ? WHERE run_key = ?", run.trace, run.started_at, run.ended_at, run.run_key);
       }
       instance.parts.runTrace.policy(keys[1]!, { gate: "late", outcome: "allowed" });
       const rows = instance.parts.runTrace.rows(keys[1]!);

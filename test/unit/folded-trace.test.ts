@@ -5,7 +5,7 @@ import { unfoldEntries } from "../../src/objects/agent/folded-trace";
 import { isFolded, packRunTrace, replyMessageIdOf, unpackRunTrace } from "../../src/objects/agent/stored-trace";
 
 const startedAt = "2026-11-26T10:00:00.000Z";
-const row = { runKey: "a".repeat(64), reason: "userInitiated", attempt: 1, startedAt, enqueuedAt: "2026-11-26T09:59:59.990Z" };
+const row = { runKey: "a".repeat(64), reason: "userInitiated", attempt: 1, enqueuedAt: startedAt };
 const at = (ms: number) => new Date(Date.parse(startedAt) + ms).toISOString();
 
 /** What a builtin chat turn writes: one attempt and the usage it metered (the gateway's rows), and the run loop's trace. */
@@ -29,6 +29,7 @@ describe("a finished run's trace rows folded into its run row (issue 12 §6, ses
     expect(isFolded(packed)).toBe(true);
     expect(packed).not.toHaveProperty("model");
     expect(packed).not.toHaveProperty("usage");
+    expect(JSON.stringify(packed)).not.toContain('"status"'); // the attempt's status: null, restored after its outcome
     expect(JSON.stringify(unpackRunTrace(packed, row))).toBe(JSON.stringify(written));
     expect(unfoldEntries(packed, row)).toEqual([attempt, usage]);
     expect(JSON.stringify(unfoldEntries(packed, row))).toBe(JSON.stringify([attempt, usage]));
@@ -75,7 +76,7 @@ describe("a finished run's trace rows folded into its run row (issue 12 §6, ses
     const traceKey = fc.constantFrom("reason", "coalescedRunKeys", "steps", "model", "usage", "latencyMs", "attempt", "resumed", "replyMessageId", "stopReason");
     const traceValue = fc.oneof(value, fc.constant([] as string[]), fc.record({ inputTokens: fc.nat(100), outputTokens: fc.nat(100) }), fc.constantFrom("builtin:echo", "userInitiated", replyMessageIdOf(row.runKey, 0)));
     const trace = fc.oneof(fc.dictionary(traceKey, traceValue, { maxKeys: 9 }), fc.constant(written));
-    const context = fc.record({ startedAt: fc.constantFrom(startedAt, null), attempt: fc.constantFrom(1, 2) });
+    const context = fc.record({ enqueuedAt: fc.constantFrom(startedAt, "not a date"), attempt: fc.constantFrom(1, 2) });
     fc.assert(
       fc.property(trace, fc.array(entry, { maxLength: 5 }), context, (t, entries, ctx) => {
         const r = { ...row, ...ctx };

@@ -5,9 +5,8 @@ export interface TraceEntry {
   createdAt: string;
 }
 
-/** What a run row says that a folded entry is stored relative to. */
+/** What a run row says that a folded entry is stored relative to (its enqueueing: always stored in full). */
 export interface FoldContext {
-  startedAt?: string | null | undefined;
   enqueuedAt?: string | undefined;
 }
 
@@ -19,17 +18,19 @@ const KINDS: Record<string, string> = { a: "attempt", u: "usage", p: "policy", s
 /** A usage entry whose provider, model and step are the previous entry's (the attempt it metered). */
 const INHERITING_USAGE = "U";
 const INHERITED = ["provider", "model", "step"] as const;
+/** An attempt entry whose `status` is null, right after its `outcome` (every attempt that got no HTTP status). */
+const ATTEMPT_WITHOUT_STATUS = "A";
 
 type Folded = [code: string, data: Record<string, unknown>, at: number | string];
 
-const baseMs = (row: FoldContext): number => Date.parse(row.startedAt ?? row.enqueuedAt ?? "");
+const baseMs = (row: FoldContext): number => Date.parse(row.enqueuedAt ?? "");
 
 /**
  * Issue 12 §6 (bytes per turn, session 7): once a run has ended, its `run_trace` rows are folded into its run row as
  * `[code, data, at]` triples under `"#"`: each row stored on its own repeated the 64-character run key, a seq, the kind
- * and a 24-byte timestamp. `code` is a letter per kind; `at` is milliseconds after the run's start (its enqueueing
- * when it never started), or the timestamp itself when that would not give back the same string; a usage entry that
- * repeats the provider, model and step of the entry before it (the attempt it metered) leaves them out (`"U"`).
+ * and a 24-byte timestamp. `code` is a letter per kind; `at` is milliseconds after the run was enqueued, or the
+ * timestamp itself when that would not give back the same string; a usage entry that repeats the provider, model and
+ * step of the entry before it (the attempt it metered) leaves them out (`"U"`), an attempt leaves out `status: null` (`"A"`).
  * Returns null when some entry would not read back exactly as it is (the rows then stay in `run_trace`).
  */
 export function foldEntries(entries: readonly TraceEntry[], row: FoldContext): Folded[] | null {
@@ -40,6 +41,11 @@ export function foldEntries(entries: readonly TraceEntry[], row: FoldContext): F
     const ms = Date.parse(entry.createdAt);
     const at = Number.isFinite(base) && Number.isFinite(ms) && new Date(base + (ms - base)).toISOString() === entry.createdAt ? ms - base : entry.createdAt;
     let folded: Folded = [CODES[entry.kind] ?? entry.kind, entry.data, at];
+    if (entry.kind === "attempt" && entry.data.status === null) {
+      const { status: _null, ...lean } = entry.data;
+      const candidate: Folded = [ATTEMPT_WITHOUT_STATUS, lean, at];
+      if (JSON.stringify(unfoldOne(candidate, base, previous)) === JSON.stringify(entry)) folded = candidate;
+    }
     if (entry.kind === "usage" && previous) {
       const lean = Object.fromEntries(Object.entries(entry.data).filter(([key]) => !(INHERITED as readonly string[]).includes(key)));
       const candidate: Folded = [INHERITING_USAGE, lean, at];
@@ -67,6 +73,14 @@ function unfoldOne([code, data, at]: Folded, base: number, previous: TraceEntry 
   if (code === INHERITING_USAGE && previous) {
     const inherited = (key: (typeof INHERITED)[number]) => (previous.data[key] === undefined ? {} : { [key]: previous.data[key] });
     return { kind: "usage", data: { ...inherited("provider"), ...inherited("model"), ...data, ...inherited("step") }, createdAt };
+  }
+  if (code === ATTEMPT_WITHOUT_STATUS) {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(data)) {
+      out[key] = value;
+      if (key === "outcome") out.status = null;
+    }
+    return { kind: "attempt", data: out, createdAt };
   }
   return { kind: KINDS[code] ?? code, data, createdAt };
 }

@@ -20,7 +20,7 @@ export class RunTrace {
   constructor(private readonly db: AgentDb) {
     const r = schema.runs;
     const t = schema.runTrace;
-    this.runRow = db.select({ trace: r.trace, startedAt: r.startedAt, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare();
+    this.runRow = db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare();
     this.tableRows = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
   }
 
@@ -84,7 +84,7 @@ export class RunTrace {
         .map((row) => [row.runKey, { inputTokens: Number(row.input), outputTokens: Number(row.output), costMicros: Number(row.cost), calls: Number(row.n) }]),
     );
     const r = schema.runs;
-    for (const run of this.db.select({ runKey: r.runKey, trace: r.trace, startedAt: r.startedAt, enqueuedAt: r.enqueuedAt }).from(r).where(inList(r.runKey, runKeys)).all()) {
+    for (const run of this.db.select({ runKey: r.runKey, trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(inList(r.runKey, runKeys)).all()) {
       const folded = unfoldEntries(run.trace, run).filter((entry) => entry.kind === "usage");
       if (folded.length === 0) continue;
       const usage = totals.get(run.runKey) ?? { inputTokens: 0, outputTokens: 0, costMicros: 0, calls: 0 };

@@ -9,6 +9,7 @@ import type { EventLog } from "../events";
 import { toRun } from "../records";
 import { FOLD, unfoldEntries } from "../folded-trace";
 import { isFolded, packRunTrace, unpackRunTrace } from "../stored-trace";
+import { storedRunTime } from "../run-times";
 import type { AgentDb } from "../types";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
@@ -149,7 +150,7 @@ export class WakeInbox {
     const run = this.getRun(runKey)!;
     this.db
       .update(schema.runs)
-      .set({ status: "running", attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: run.startedAt ?? nowIso() })
+      .set({ status: "running", attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: storedRunTime(run.startedAt ?? nowIso(), run.enqueuedAt) })
       .where(eq(schema.runs.runKey, runKey))
       .run();
     return this.getRun(runKey)!;
@@ -163,9 +164,11 @@ export class WakeInbox {
   finish(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): Run {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
     this.db.transaction((tx) => {
-      const trace = this.endTrace(runKey, fields.trace);
+      const row = this.runQuery.get({ runKey });
+      const trace = row ? this.endTrace(row, fields.trace) : fields.trace;
+      const endedAt = nowIso();
       tx.update(schema.runs)
-        .set({ status, endedAt: nowIso(), errorCode: fields.errorCode ?? null, ...(trace ? { trace } : {}) })
+        .set({ status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null, ...(trace ? { trace } : {}) })
         .where(eq(schema.runs.runKey, runKey))
         .run();
       if (trace && isFolded(trace)) tx.delete(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).run();
@@ -175,10 +178,8 @@ export class WakeInbox {
   }
 
   /** The trace to store as the run ends (undefined: leave the stored one), with the run's trace rows folded in when they fit. */
-  private endTrace(runKey: string, written: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-    const row = this.runQuery.get({ runKey });
-    if (!row) return written;
-    const rows = this.traceRowsQuery.all({ runKey });
+  private endTrace(row: typeof schema.runs.$inferSelect, written: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+    const rows = this.traceRowsQuery.all({ runKey: row.runKey });
     if (!written && rows.length === 0) return undefined;
     const before = unfoldEntries(row.trace, row);
     const trace = written ?? unpackRunTrace(row.trace, row);
@@ -199,7 +200,7 @@ export class WakeInbox {
     const now = nowIso();
     this.db
       .insert(schema.runs)
-      .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "failed_terminal", attempt: 0, enqueuedAt: now, endedAt: now, errorCode, trace: { reason: job.reason, deadLettered: true } })
+      .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "failed_terminal", attempt: 0, enqueuedAt: now, endedAt: storedRunTime(now, now), errorCode, trace: { reason: job.reason, deadLettered: true } })
       .run();
     const run = this.getRun(job.runKey)!;
     this.events.append("run.failed", job.runKey, { runKey: job.runKey, status: run.status, errorCode, run });
