@@ -53,7 +53,9 @@ describe("compaction: tiers, jobs, pointers", () => {
       const first = summaries[0];
       const message = sql(instance, "SELECT * FROM messages WHERE id = ?", first.message_id)[0];
       expect(message.kind).toBe("summary");
-      const metadata = JSON.parse(message.metadata);
+      // Stored lean (the span is the summaries row's, issue 12 §6); every reader sees it whole.
+      expect(JSON.parse(message.metadata)).toMatchObject({ "~": 1, summarizer: "llm" });
+      const metadata = instance.parts.history.get(first.message_id)!.metadata;
       expect(metadata).toMatchObject({ summaryDepth: 0, summaryStartMessageId: `${thread}-0`, summarizerContractVersion: "summary.llm.v1", summarizer: "llm" });
       expect(first.message_id).toBe(
         summaryId({ agentId: agent.id, threadId: thread, startMessageId: first.start_message_id, endMessageId: first.end_message_id, summaryDepth: 0 }, "summary.llm.v1"),
@@ -197,7 +199,7 @@ describe("compaction: tiers, jobs, pointers", () => {
       const job = sql(instance, "SELECT * FROM compaction_jobs")[0];
       expect(job).toMatchObject({ status: "done", attempt_count: 3, summarizer: "extractive" });
       const message = sql(instance, "SELECT text, metadata FROM messages WHERE id = ?", job.summary_message_id)[0];
-      expect(JSON.parse(message.metadata)).toMatchObject({ summarizerContractVersion: "summary.extractive.v1", summarizerReason: "retry_threshold" });
+      expect(instance.parts.history.get(job.summary_message_id)!.metadata).toMatchObject({ summarizerContractVersion: "summary.extractive.v1", summarizerReason: "retry_threshold" });
       expect(message.text).toMatch(/^Extractive summary of \d+ item\(s\):/);
     });
   });

@@ -134,4 +134,57 @@ describe("a message's prevMessageId and runKey stored as 'those of the previous 
     expect(JSON.stringify(second)).toBe(JSON.stringify(first));
     expect(await exported()).toEqual(exportNew);
   });
+
+  it("a summary message's span stored once, in its summaries row: every reader restores it, old rows read the same", async () => {
+    const { key, tenantId } = await createTenant();
+    const agent = await createAgent(key, { kind: "coach" });
+    const stub = agentDo(tenantId, agent.id) as any;
+    const thread = "t-summaries";
+    await runInDurableObject(stub, (instance: AgentDO) => {
+      for (let i = 0; i < 120; i++) instance.parts.history.append({ id: `${thread}-${i}`, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `message ${i}: we planned run number ${i} at the track.` });
+    });
+    const outcome = await stub.compactNow(thread, Date.now() + 10 * 86_400_000);
+    expect(outcome.committed).toBeGreaterThanOrEqual(2);
+
+    const readSummaries = () =>
+      runInDurableObject(stub, (instance: AgentDO) => {
+        const listed = instance.parts.history.list({ threadId: thread, limit: 500 }).data.filter((m) => m.kind === "summary");
+        return { listed, got: listed.map((m) => instance.parts.history.get(m.id)) };
+      });
+    const spans = await runInDurableObject(stub, (_instance: AgentDO, state) =>
+      state.storage.sql.exec<Record<string, any>>("SELECT s.*, m.metadata AS stored FROM summaries s JOIN messages m ON m.id = s.message_id ORDER BY s.seq").toArray(),
+    );
+    const lean = await readSummaries();
+    expect(lean.listed).toHaveLength(spans.length);
+    for (const span of spans) {
+      expect(JSON.parse(span.stored)).not.toHaveProperty("summaryContentHash");
+      const message = lean.listed.find((m) => m.id === span.message_id)!;
+      // Oracle: the summaries row's columns, first and in the order the commit wrote them.
+      expect(Object.keys(message.metadata).slice(0, 7)).toEqual(["summaryDepth", "summaryStartMessageId", "summaryEndMessageId", "coveredFromSeq", "coveredThroughSeq", "summaryContentHash", "summarizerContractVersion"]);
+      expect(message.metadata).toMatchObject({
+        summaryDepth: span.summary_depth,
+        summaryStartMessageId: span.start_message_id,
+        summaryEndMessageId: span.end_message_id,
+        coveredFromSeq: span.covered_from_seq,
+        coveredThroughSeq: span.covered_through_seq,
+        summaryContentHash: span.summary_content_hash,
+        summarizerContractVersion: span.summarizer_contract_version,
+      });
+      expect(lean.got[lean.listed.indexOf(message)]).toEqual(message);
+    }
+    const exportedSummaries = async () => ((await api("GET", `/v1/agents/${agent.id}/export`, { key })).body.messages as Message[]).filter((m) => m.kind === "summary");
+    const exportLean = await exportedSummaries();
+    expect(exportLean).toHaveLength(spans.length);
+
+    // The form stored before session 7: the whole metadata in the message row.
+    await runInDurableObject(stub, (_instance: AgentDO, state) => {
+      for (const message of lean.listed) {
+        const { prevMessageId: _prev, ...whole } = message.metadata;
+        state.storage.sql.exec("UPDATE messages SET metadata = ? WHERE id = ?", JSON.stringify(whole), message.id);
+      }
+    });
+    const whole = await readSummaries();
+    expect(JSON.stringify(whole)).toBe(JSON.stringify(lean));
+    expect(await exportedSummaries()).toEqual(exportLean);
+  });
 });

@@ -5,6 +5,7 @@ import type { AgentEvent, Run } from "../../schema/agents/runs";
 import type { agentMeta, agentState, events, messages, runs } from "../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
 import { runTimeOf } from "./run-times";
+import { summaryMetadata } from "./compaction/summary-metadata";
 
 /** Row → public record mappings: the only place that knows both shapes. */
 export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {
@@ -28,7 +29,10 @@ export function toState(row: InferSelectModel<typeof agentState>): AgentState {
   return state;
 }
 
-export function toMessage(agentId: string, row: InferSelectModel<typeof messages>): Message {
+/** A message row as `messageRow` selects it: a summary's span comes with it (`summarySpan`; absent on rows built in memory). */
+export type MessageRow = InferSelectModel<typeof messages> & { summarySpan?: string | null };
+
+export function toMessage(agentId: string, row: MessageRow): Message {
   const message: Message = {
     id: row.id,
     agentId,
@@ -37,7 +41,7 @@ export function toMessage(agentId: string, row: InferSelectModel<typeof messages
     createdAt: row.createdAt,
     // Rows before issue 12 §6 repeat prevMessageId in their metadata JSON; later rows keep it in its column
     // alone. Either way it is set after the message's own keys, where the stored copy used to sit.
-    metadata: { ...row.metadata, prevMessageId: row.prevMessageId, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
+    metadata: { ...summaryMetadata(row.metadata, row.summarySpan), prevMessageId: row.prevMessageId, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
   };
   if (row.text !== null) message.text = row.text;
   if (row.content !== null && row.content !== undefined) message.content = row.content;

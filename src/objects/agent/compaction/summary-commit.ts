@@ -8,6 +8,7 @@ import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
+import { leanSummaryMetadata } from "./summary-metadata";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
@@ -54,23 +55,21 @@ export class SummaryCommitter {
       }
       if (resolution.action === "insert") {
         const threadId = job.threadId;
-        const { message } = this.deps.history.append({
-          id: commit.summaryId,
-          threadId,
-          kind: "summary",
-          text: commit.text,
-          metadata: {
-            summaryDepth: job.summaryDepth,
-            summaryStartMessageId: job.startMessageId,
-            summaryEndMessageId: job.endMessageId,
-            coveredFromSeq: job.coveredFromSeq,
-            coveredThroughSeq: job.coveredThroughSeq,
-            summaryContentHash: commit.summaryContentHash,
-            summarizerContractVersion: commit.summarizerContractVersion,
-            summarizer: summary.summarizer,
-            summarizerReason: summary.reason,
-          },
-        });
+        const metadata = {
+          summaryDepth: job.summaryDepth,
+          summaryStartMessageId: job.startMessageId,
+          summaryEndMessageId: job.endMessageId,
+          coveredFromSeq: job.coveredFromSeq,
+          coveredThroughSeq: job.coveredThroughSeq,
+          summaryContentHash: commit.summaryContentHash,
+          summarizerContractVersion: commit.summarizerContractVersion,
+          summarizer: summary.summarizer,
+          summarizerReason: summary.reason,
+        };
+        // The span is the summaries row's (inserted below, same transaction): stored once, there (issue 12 §6).
+        const span = [job.summaryDepth, job.startMessageId, job.endMessageId, job.coveredFromSeq, job.coveredThroughSeq, commit.summaryContentHash, commit.summarizerContractVersion];
+        const storedMetadata = leanSummaryMetadata(metadata, span) ?? undefined;
+        const { message } = this.deps.history.append({ id: commit.summaryId, threadId, kind: "summary", text: commit.text, metadata, storedMetadata });
         const seq = db.select({ seq: schema.messages.seq }).from(schema.messages).where(eq(schema.messages.id, message.id)).get()!.seq;
         db.insert(schema.summaries)
           .values({

@@ -18,6 +18,8 @@ export interface NewMessage {
   runKey?: string | null;
   authority?: string | null;
   metadata?: Record<string, unknown>;
+  /** What to store instead of `metadata` when readers restore the rest (a summary's span: compaction/summary-metadata.ts). */
+  storedMetadata?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -49,6 +51,7 @@ export class History {
     // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6). The column holds
     // '' for "the thread's previous message by seq" — always the head read just above — and readers resolve it (message-row.ts).
     const metadata = JSON.stringify(message.metadata ?? {});
+    const storedMetadata = message.storedMetadata ? JSON.stringify(message.storedMetadata) : metadata;
     const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
     const createdAt = nowIso();
     // The head's run key as stored: '' there means its own previous message's, so only a key stored in full is referred to.
@@ -56,7 +59,7 @@ export class History {
     const storedRunKey = runKey && head?.runKey === runKey ? SAME_RUN_AS_PREVIOUS : runKey;
     const inserted = this.db.get<{ seq: number }>(
       sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
-          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head ? PREVIOUS_IN_THREAD : null}, ${storedRunKey}, ${message.authority ?? null}, ${metadata}, ${createdAt}) RETURNING seq`,
+          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head ? PREVIOUS_IN_THREAD : null}, ${storedRunKey}, ${message.authority ?? null}, ${storedMetadata}, ${createdAt}) RETURNING seq`,
     );
     const row: typeof schema.messages.$inferSelect = {
       seq: inserted.seq,
