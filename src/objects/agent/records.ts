@@ -5,7 +5,7 @@ import type { AgentEvent, Run } from "../../schema/agents/runs";
 import type { agentMeta, agentState, events, messages, runs } from "../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
 import { runTimeOf } from "./run-times";
-import { summaryMetadata } from "./compaction/summary-metadata";
+import { summaryMetadata } from "./summary-metadata";
 
 /** Row → public record mappings: the only place that knows both shapes. */
 export function toAgent(row: InferSelectModel<typeof agentMeta>): Agent {

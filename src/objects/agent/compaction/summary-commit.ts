@@ -8,7 +8,7 @@ import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
-import { leanSummaryMetadata } from "./summary-metadata";
+import { leanSummaryMetadata } from "../summary-metadata";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {

@@ -3,7 +3,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { inList } from "../../shared/sql-in";
 import { toMessage, toRun } from "../records";
-import { messageRow } from "../memory/message-row";
+import { messageRow } from "../message-row";
 import type { AgentDb } from "../types";
 
 /**

@@ -5,7 +5,7 @@ import { nowIso } from "../../shared/sqlite";
 import type { AgentProfile } from "./profile";
 import { hydrateEvents } from "../events";
 import { toMessage, toRun } from "../records";
-import { messageRow } from "../memory/message-row";
+import { messageRow } from "../message-row";
 import type { AgentDb } from "../types";
 
 const PAGE_SIZE = 200;

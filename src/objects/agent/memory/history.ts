@@ -6,7 +6,7 @@ import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage } from "../records";
-import { messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
+import { messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../message-row";
 import type { AgentDb } from "../types";
 
 export interface NewMessage {
@@ -18,7 +18,7 @@ export interface NewMessage {
   runKey?: string | null;
   authority?: string | null;
   metadata?: Record<string, unknown>;
-  /** What to store instead of `metadata` when readers restore the rest (a summary's span: compaction/summary-metadata.ts). */
+  /** What to store instead of `metadata` when readers restore the rest (a summary's span: summary-metadata.ts). */
   storedMetadata?: Record<string, unknown> | undefined;
 }
 

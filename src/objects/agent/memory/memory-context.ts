@@ -9,7 +9,7 @@ import { memoryText, type Compaction } from "../compaction";
 import { toModelMessages } from "../runs";
 import type { AgentProfile } from "../lifecycle";
 import { toMessage } from "../records";
-import { messageRow } from "./message-row";
+import { messageRow } from "../message-row";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 

@@ -1,5 +1,5 @@
 import { getTableColumns, sql } from "drizzle-orm";
-import * as schema from "../../../db/agent-schema";
+import * as schema from "../../db/agent-schema";
 
 /**
  * Issue 12 §6 (bytes per turn): a message's `prev_message_id` is the id of the message before it in its thread (the
@@ -29,7 +29,7 @@ export const SAME_RUN_AS_PREVIOUS = "";
 export const runKeySql = sql<string | null>`CASE WHEN "messages"."run_key" = '' THEN ${previous("run_key")} ELSE "messages"."run_key" END`;
 
 /**
- * A summary message's span from its `summaries` row, as a JSON array in `SPAN_KEYS` order (compaction/summary-metadata.ts):
+ * A summary message's span from its `summaries` row, as a JSON array in `SPAN_KEYS` order (summary-metadata.ts):
  * its stored metadata leaves the span out. A probe of the summaries key, for summary messages only.
  */
 export const summarySpanSql = sql<string | null>`CASE WHEN "messages"."kind" = 'summary' THEN (SELECT json_array("s"."summary_depth", "s"."start_message_id", "s"."end_message_id", "s"."covered_from_seq", "s"."covered_through_seq", "s"."summary_content_hash", "s"."summarizer_contract_version") FROM "summaries" "s" WHERE "s"."message_id" = "messages"."id") END`;
