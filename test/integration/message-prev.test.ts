@@ -39,10 +39,13 @@ describe("a message's prevMessageId and runKey stored as 'those of the previous 
       const { history, db } = instance.parts;
       const get: Read = {};
       const window: Read = {};
+      const hot: Read = {};
       const byThread: Read = {};
       const across: Read = {};
       for (const thread of threads) {
         for (const m of history.window(thread, 1_000)) window[m.id] = m;
+        // The run context's hot page (its own resolution, message-row.ts ThreadPageResolver): the newest ≤ 40.
+        for (const m of instance.parts.memoryContext.inputs(thread).rows.values()) hot[m.id] = m;
         let before: number | undefined;
         for (;;) {
           const page = history.list({ threadId: thread, beforeSeq: before, limit: 7 });
@@ -72,7 +75,7 @@ describe("a message's prevMessageId and runKey stored as 'those of the previous 
         const m = (event.data as { message: Message }).message;
         events[m.id] = m;
       }
-      return { get, window, byThread, across, events };
+      return { get, window, byThread, across, events, hot };
     };
 
     const { oracle, runKeys, appended, first } = await runInDurableObject(stub, (instance: AgentDO, state) => {
@@ -107,7 +110,10 @@ describe("a message's prevMessageId and runKey stored as 'those of the previous 
 
     expect(Object.keys(appended)).toHaveLength(60);
     for (const [name, read] of Object.entries(first)) {
-      expect(Object.keys(read).sort(), name).toEqual(Object.keys(oracle).sort());
+      // The hot page holds each thread's newest ≤ 40 messages (nothing is compacted here); every other reader all 60.
+      const perThread = threads.map((thread) => Object.values(appended).filter((m) => m.threadId === thread).length);
+      if (name === "hot") expect(Object.keys(read).length).toBe(perThread.reduce((n, count) => n + Math.min(40, count), 0));
+      else expect(Object.keys(read).sort(), name).toEqual(Object.keys(oracle).sort());
       for (const [id, message] of Object.entries(read)) {
         expect(message.metadata.prevMessageId, `${name} ${id}`).toBe(oracle[id]);
         // What append answered is what every reader answers (key order included).
@@ -172,6 +178,16 @@ describe("a message's prevMessageId and runKey stored as 'those of the previous 
       });
       expect(lean.got[lean.listed.indexOf(message)]).toEqual(message);
     }
+    // Messages appended after the summaries follow a summary message in their thread: the hot page resolves them
+    // (ThreadPageResolver) as every other reader does.
+    await runInDurableObject(stub, (instance: AgentDO) => {
+      for (let i = 0; i < 3; i++) instance.parts.history.append({ id: `${thread}-after-${i}`, threadId: thread, kind: "user", text: `after ${i}`, runKey: `after-${i}` });
+      const hot = [...instance.parts.memoryContext.inputs(thread).rows.values()];
+      expect(hot.map((m) => m.id)).toEqual(expect.arrayContaining([`${thread}-after-0`, `${thread}-after-2`]));
+      const afterSummary = hot.find((m) => m.id === `${thread}-after-0`)!;
+      expect(instance.parts.history.get(afterSummary.metadata.prevMessageId as string)!.kind).toBe("summary");
+      for (const m of hot) expect(JSON.stringify(m)).toBe(JSON.stringify(instance.parts.history.get(m.id)));
+    });
     const exportedSummaries = async () => ((await api("GET", `/v1/agents/${agent.id}/export`, { key })).body.messages as Message[]).filter((m) => m.kind === "summary");
     const exportLean = await exportedSummaries();
     expect(exportLean).toHaveLength(spans.length);

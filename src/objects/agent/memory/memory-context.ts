@@ -9,7 +9,7 @@ import { memoryText, type Compaction } from "../compaction";
 import { toModelMessages } from "../runs";
 import type { AgentProfile } from "../lifecycle";
 import { toMessage } from "../records";
-import { messageRow } from "../message-row";
+import { ThreadPageResolver } from "../message-row";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 
@@ -36,6 +36,7 @@ export class MemoryContext {
    * more than SQLite running it. Placeholders carry what varies.
    */
   private readonly hotQuery;
+  private readonly hotResolver;
   private readonly warmQuery;
   private readonly coldQuery;
 
@@ -49,12 +50,13 @@ export class MemoryContext {
   ) {
     const m = schema.messages;
     this.hotQuery = db
-      .select(messageRow)
+      .select()
       .from(m)
       .where(and(eq(m.threadId, sql.placeholder("threadId")), gt(m.seq, sql.placeholder("after")), ne(m.kind, "summary")))
       .orderBy(desc(m.seq))
       .limit(budget.maxHotMessages)
       .prepare();
+    this.hotResolver = new ThreadPageResolver(db);
     this.warmQuery = this.summariesQuery(eq(schema.summaries.summaryDepth, 0), budget.maxWarmSummaries);
     this.coldQuery = this.summariesQuery(gte(schema.summaries.summaryDepth, 1), budget.maxColdSummaries);
   }
@@ -63,7 +65,8 @@ export class MemoryContext {
     const agentId = this.agentId();
     const parsedSlots = parseSlots(this.profile.state()?.slots ?? {});
     const after = this.compaction.compactedThroughSeq(threadId);
-    const hotRows = this.hotQuery.all({ threadId, after });
+    // Stored `''` in prev_message_id / run_key resolved from the page itself (message-row.ts), not a probe per row.
+    const hotRows = this.hotResolver.resolve(threadId, this.hotQuery.all({ threadId, after }));
     const rows = new Map<string, Message>();
     const hotMessages: MemoryMessage[] = hotRows.map((row) => {
       rows.set(row.id, toMessage(agentId, row));
