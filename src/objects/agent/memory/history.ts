@@ -7,6 +7,7 @@ import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage } from "../records";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 export interface NewMessage {
   id: string;
@@ -34,8 +35,8 @@ export class History {
     private readonly agentId: () => string,
   ) {
     const m = schema.messages;
-    this.byId = db.select().from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
-    this.threadHead = db.select({ id: m.id }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
+    this.byId = lean(db.select().from(m).where(eq(m.id, sql.placeholder("id"))).prepare());
+    this.threadHead = lean(db.select({ id: m.id }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare());
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */

@@ -9,6 +9,7 @@ import type { EventLog } from "../events";
 import { toRun } from "../records";
 import { packRunTrace } from "../stored-trace";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -38,16 +39,16 @@ export class WakeInbox {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.readyQuery = db
+    this.readyQuery = lean(db
       .select({ inbox: schema.wakeInbox })
       .from(schema.wakeInbox)
       .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
       .where(ne(schema.runs.status, "waiting"))
       .orderBy(asc(schema.wakeInbox.seq))
       .limit(sql.placeholder("limit"))
-      .prepare();
-    this.runQuery = db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare();
-    this.interruptQuery = db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare();
+      .prepare());
+    this.runQuery = lean(db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare());
+    this.interruptQuery = lean(db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare());
   }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
