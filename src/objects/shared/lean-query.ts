@@ -89,3 +89,22 @@ function decoderOf(field: unknown): Decode {
   if (!decoder) return identity;
   return (value) => decoder.mapFromDriverValue(value);
 }
+
+/**
+ * A hand-written statement (drizzle `sql` with `sql.placeholder`s) built once: drizzle's `db.get(sql…)` renders the
+ * template on every call. Rows come back as SQLite returns them (column aliases as keys, nothing decoded).
+ */
+export function rawStatement<TRow extends Record<string, SqlStorageValue>>(db: object, query: SQL): { all(values?: Record<string, unknown>): TRow[]; get(values?: Record<string, unknown>): TRow | undefined } {
+  const internals = db as { dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } }; $client: PreparedInternals["client"] };
+  const built = internals.dialect.sqlToQuery(query);
+  const client = internals.$client;
+  const params = built.params.map((param): ((values: Record<string, unknown>) => unknown) => (is(param, Placeholder) ? (values) => placeholderValue(values, param.name) : () => param));
+  const exec = (values: Record<string, unknown> = {}) => client.sql.exec(built.sql, ...params.map((param) => param(values))) as unknown as SqlStorageCursor<TRow>;
+  return {
+    all: (values) => exec(values).toArray(),
+    get: (values) => {
+      for (const row of exec(values)) return row;
+      return undefined;
+    },
+  };
+}

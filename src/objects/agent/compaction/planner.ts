@@ -5,6 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
+import { rawStatement } from "../../shared/lean-query";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
@@ -39,8 +40,19 @@ export class CompactionPlanner {
    * the count is under the planning cap (a backlog takes the capped full count every time, as before).
    */
   private readonly totals = new Map<string, ThreadTotals>();
+  /** The two reads of every plan (issue 12 §8), built once; the token formula is TOKENS_SQL. */
+  private readonly newestQuery;
+  private readonly addedQuery;
 
-  constructor(private readonly deps: CompactionPlannerDeps) {}
+  constructor(private readonly deps: CompactionPlannerDeps) {
+    const m = schema.messages;
+    this.newestQuery = rawStatement<{ seq: number | null }>(deps.db, sql`SELECT max(${m.seq}) AS seq FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}`);
+    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null }>(
+      deps.db,
+      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
+          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > ${sql.placeholder("after")} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`,
+    );
+  }
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
   plan(threadId: string): number {
@@ -62,7 +74,7 @@ export class CompactionPlanner {
     let totals = this.totals.get(threadId);
     // Rows gone from under the totals (an erasure deletes everything and restarts the seqs): the thread's
     // newest seq, an index lookup, falls below what was counted; counted afresh then.
-    const newest = totals ? Number(db.get<{ seq: number | null }>(sql`SELECT max(${schema.messages.seq}) AS seq FROM ${schema.messages} WHERE ${schema.messages.threadId} = ${threadId}`)?.seq ?? 0) : 0;
+    const newest = totals ? Number(this.newestQuery.get({ threadId })?.seq ?? 0) : 0;
     if (!totals || totals.after !== after || newest < totals.throughSeq) {
       totals = { after, throughSeq: after, count: 0, tokens: 0 };
       // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
@@ -71,11 +83,7 @@ export class CompactionPlanner {
       this.totals.set(threadId, totals);
     }
     // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
-    // A raw statement: the query builder cost more than the read (issue 12 §8); the token formula is TOKENS_SQL.
-    const added = db.get<{ n: number; tokens: number; last: number | null }>(
-      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last FROM (SELECT ${schema.messages.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${schema.messages}
-          WHERE ${schema.messages.threadId} = ${threadId} AND ${schema.messages.seq} > ${totals.throughSeq} AND ${schema.messages.kind} != 'summary' ORDER BY ${schema.messages.seq} LIMIT ${cap})`,
-    );
+    const added = this.addedQuery.get({ threadId, after: totals.throughSeq, cap });
     totals.count += Number(added?.n ?? 0);
     totals.tokens += Number(added?.tokens ?? 0);
     totals.throughSeq = Math.max(totals.throughSeq, Number(added?.last ?? 0));

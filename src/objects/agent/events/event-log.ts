@@ -6,6 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
+import { lean } from "../../shared/lean-query";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -33,11 +34,15 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
+  /** Every streaming turn reads the head (issue 12 §8): built once. */
+  private readonly headQuery;
 
   constructor(
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
-  ) {}
+  ) {
+    this.headQuery = lean(db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
+  }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
   private persisted: ((type: string) => void) | null = null;
@@ -65,7 +70,7 @@ export class EventLog {
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
   headSeq(): number {
-    return this.db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
+    return this.headQuery.get()?.seq ?? 0;
   }
 
   /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */

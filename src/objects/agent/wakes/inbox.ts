@@ -34,6 +34,7 @@ export class WakeInbox {
   private readonly readyQuery;
   private readonly runQuery;
   private readonly interruptQuery;
+  private readonly unsettledQuery;
 
   constructor(
     private readonly db: AgentDb,
@@ -48,6 +49,14 @@ export class WakeInbox {
       .limit(sql.placeholder("limit"))
       .prepare());
     this.runQuery = lean(db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare());
+    this.unsettledQuery = lean(
+      db
+        .select({ runKey: schema.wakeInbox.runKey })
+        .from(schema.wakeInbox)
+        .where(and(eq(schema.wakeInbox.threadId, sql.placeholder("threadId")), ne(schema.wakeInbox.runKey, sql.placeholder("except"))))
+        .orderBy(asc(schema.wakeInbox.seq))
+        .prepare(),
+    );
     this.interruptQuery = lean(db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare());
   }
 
@@ -85,13 +94,7 @@ export class WakeInbox {
 
   /** Runs not yet terminal on `threadId` (their wakes are still in the inbox), oldest first; `except` left out. */
   unsettledOn(threadId: string, except: string): string[] {
-    return this.db
-      .select({ runKey: schema.wakeInbox.runKey })
-      .from(schema.wakeInbox)
-      .where(and(eq(schema.wakeInbox.threadId, threadId), ne(schema.wakeInbox.runKey, except)))
-      .orderBy(asc(schema.wakeInbox.seq))
-      .all()
-      .map((row) => row.runKey);
+    return this.unsettledQuery.all({ threadId, except }).map((row) => row.runKey);
   }
 
   /** Double texting `interrupt`: `runKey` stops at its next step boundary; `by` is the interrupting turn. First request wins. */
