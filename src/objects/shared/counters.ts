@@ -6,8 +6,8 @@ import { lean } from "./lean-query";
 
 type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 
-/** A counter's read and upsert, built once per database: the agent's turn limit runs on every turn (issue 12 §8). */
-function counterStatements(db: SyncDb) {
+/** A counter's read and upsert, built once per database: the agent's turn limit and the tenant's report numbering run on every turn (issue 12 §8). */
+export function counterStatements(db: SyncDb) {
   let built = statements.get(db);
   if (!built) {
     built = {

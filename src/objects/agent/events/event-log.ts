@@ -36,12 +36,18 @@ export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
   /** Every streaming turn reads the head (issue 12 §8): built once. */
   private readonly headQuery;
+  private readonly afterQuery;
+  private readonly runAfterQuery;
 
   constructor(
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
   ) {
-    this.headQuery = lean(db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
+    const e = schema.events;
+    this.headQuery = lean(db.select({ seq: e.seq }).from(e).orderBy(desc(e.seq)).limit(1).prepare());
+    const after = gt(e.seq, sql.placeholder("after"));
+    this.afterQuery = lean(db.select().from(e).where(after).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
+    this.runAfterQuery = lean(db.select().from(e).where(and(eq(e.runKey, sql.placeholder("runKey")), after)).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
   }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
@@ -75,9 +81,7 @@ export class EventLog {
 
   /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */
   listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
-    const e = schema.events;
-    const where = runKey === undefined ? gt(e.seq, after) : and(eq(e.runKey, runKey), gt(e.seq, after));
-    return this.hydrate(this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all());
+    return this.hydrate(runKey === undefined ? this.afterQuery.all({ after, limit }) : this.runAfterQuery.all({ runKey, after, limit }));
   }
 
   /** Stored rows → the events as appended (references resolved). */
