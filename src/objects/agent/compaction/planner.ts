@@ -40,16 +40,18 @@ export class CompactionPlanner {
    * the count is under the planning cap (a backlog takes the capped full count every time, as before).
    */
   private readonly totals = new Map<string, ThreadTotals>();
-  /** The two reads of every plan (issue 12 §8), built once; the token formula is TOKENS_SQL. */
-  private readonly newestQuery;
+  /**
+   * A plan's one read (issue 12 §8), built once: the rows appended after `after` (count, tokens, newest counted; the
+   * token formula is TOKENS_SQL) and, beside them, the thread's newest seq (an index lookup).
+   */
   private readonly addedQuery;
 
   constructor(private readonly deps: CompactionPlannerDeps) {
     const m = schema.messages;
-    this.newestQuery = rawStatement<{ seq: number | null }>(deps.db, sql`SELECT max(${m.seq}) AS seq FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}`);
-    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null }>(
+    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null; newest: number | null }>(
       deps.db,
-      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
+      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest
+          FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
           WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > ${sql.placeholder("after")} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`,
     );
   }
@@ -72,18 +74,18 @@ export class CompactionPlanner {
     const after = compactedThroughSeq(db, threadId);
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
     let totals = this.totals.get(threadId);
+    // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
+    let added = totals && totals.after === after ? this.addedQuery.get({ threadId, after: totals.throughSeq, cap }) : undefined;
     // Rows gone from under the totals (an erasure deletes everything and restarts the seqs): the thread's
-    // newest seq, an index lookup, falls below what was counted; counted afresh then.
-    const newest = totals ? Number(this.newestQuery.get({ threadId })?.seq ?? 0) : 0;
-    if (!totals || totals.after !== after || newest < totals.throughSeq) {
+    // newest seq falls below what was counted; counted afresh then (a second read, from the pointer).
+    if (!totals || !added || Number(added.newest ?? 0) < totals.throughSeq) {
       totals = { after, throughSeq: after, count: 0, tokens: 0 };
       // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
       this.totals.delete(threadId);
       if (this.totals.size >= MAX_TRACKED_THREADS) this.totals.delete(this.totals.keys().next().value!);
       this.totals.set(threadId, totals);
+      added = this.addedQuery.get({ threadId, after, cap });
     }
-    // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
-    const added = this.addedQuery.get({ threadId, after: totals.throughSeq, cap });
     totals.count += Number(added?.n ?? 0);
     totals.tokens += Number(added?.tokens ?? 0);
     totals.throughSeq = Math.max(totals.throughSeq, Number(added?.last ?? 0));

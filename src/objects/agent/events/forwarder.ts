@@ -60,6 +60,8 @@ export class EventForwarder {
   private again = false;
   /** A run ended: the next flush goes out even if another run is about to start. */
   private forced = false;
+  /** A flush is scheduled and has not started yet (it will read everything after the cursor). */
+  private waiting = false;
   /** Every run's end reads and writes the cursor and the pending row, and reads the events after the cursor: built once (issue 12 §8). */
   private readonly counterQuery;
   private readonly counterWrite;
@@ -80,7 +82,9 @@ export class EventForwarder {
 
   /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */
   noteAppended(type: string): void {
-    if (isTenantStreamEvent(type) && !this.deps.holding()) this.schedule();
+    // A flush already scheduled and not yet started checks `holding` itself and sends everything after the
+    // cursor, this event included: no need to ask again (`holding` reads the inbox; issue 12 §8).
+    if (isTenantStreamEvent(type) && !this.waiting && !this.deps.holding()) this.schedule();
   }
 
   /** A completed run's notifications for subscribers (sent with the run's report). */
@@ -106,14 +110,17 @@ export class EventForwarder {
       this.again = true;
       return;
     }
+    this.waiting = true;
     const flushing = new Promise((resolve) => setTimeout(resolve, 0))
       .then(() => {
+        this.waiting = false;
         if (!this.forced && this.deps.holding()) return;
         this.forced = false;
         return this.flushAll();
       })
       .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "tenant event forwarding failed", agentId: this.deps.agentId(), error: String(error) })))
       .finally(() => {
+        this.waiting = false;
         this.flushing = null;
       });
     this.flushing = flushing;
