@@ -32,11 +32,7 @@ export const config = {
      */
     maxCascadeDepth: 8,
   },
-  /**
-   * `afterDeliveryMaxMs`: a run's follow-up work (its report to the tenant, compaction) waits until live streams took
-   * the run's last frames, at most this long (a reader that stalls never holds the report back longer).
-   */
-  sse: { heartbeatMs: 15_000, replayBatch: 500, afterDeliveryMaxMs: 100 },
+  sse: { heartbeatMs: 15_000, replayBatch: 500 },
   /** MCP server (`POST /v1/mcp`): how long `send_message` waits for the reply before answering `in_progress`. */
   mcpServer: { defaultWaitSeconds: 30, maxWaitSeconds: 60 },
   pagination: { defaultLimit: 50, maxLimit: 200 },

@@ -246,8 +246,7 @@ export class AgentWiring {
       model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
       fault: (point) => this.faults.hit(point),
       memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey),
-      // A run's follow-up work waits until live streams took its last frames (bounded): run.completed leaves first.
-      afterRun: (threadId) => this.afterDelivery(() => this.compactor.maybeCompact(threadId)),
+      afterRun: (threadId) => this.compactor.maybeCompact(threadId),
       httpTools: () => this.httpTools(),
       announce: (activity) => this.announceActivity(activity),
       runEnded: (run) => {
@@ -257,7 +256,7 @@ export class AgentWiring {
       recordOutcome: (outcome) => this.forwarder.addOutcome(outcome),
       runSettled: (runKey, parked) => {
         // A run parked on a saga reports at its end, unless it now waits for a person (their decision must show at once).
-        if (!parked || this.actions.inFlight().some((action) => action.runKey === runKey && action.status === "awaiting_approval")) this.afterDelivery(() => this.forwarder.runSettled());
+        if (!parked || this.actions.inFlight().some((action) => action.runKey === runKey && action.status === "awaiting_approval")) this.forwarder.runSettled();
       },
       interrupts: this.interrupts,
       waitUntil: (work) => this.ctx.waitUntil(work),
@@ -391,15 +390,6 @@ export class AgentWiring {
     if (halt) throw Object.assign(new Error(halt.code), { code: halt.code });
     const output = await completeText({ env: this.env, grants: this.tenant(), agent, purpose: "compaction", system, messages: [{ role: "user", content: prompt }], trace: { runKey: traceKey, sink: this.runTrace } });
     return output.text;
-  }
-
-  /**
-   * Work that follows a run's end (its report, compaction) starts once live streams took the run's last frames, or
-   * after config.sse.afterDeliveryMaxMs (issue 12 §8): a streaming turn's run.completed is not queued behind it.
-   * What the report carries is already stored (the pending report row), so waiting loses nothing in a crash.
-   */
-  private afterDelivery(work: () => void): void {
-    this.ctx.waitUntil(this.events.delivered().then(work).catch((error: unknown) => logFailure("post-run work failed", error)));
   }
 
   /** Subscribers' notifications travel with the run's report (one call per run). */

@@ -11,13 +11,11 @@ import { lean } from "../../shared/lean-query";
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
 interface Subscriber {
-  /** Resolves once the stream's reader took the frame (or the stream is gone). */
-  push(frame: string): Promise<void>;
+  push(frame: string): void;
   /** Called with every event (persisted or live); returns true when the stream should end. */
   accepts(event: { type: string; runKey: string | null }): boolean;
   endsOn(event: { type: string; runKey: string | null }): boolean;
-  /** Resolves once the reader took every frame and the end. */
-  close(): Promise<void>;
+  close(): void;
 }
 
 export interface StreamFilter {
@@ -36,8 +34,6 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
-  /** Frames pushed to live readers and not yet taken (see `delivered`). */
-  private readonly untaken = new Set<Promise<void>>();
   /** Every streaming turn reads the head (issue 12 §8): built once. */
   private readonly headQuery;
   private readonly afterQuery;
@@ -107,30 +103,32 @@ export class EventLog {
     const subscribers = this.subscribers;
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     let closed = false;
-    const end = (graceful: boolean): Promise<void> => {
-      if (closed) return Promise.resolve();
+    const end = (graceful: boolean) => {
+      if (closed) return;
       closed = true;
       if (heartbeat !== undefined) clearInterval(heartbeat);
       subscribers.delete(subscriber);
-      return (graceful ? writer.close() : writer.abort()).catch(() => undefined);
+      (graceful ? writer.close() : writer.abort()).catch(() => undefined);
     };
     const matches = (event: { type: string; runKey: string | null }) =>
       (filter.runKey === undefined || event.runKey === filter.runKey) && (filter.visible === undefined || filter.visible(event));
     const subscriber: Subscriber = {
-      push: (frame) => (closed ? Promise.resolve() : writer.write(encoder.encode(frame)).catch(() => end(false))),
+      push: (frame) => {
+        if (!closed) writer.write(encoder.encode(frame)).catch(() => end(false));
+      },
       accepts: matches,
       endsOn: (event) => matches(event) && (filter.closeOn?.includes(event.type) ?? false),
       close: () => end(true),
     };
-    void subscriber.push(": connected\n\n");
+    subscriber.push(": connected\n\n");
     let cursor = after;
     for (;;) {
       const batch = this.listAfter(cursor, config.sse.replayBatch, filter.runKey);
       for (const event of batch) {
         if (!matches(event)) continue;
-        void subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
+        subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
         if (subscriber.endsOn(event)) {
-          void subscriber.close();
+          subscriber.close();
           return readable;
         }
       }
@@ -138,20 +136,8 @@ export class EventLog {
       cursor = batch[batch.length - 1]!.seq;
     }
     subscribers.add(subscriber);
-    heartbeat = setInterval(() => void subscriber.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
+    heartbeat = setInterval(() => subscriber.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
     return readable;
-  }
-
-  /**
-   * Resolves once live readers took every frame pushed so far, or after `maxMs`. A run's follow-up work (its
-   * report, compaction) waits for it, so a streaming turn's `run.completed` leaves before that work takes the
-   * isolate's time (issue 12 §8); nothing waits when no stream is open.
-   */
-  delivered(maxMs = config.sse.afterDeliveryMaxMs): Promise<void> {
-    if (this.untaken.size === 0) return Promise.resolve();
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const capped = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)));
-    return Promise.race([Promise.all([...this.untaken]).then(() => undefined), capped]).finally(() => clearTimeout(timer!));
   }
 
   /** The frame is serialized once, and only when a subscriber takes it (most appends have none). */
@@ -161,9 +147,8 @@ export class EventLog {
     for (const subscriber of [...this.subscribers]) {
       if (!subscriber.accepts(event)) continue;
       frame ??= render();
-      const taken = subscriber.endsOn(event) ? (void subscriber.push(frame), subscriber.close()) : subscriber.push(frame);
-      this.untaken.add(taken);
-      void taken.finally(() => this.untaken.delete(taken));
+      subscriber.push(frame);
+      if (subscriber.endsOn(event)) subscriber.close();
     }
   }
 }
