@@ -8,15 +8,16 @@ describe("the telemetry policy (OpenTelemetry export, issue 15)", () => {
     const { tenantId, key } = await createTenant("otel-policy");
     const stub = tenantStub(env, tenantId);
     expect(await stub.telemetryTarget()).toEqual({ ok: true, target: null });
-    const secret = await api("POST", "/v1/providers/secrets", { key, body: { provider: "otlp", apiKey: "Authorization=Bearer%20abc,x-team=ops" } });
+    const secret = await api("POST", "/v1/providers/secrets", { key, body: { provider: "otlp", apiKey: "Authorization=Bearer%20otlp-token-9Q7,x-team=ops" } });
     expect(secret.status, JSON.stringify(secret.body)).toBe(201);
     const put = await api("PUT", "/v1/policy", { key, body: { telemetry: { otlpEndpoint: "http://127.0.0.1:4318/v1/traces", headersSecretRefId: secret.body.id } } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    expect(JSON.stringify(put.body)).not.toContain("abc");
+    // A token no random id can contain (ids are lowercase base32): the answer must not echo it.
+    expect(JSON.stringify(put.body)).not.toContain("otlp-token-9Q7");
     expect(await stub.egressHosts()).toEqual(["127.0.0.1:4318"]);
     expect(await stub.telemetryTarget()).toEqual({
       ok: true,
-      target: { endpoint: "http://127.0.0.1:4318/v1/traces", headers: { authorization: "Bearer abc", "x-team": "ops" }, includeBodies: false, policyVersion: put.body.version },
+      target: { endpoint: "http://127.0.0.1:4318/v1/traces", headers: { authorization: "Bearer otlp-token-9Q7", "x-team": "ops" }, includeBodies: false, policyVersion: put.body.version },
     });
     // A revoked headers secret stops the export rather than send it without them.
     expect((await api("DELETE", `/v1/providers/secrets/${secret.body.id}`, { key })).status).toBe(200);

@@ -322,9 +322,13 @@ export class AgentWiring {
   }
 
   /** The owning tenant, as stored with the profile ("" before the agent exists). */
+  /** The agent's tenant, read once it exists: it never changes (this object's name is derived from it). */
   tenantId(): string {
-    return this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
+    if (!this.knownTenantId) this.knownTenantId = this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
+    return this.knownTenantId;
   }
+
+  private knownTenantId = "";
 
   private knownAgentId = "";
 

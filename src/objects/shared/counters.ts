@@ -1,24 +1,46 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/governance/sliding-log";
 import { counters } from "../../db/common-schema";
+import { lean } from "./lean-query";
+
+type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
+
+/** A counter's read and upsert, built once per database: the agent's turn limit and the tenant's report numbering run on every turn (issue 12 §8). */
+export function counterStatements(db: SyncDb) {
+  let built = statements.get(db);
+  if (!built) {
+    built = {
+      read: lean(db.select({ state: counters.state }).from(counters).where(eq(counters.key, sql.placeholder("key"))).prepare()),
+      write: db
+        .insert(counters)
+        .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })
+        .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
+        .prepare(),
+    };
+    statements.set(db, built);
+  }
+  return built;
+}
+const statements = new WeakMap<SyncDb, { read: { get(values: { key: string }): { state: Record<string, unknown> } | undefined }; write: { run(values: { key: string; state: unknown }): unknown } }>();
 
 /**
  * Loads, decides (core) and stores one sliding-window limit inside the calling DO. Exact over any window: a fixed
  * window aligned to the clock lets a burst of 2× the limit through across its edge ("20 turns a minute" would allow 40).
  */
 export function consumeCounter(
-  db: BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>,
+  db: SyncDb,
   key: string,
   limit: number,
   windowMs: number,
   nowMs: number = Date.now(),
 ): SlidingLogDecision {
-  const row = db.select().from(counters).where(eq(counters.key, key)).get();
+  const { read, write } = counterStatements(db);
+  const row = read.get({ key });
   const decision = consumeSlidingLog(toSlidingLog(row?.state), nowMs, limit, windowMs);
   if (decision.allowed) {
     const state = decision.nextLog as unknown as Record<string, unknown>;
-    db.insert(counters).values({ key, state }).onConflictDoUpdate({ target: counters.key, set: { state } }).run();
+    write.run({ key, state });
   }
   return decision;
 }

@@ -100,8 +100,11 @@ export class Compaction {
 
   private async work(maxJobs: number): Promise<PumpOutcome> {
     const outcome: PumpOutcome = { committed: 0, failed: 0, nextAttemptAt: null };
+    let noneOpen = false;
     for (let n = 0; n < maxJobs; n++) {
       const open = this.jobStore.open();
+      // No job pending or running (every run's "maybe compact" after a plan that created none): nothing to retry either.
+      if (n === 0 && open.length === 0) noneOpen = true;
       const [due] = selectDueJobs(open.map(toJob), this.now(), 1);
       if (!due) break;
       const row = open.find((candidate) => candidate.id === compactionJobId(due))!;
@@ -122,7 +125,7 @@ export class Compaction {
         if (current?.status === "running") this.jobStore.transition(current, { type: "fail", now: this.now(), error: String((error as Error)?.message ?? error).slice(0, 300) });
       }
     }
-    outcome.nextAttemptAt = this.jobStore.nextPendingAt();
+    outcome.nextAttemptAt = noneOpen ? null : this.jobStore.nextPendingAt();
     // A job already due (the batch limit was reached) continues only if this batch made progress, so a
     // job that cannot be claimed never turns into a busy loop; a later retry always gets a wake-up.
     const progressed = outcome.committed + outcome.failed > 0;

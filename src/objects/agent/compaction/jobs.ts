@@ -1,7 +1,8 @@
-import { asc, desc, eq, inArray } from "drizzle-orm";
+import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 export type JobRow = typeof schema.compactionJobs.$inferSelect;
 
@@ -10,31 +11,34 @@ export type JobCommitExtra = Partial<Pick<JobRow, "summaryMessageId" | "summariz
 
 /** The compaction_jobs rows of one agent: reads, and state changes only through the pure job machine (src/core/memory/compaction-job.ts). */
 export class CompactionJobs {
+  /** Every run's "maybe compact" and every plan read these (issue 12 §8): built once. */
+  private readonly byId;
+  private readonly openQuery;
+  private readonly nextPendingQuery;
+
   constructor(
     private readonly db: AgentDb,
     private readonly policy: CompactionRetryPolicy,
     private readonly now: () => number,
-  ) {}
+  ) {
+    const j = schema.compactionJobs;
+    this.byId = lean(db.select().from(j).where(eq(j.id, sql.placeholder("id"))).prepare());
+    this.openQuery = lean(db.select().from(j).where(inArray(j.status, ["pending", "running"])).orderBy(asc(j.nextAttemptAt)).limit(sql.placeholder("limit")).prepare());
+    this.nextPendingQuery = lean(db.select({ at: j.nextAttemptAt }).from(j).where(eq(j.status, "pending")).orderBy(asc(j.nextAttemptAt)).limit(1).prepare());
+  }
 
   get(jobId: string): JobRow | undefined {
-    return this.db.select().from(schema.compactionJobs).where(eq(schema.compactionJobs.id, jobId)).get();
+    return this.byId.get({ id: jobId });
   }
 
   /** Pending and running jobs, earliest attempt first (bounded). */
   open(limit = 256): JobRow[] {
-    return this.db.select().from(schema.compactionJobs).where(inArray(schema.compactionJobs.status, ["pending", "running"])).orderBy(asc(schema.compactionJobs.nextAttemptAt)).limit(limit).all();
+    return this.openQuery.all({ limit });
   }
 
   /** Earliest nextAttemptAt of a job still pending, if any. */
   nextPendingAt(): number | null {
-    const next = this.db
-      .select({ at: schema.compactionJobs.nextAttemptAt })
-      .from(schema.compactionJobs)
-      .where(eq(schema.compactionJobs.status, "pending"))
-      .orderBy(asc(schema.compactionJobs.nextAttemptAt))
-      .limit(1)
-      .get();
-    return next?.at ?? null;
+    return this.nextPendingQuery.get()?.at ?? null;
   }
 
   /** On activation: a job left `running` lost its attempt to a crash or eviction. */

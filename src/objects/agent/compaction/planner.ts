@@ -5,6 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
+import { rawStatement } from "../../shared/lean-query";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
@@ -39,8 +40,21 @@ export class CompactionPlanner {
    * the count is under the planning cap (a backlog takes the capped full count every time, as before).
    */
   private readonly totals = new Map<string, ThreadTotals>();
+  /**
+   * A plan's one read (issue 12 §8), built once: the rows appended after `after` (count, tokens, newest counted; the
+   * token formula is TOKENS_SQL) and, beside them, the thread's newest seq (an index lookup).
+   */
+  private readonly addedQuery;
 
-  constructor(private readonly deps: CompactionPlannerDeps) {}
+  constructor(private readonly deps: CompactionPlannerDeps) {
+    const m = schema.messages;
+    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null; newest: number | null }>(
+      deps.db,
+      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest
+          FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
+          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > ${sql.placeholder("after")} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`,
+    );
+  }
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
   plan(threadId: string): number {
@@ -60,22 +74,18 @@ export class CompactionPlanner {
     const after = compactedThroughSeq(db, threadId);
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
     let totals = this.totals.get(threadId);
+    // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
+    let added = totals && totals.after === after ? this.addedQuery.get({ threadId, after: totals.throughSeq, cap }) : undefined;
     // Rows gone from under the totals (an erasure deletes everything and restarts the seqs): the thread's
-    // newest seq, an index lookup, falls below what was counted; counted afresh then.
-    const newest = totals ? Number(db.get<{ seq: number | null }>(sql`SELECT max(${schema.messages.seq}) AS seq FROM ${schema.messages} WHERE ${schema.messages.threadId} = ${threadId}`)?.seq ?? 0) : 0;
-    if (!totals || totals.after !== after || newest < totals.throughSeq) {
+    // newest seq falls below what was counted; counted afresh then (a second read, from the pointer).
+    if (!totals || !added || Number(added.newest ?? 0) < totals.throughSeq) {
       totals = { after, throughSeq: after, count: 0, tokens: 0 };
       // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
       this.totals.delete(threadId);
       if (this.totals.size >= MAX_TRACKED_THREADS) this.totals.delete(this.totals.keys().next().value!);
       this.totals.set(threadId, totals);
+      added = this.addedQuery.get({ threadId, after, cap });
     }
-    // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
-    // A raw statement: the query builder cost more than the read (issue 12 §8); the token formula is TOKENS_SQL.
-    const added = db.get<{ n: number; tokens: number; last: number | null }>(
-      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last FROM (SELECT ${schema.messages.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${schema.messages}
-          WHERE ${schema.messages.threadId} = ${threadId} AND ${schema.messages.seq} > ${totals.throughSeq} AND ${schema.messages.kind} != 'summary' ORDER BY ${schema.messages.seq} LIMIT ${cap})`,
-    );
     totals.count += Number(added?.n ?? 0);
     totals.tokens += Number(added?.tokens ?? 0);
     totals.throughSeq = Math.max(totals.throughSeq, Number(added?.last ?? 0));

@@ -9,6 +9,7 @@ import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
 import { leanSummaryMetadata } from "../summary-metadata";
+import { lean } from "../../shared/lean-query";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
@@ -23,7 +24,7 @@ export function compactedThroughSeq(db: AgentDb, threadId: string): number {
 /** Built once per database: every plan and every context assembly reads the pointer (issue 12 §8). */
 const throughQueries = new WeakMap<AgentDb, ReturnType<typeof preparedThrough>>();
 function preparedThrough(db: AgentDb) {
-  return db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, sql.placeholder("threadId"))).prepare();
+  return lean(db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, sql.placeholder("threadId"))).prepare());
 }
 
 export interface SummaryCommitDeps {

@@ -6,6 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
+import { lean } from "../../shared/lean-query";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -33,11 +34,21 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
+  /** Every streaming turn reads the head (issue 12 §8): built once. */
+  private readonly headQuery;
+  private readonly afterQuery;
+  private readonly runAfterQuery;
 
   constructor(
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
-  ) {}
+  ) {
+    const e = schema.events;
+    this.headQuery = lean(db.select({ seq: e.seq }).from(e).orderBy(desc(e.seq)).limit(1).prepare());
+    const after = gt(e.seq, sql.placeholder("after"));
+    this.afterQuery = lean(db.select().from(e).where(after).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
+    this.runAfterQuery = lean(db.select().from(e).where(and(eq(e.runKey, sql.placeholder("runKey")), after)).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
+  }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
   private persisted: ((type: string) => void) | null = null;
@@ -65,14 +76,12 @@ export class EventLog {
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
   headSeq(): number {
-    return this.db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
+    return this.headQuery.get()?.seq ?? 0;
   }
 
   /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */
   listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
-    const e = schema.events;
-    const where = runKey === undefined ? gt(e.seq, after) : and(eq(e.runKey, runKey), gt(e.seq, after));
-    return this.hydrate(this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all());
+    return this.hydrate(runKey === undefined ? this.afterQuery.all({ after, limit }) : this.runAfterQuery.all({ runKey, after, limit }));
   }
 
   /** Stored rows → the events as appended (references resolved). */

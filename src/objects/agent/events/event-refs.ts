@@ -1,7 +1,7 @@
-import type { InferSelectModel } from "drizzle-orm";
+import { sql, type InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { inList } from "../../shared/sql-in";
+import { lean } from "../../shared/lean-query";
 import { toMessage, toRun } from "../records";
 import { messageRow } from "../message-row";
 import type { AgentDb } from "../types";
@@ -55,6 +55,17 @@ function refOf(row: EventRow): EventRef | null {
   return key === "message" || key === "run" ? { key, id: ref.slice(colon + 1) } : null;
 }
 
+/** The two reference reads, built once per database (every forwarded batch and replay hydrates; issue 12 §8). */
+const referenceQueries = new WeakMap<AgentDb, ReturnType<typeof buildReferenceQueries>>();
+function buildReferenceQueries(db: AgentDb) {
+  // The id list is ONE bound parameter, a JSON array read by json_each (as ../../shared/sql-in.ts's inList).
+  const among = (column: typeof schema.messages.id | typeof schema.runs.runKey) => sql`${column} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`;
+  return {
+    messages: lean(db.select(messageRow).from(schema.messages).where(among(schema.messages.id)).prepare()),
+    runs: lean(db.select().from(schema.runs).where(among(schema.runs.runKey)).prepare()),
+  };
+}
+
 /** Rows → public events, resolving references with one indexed read per kind per batch. */
 export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): AgentEvent[] {
   const messageIds: string[] = [];
@@ -64,13 +75,15 @@ export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly Event
     if (ref?.key === "message") messageIds.push(ref.id);
     else if (ref?.key === "run") runKeys.push(ref.id);
   }
+  let queries = referenceQueries.get(db);
+  if (!queries && (messageIds.length > 0 || runKeys.length > 0)) referenceQueries.set(db, (queries = buildReferenceQueries(db)));
   const messages = new Map<string, unknown>();
   if (messageIds.length > 0) {
-    for (const m of db.select(messageRow).from(schema.messages).where(inList(schema.messages.id, messageIds)).all()) messages.set(m.id, toMessage(agentId, m));
+    for (const m of queries!.messages.all({ ids: JSON.stringify(messageIds) })) messages.set(m.id, toMessage(agentId, m));
   }
   const runs = new Map<string, unknown>();
   if (runKeys.length > 0) {
-    for (const r of db.select().from(schema.runs).where(inList(schema.runs.runKey, runKeys)).all()) runs.set(r.runKey, toRun(r));
+    for (const r of queries!.runs.all({ ids: JSON.stringify(runKeys) })) runs.set(r.runKey, toRun(r));
   }
   return rows.map((row) => {
     const ref = refOf(row);

@@ -1,4 +1,4 @@
-import { asc, eq, gt } from "drizzle-orm";
+import { asc, eq, gt, sql } from "drizzle-orm";
 import { isTenantStreamEvent } from "../../../core/egress/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/runtime/result";
@@ -7,6 +7,7 @@ import type { AgentEvent } from "../../../schema/agents/runs";
 import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
 const CURSOR_KEY = "tenant-stream:forwarded-seq";
@@ -59,12 +60,31 @@ export class EventForwarder {
   private again = false;
   /** A run ended: the next flush goes out even if another run is about to start. */
   private forced = false;
+  /** A flush is scheduled and has not started yet (it will read everything after the cursor). */
+  private waiting = false;
+  /** Every run's end reads and writes the cursor and the pending row, and reads the events after the cursor: built once (issue 12 §8). */
+  private readonly counterQuery;
+  private readonly counterWrite;
+  private readonly eventsAfterQuery;
 
-  constructor(private readonly deps: ForwarderDeps) {}
+  constructor(private readonly deps: ForwarderDeps) {
+    const { db } = deps;
+    const c = schema.counters;
+    this.counterQuery = lean(db.select({ state: c.state }).from(c).where(eq(c.key, sql.placeholder("key"))).prepare());
+    this.counterWrite = db
+      .insert(c)
+      .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })
+      .onConflictDoUpdate({ target: c.key, set: { state: sql`excluded.${sql.identifier(c.state.name)}` } })
+      .prepare();
+    const e = schema.events;
+    this.eventsAfterQuery = lean(db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(BATCH).prepare());
+  }
 
   /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */
   noteAppended(type: string): void {
-    if (isTenantStreamEvent(type) && !this.deps.holding()) this.schedule();
+    // A flush already scheduled and not yet started checks `holding` itself and sends everything after the
+    // cursor, this event included: no need to ask again (`holding` reads the inbox; issue 12 §8).
+    if (isTenantStreamEvent(type) && !this.waiting && !this.deps.holding()) this.schedule();
   }
 
   /** A completed run's notifications for subscribers (sent with the run's report). */
@@ -90,14 +110,17 @@ export class EventForwarder {
       this.again = true;
       return;
     }
+    this.waiting = true;
     const flushing = new Promise((resolve) => setTimeout(resolve, 0))
       .then(() => {
+        this.waiting = false;
         if (!this.forced && this.deps.holding()) return;
         this.forced = false;
         return this.flushAll();
       })
       .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "tenant event forwarding failed", agentId: this.deps.agentId(), error: String(error) })))
       .finally(() => {
+        this.waiting = false;
         this.flushing = null;
       });
     this.flushing = flushing;
@@ -115,7 +138,7 @@ export class EventForwarder {
     const agentId = this.deps.agentId();
     if (!agentId) return;
     const cursor = this.cursor();
-    const rows = this.deps.db.select().from(schema.events).where(gt(schema.events.seq, cursor)).orderBy(asc(schema.events.seq)).limit(BATCH).all();
+    const rows = this.eventsAfterQuery.all({ after: cursor });
     const events = this.deps
       .hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))
       .map((event): ForwardedAgentEvent => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
@@ -148,24 +171,21 @@ export class EventForwarder {
   }
 
   private cursor(): number {
-    const row = this.deps.db.select().from(schema.counters).where(eq(schema.counters.key, CURSOR_KEY)).get();
-    const seq = row?.state.seq;
+    const seq = this.counterQuery.get({ key: CURSOR_KEY })?.state.seq;
     return typeof seq === "number" ? seq : 0;
   }
 
   private pending(): PendingReport {
-    const state = this.deps.db.select().from(schema.counters).where(eq(schema.counters.key, PENDING_KEY)).get()?.state as Partial<PendingReport> | undefined;
+    const state = this.counterQuery.get({ key: PENDING_KEY })?.state as Partial<PendingReport> | undefined;
     return { agent: state?.agent ?? null, activities: state?.activities ?? [], outcomes: state?.outcomes ?? [], nextSeq: state?.nextSeq ?? 1 };
   }
 
   /** One row per agent, kept when empty: it holds the part numbering. */
   private setPending(pending: PendingReport): void {
-    const state = pending as unknown as Record<string, unknown>;
-    this.deps.db.insert(schema.counters).values({ key: PENDING_KEY, state }).onConflictDoUpdate({ target: schema.counters.key, set: { state } }).run();
+    this.counterWrite.run({ key: PENDING_KEY, state: pending });
   }
 
   private setCursor(seq: number): void {
-    const state = { seq };
-    this.deps.db.insert(schema.counters).values({ key: CURSOR_KEY, state }).onConflictDoUpdate({ target: schema.counters.key, set: { state } }).run();
+    this.counterWrite.run({ key: CURSOR_KEY, state: { seq } });
   }
 }

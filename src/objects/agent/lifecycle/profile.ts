@@ -7,6 +7,7 @@ import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
 import { toAgent, toState } from "../records";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** Identity, configuration and lifecycle of the one agent this DO holds. */
 export class AgentProfile {
@@ -18,8 +19,8 @@ export class AgentProfile {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.metaQuery = db.select().from(schema.agentMeta).prepare();
-    this.stateQuery = db.select().from(schema.agentState).prepare();
+    this.metaQuery = lean(db.select().from(schema.agentMeta).prepare());
+    this.stateQuery = lean(db.select().from(schema.agentState).prepare());
   }
 
   get(): Agent | null {

@@ -8,6 +8,7 @@ import type { EventLog } from "../events";
 import { toMessage } from "../records";
 import { messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../message-row";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 export interface NewMessage {
   id: string;
@@ -37,8 +38,8 @@ export class History {
     private readonly agentId: () => string,
   ) {
     const m = schema.messages;
-    this.byId = db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare();
-    this.threadHead = db.select({ id: m.id, runKey: m.runKey }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare();
+    this.byId = lean(db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare());
+    this.threadHead = lean(db.select({ id: m.id, runKey: m.runKey }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare());
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */

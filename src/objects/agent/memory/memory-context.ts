@@ -12,6 +12,7 @@ import { toMessage } from "../records";
 import { ThreadPageResolver } from "../message-row";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** Report heads a run reads, most immediate scope first. */
 const REPORT_SCOPES_FOR_CONTEXT = ["current", "daily", "weekly", "monthly"] as const;
@@ -49,13 +50,13 @@ export class MemoryContext {
     private readonly budget: ContextBudget = DEFAULT_CONTEXT_BUDGET,
   ) {
     const m = schema.messages;
-    this.hotQuery = db
+    this.hotQuery = lean(db
       .select()
       .from(m)
       .where(and(eq(m.threadId, sql.placeholder("threadId")), gt(m.seq, sql.placeholder("after")), ne(m.kind, "summary")))
       .orderBy(desc(m.seq))
       .limit(budget.maxHotMessages)
-      .prepare();
+      .prepare());
     this.hotResolver = new ThreadPageResolver(db);
     this.warmQuery = this.summariesQuery(eq(schema.summaries.summaryDepth, 0), budget.maxWarmSummaries);
     this.coldQuery = this.summariesQuery(gte(schema.summaries.summaryDepth, 1), budget.maxColdSummaries);
@@ -115,13 +116,13 @@ export class MemoryContext {
 
   /** Uncondensed summaries, newest first: warm (depth 0) or cold (depth ≥ 1). */
   private summariesQuery(depth: ReturnType<typeof eq>, limit: number) {
-    return this.db
+    return lean(this.db
       .select({ summary: schema.summaries, text: schema.messages.text })
       .from(schema.summaries)
       .innerJoin(schema.messages, eq(schema.messages.id, schema.summaries.messageId))
       .where(and(depth, isNull(schema.summaries.condensedInto)))
       .orderBy(desc(schema.summaries.seq))
       .limit(limit)
-      .prepare();
+      .prepare());
   }
 }

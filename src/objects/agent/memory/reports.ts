@@ -19,6 +19,7 @@ import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/a
 import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
 export type PublishOutcome =
@@ -52,7 +53,7 @@ export class Reports {
     private readonly db: AgentDb,
     private readonly agentId: () => string,
   ) {
-    this.headsQuery = db.select().from(schema.reportHeads).prepare();
+    this.headsQuery = lean(db.select().from(schema.reportHeads).prepare());
   }
 
   /**

@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, type BudgetWindow } from "../../../core/governance/budget";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 const TOTAL = "";
 
@@ -10,7 +11,19 @@ const TOTAL = "";
  * dimension, subject), incremented in place, so a day's window is one indexed read however many runs it saw.
  */
 export class UsageStore {
-  constructor(private readonly db: AgentDb) {}
+  /** Every budget check reads the day and every model call adds to it (issue 12 §8): built once. */
+  private readonly dayQuery;
+  private readonly incrementStatement;
+
+  constructor(private readonly db: AgentDb) {
+    const u = schema.usageDaily;
+    this.dayQuery = lean(db.select().from(u).where(eq(u.day, sql.placeholder("day"))).prepare());
+    this.incrementStatement = db
+      .insert(u)
+      .values({ day: sql.placeholder("day"), dimension: sql.placeholder("dimension"), subject: sql.placeholder("subject"), value: sql.placeholder("amount") })
+      .onConflictDoUpdate({ target: [u.day, u.dimension, u.subject], set: { value: sql`${u.value} + excluded.${sql.identifier(u.value.name)}` } })
+      .prepare();
+  }
 
   /** Adds consumed resources to `day`; a tool call also counts against the tool's own day counter. */
   add(day: string, delta: Partial<BudgetUsage>, toolName?: string): void {
@@ -24,7 +37,7 @@ export class UsageStore {
   window(day: string): BudgetWindow {
     const usage = emptyUsage();
     const toolCallsByTool: Record<string, number> = {};
-    for (const row of this.db.select().from(schema.usageDaily).where(eq(schema.usageDaily.day, day)).all()) {
+    for (const row of this.dayQuery.all({ day })) {
       if (row.subject === TOTAL) {
         if ((BUDGET_DIMENSIONS as readonly string[]).includes(row.dimension)) usage[row.dimension as BudgetDimension] = row.value;
       } else if (row.dimension === "toolCalls") {
@@ -35,10 +48,6 @@ export class UsageStore {
   }
 
   private increment(day: string, dimension: string, subject: string, amount: number): void {
-    this.db
-      .insert(schema.usageDaily)
-      .values({ day, dimension, subject, value: amount })
-      .onConflictDoUpdate({ target: [schema.usageDaily.day, schema.usageDaily.dimension, schema.usageDaily.subject], set: { value: sql`${schema.usageDaily.value} + ${amount}` } })
-      .run();
+    this.incrementStatement.run({ day, dimension, subject, amount });
   }
 }

@@ -5,6 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 export type ActionStatus = "planned" | "executing" | "awaiting_approval" | "completed" | "failed";
 
@@ -42,7 +43,7 @@ export class ActionStore {
 
   constructor(private readonly db: AgentDb) {
     const a = schema.actions;
-    this.stepQuery = db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare();
+    this.stepQuery = lean(db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare());
   }
 
   forStep(runKey: string, step: number): PlannedAction[] {

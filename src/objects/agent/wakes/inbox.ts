@@ -11,6 +11,7 @@ import { FOLD, unfoldEntries } from "../folded-trace";
 import { isFolded, packRunTrace, unpackRunTrace } from "../stored-trace";
 import { storedRunTime } from "../run-times";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -36,23 +37,32 @@ export class WakeInbox {
   private readonly runQuery;
   private readonly interruptQuery;
   private readonly traceRowsQuery;
+  private readonly unsettledQuery;
 
   constructor(
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.readyQuery = db
+    this.readyQuery = lean(db
       .select({ inbox: schema.wakeInbox })
       .from(schema.wakeInbox)
       .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
       .where(ne(schema.runs.status, "waiting"))
       .orderBy(asc(schema.wakeInbox.seq))
       .limit(sql.placeholder("limit"))
-      .prepare();
-    this.runQuery = db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare();
+      .prepare());
+    this.runQuery = lean(db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare());
     const t = schema.runTrace;
-    this.traceRowsQuery = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
-    this.interruptQuery = db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare();
+    this.traceRowsQuery = lean(db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare());
+    this.unsettledQuery = lean(
+      db
+        .select({ runKey: schema.wakeInbox.runKey })
+        .from(schema.wakeInbox)
+        .where(and(eq(schema.wakeInbox.threadId, sql.placeholder("threadId")), ne(schema.wakeInbox.runKey, sql.placeholder("except"))))
+        .orderBy(asc(schema.wakeInbox.seq))
+        .prepare(),
+    );
+    this.interruptQuery = lean(db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare());
   }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
@@ -89,13 +99,7 @@ export class WakeInbox {
 
   /** Runs not yet terminal on `threadId` (their wakes are still in the inbox), oldest first; `except` left out. */
   unsettledOn(threadId: string, except: string): string[] {
-    return this.db
-      .select({ runKey: schema.wakeInbox.runKey })
-      .from(schema.wakeInbox)
-      .where(and(eq(schema.wakeInbox.threadId, threadId), ne(schema.wakeInbox.runKey, except)))
-      .orderBy(asc(schema.wakeInbox.seq))
-      .all()
-      .map((row) => row.runKey);
+    return this.unsettledQuery.all({ threadId, except }).map((row) => row.runKey);
   }
 
   /** Double texting `interrupt`: `runKey` stops at its next step boundary; `by` is the interrupting turn. First request wins. */

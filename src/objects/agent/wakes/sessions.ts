@@ -1,4 +1,4 @@
-import { and, asc, eq, isNotNull, lte, min } from "drizzle-orm";
+import { and, asc, eq, isNotNull, lte, min, sql } from "drizzle-orm";
 import { config } from "../../../config";
 import * as schema from "../../../db/agent-schema";
 import { failure, type Result } from "../../../core/runtime/result";
@@ -7,6 +7,7 @@ import type { AgentScheduler } from "../lifecycle";
 import { logFailure } from "../../shared/background";
 import type { EventLog } from "../events";
 import type { AgentDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 /** The AgentDO method the Agents SDK calls when the earliest open session's inactivity deadline comes due. */
 export const SESSION_EXPIRY_CALLBACK = "onSessionExpiry";
@@ -28,19 +29,30 @@ export interface SessionsDeps {
  */
 export class Sessions {
   private arming: Promise<void> = Promise.resolve();
+  /** Every accepted turn reads its session (issue 12 §8): built once. */
+  private readonly byId;
+  private readonly update;
 
-  constructor(private readonly deps: SessionsDeps) {}
+  constructor(private readonly deps: SessionsDeps) {
+    const s = schema.sessions;
+    this.byId = lean(deps.db.select().from(s).where(eq(s.sessionId, sql.placeholder("sessionId"))).prepare());
+    this.update = deps.db
+      .update(s)
+      .set({ status: "open", lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}`, closedAt: null, closeReason: null })
+      .where(eq(s.sessionId, sql.placeholder("sessionId")))
+      .prepare();
+  }
 
   /** An accepted user turn: opens (or reopens) the session and moves its deadline to now + TTL. */
   touch(sessionId: string, threadId: string, ttlSeconds: number, nowMs = Date.now()): { reopened: boolean } {
     const { db, events } = this.deps;
     const now = new Date(nowMs).toISOString();
     const expiresAtMs = nowMs + ttlSeconds * 1000;
-    const existing = db.select().from(schema.sessions).where(eq(schema.sessions.sessionId, sessionId)).get();
+    const existing = this.byId.get({ sessionId });
     if (!existing) {
       db.insert(schema.sessions).values({ sessionId, threadId, status: "open", openedAt: now, lastActivityAt: now, expiresAtMs }).run();
     } else {
-      db.update(schema.sessions).set({ status: "open", lastActivityAt: now, expiresAtMs, closedAt: null, closeReason: null }).where(eq(schema.sessions.sessionId, sessionId)).run();
+      this.update.run({ now, expiresAtMs, sessionId });
       if (existing.status === "closed") events.append("session.reopened", null, { sessionId, threadId, closedAt: existing.closedAt, closeReason: existing.closeReason });
     }
     this.armInBackground();

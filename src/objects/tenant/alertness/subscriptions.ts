@@ -11,6 +11,7 @@ import type { Subscription, SubscriptionSpec } from "../../../schema/agents/subs
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";
+import { lean } from "../../shared/lean-query";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
 export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;
@@ -34,13 +35,13 @@ export class SubscriptionStore {
     const t = schema.subscriptionTokens;
     const s = schema.subscriptions;
     const a = schema.agentDirectory;
-    this.candidatesQuery = db
+    this.candidatesQuery = lean(db
       .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, sessionId: s.sessionId, lifecycle: a.lifecycle, record: a.record })
       .from(t)
       .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
       .innerJoin(a, eq(a.id, s.agentId))
       .where(and(eq(t.tokenClass, sql.placeholder("tokenClass")), eq(t.tokenNamespace, sql.placeholder("tokenNamespace")), eq(t.tokenValue, sql.placeholder("tokenValue"))))
-      .prepare();
+      .prepare());
   }
 
   /** The agent's lifecycle from the tenant directory, or null when the agent is not in this tenant. */

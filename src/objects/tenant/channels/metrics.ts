@@ -45,15 +45,21 @@ export function renderPrometheus(samples: Array<{ name: string; labels: string; 
 
 /** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
 export class TenantMetrics {
-  constructor(private readonly db: TenantDb) {}
+  /** Every run report adds to several counters (issue 12 §8): the upsert is built once. */
+  private readonly incrementStatement;
+
+  constructor(private readonly db: TenantDb) {
+    const m = schema.metrics;
+    this.incrementStatement = db
+      .insert(m)
+      .values({ name: sql.placeholder("name"), labels: sql.placeholder("labels"), value: sql.placeholder("value") })
+      .onConflictDoUpdate({ target: [m.name, m.labels], set: { value: sql`${m.value} + excluded.value` } })
+      .prepare();
+  }
 
   increment(name: string, labels: Labels, by = 1): void {
     if (!Number.isFinite(by) || by <= 0) return;
-    this.db
-      .insert(schema.metrics)
-      .values({ name, labels: formatLabels(labels), value: Math.round(by) })
-      .onConflictDoUpdate({ target: [schema.metrics.name, schema.metrics.labels], set: { value: sql`${schema.metrics.value} + excluded.value` } })
-      .run();
+    this.incrementStatement.run({ name, labels: formatLabels(labels), value: Math.round(by) });
   }
 
   recordRunOutcome(outcome: RunOutcome): void {

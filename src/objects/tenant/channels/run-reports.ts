@@ -1,9 +1,8 @@
-import { eq } from "drizzle-orm";
-import { counters } from "../../../db/common-schema";
 import type { Agent } from "../../../schema/agents/agents";
 import type { Result } from "../../../core/runtime/result";
 import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/contracts";
 import { takeDoCalls } from "../../shared/call-meter";
+import { counterStatements } from "../../shared/counters";
 import type { EventFeed } from "./event-feed";
 import type { TenantMetrics } from "./metrics";
 import type { TenantDb } from "../types";
@@ -42,7 +41,7 @@ export class RunReports {
     const fresh = <T extends { seq?: number }>(parts: T[]) => parts.filter((part) => part.seq === undefined || part.seq > last);
     const activities = report.agent ? fresh(report.activities) : [];
     const top = Math.max(last, ...[...report.activities, ...report.outcomes].map((part) => part.seq ?? 0));
-    if (top > last) this.deps.db.insert(counters).values({ key: reportedPartKey(agentId), state: { seq: top } }).onConflictDoUpdate({ target: counters.key, set: { state: { seq: top } } }).run();
+    if (top > last) counterStatements(this.deps.db).write.run({ key: reportedPartKey(agentId), state: { seq: top } });
     for (const activity of activities) this.deps.recordActivity(report.agent!, activity);
     for (const outcome of fresh(report.outcomes)) this.deps.metrics.recordRunOutcome(outcome);
     this.deps.metrics.recordDoCalls([...report.calls, ...takeDoCalls(this.deps.tenantId())]);
@@ -51,7 +50,7 @@ export class RunReports {
   }
 
   private lastReportedPart(agentId: string): number {
-    const seq = this.deps.db.select().from(counters).where(eq(counters.key, reportedPartKey(agentId))).get()?.state.seq;
+    const seq = counterStatements(this.deps.db).read.get({ key: reportedPartKey(agentId) })?.state.seq;
     return typeof seq === "number" ? seq : 0;
   }
 

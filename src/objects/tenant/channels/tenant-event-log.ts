@@ -1,4 +1,4 @@
-import { and, asc, gt } from "drizzle-orm";
+import { and, asc, gt, sql } from "drizzle-orm";
 import type { ForwardedAgentEvent } from "../../../schema/contracts";
 import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
@@ -7,6 +7,7 @@ import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
 import type { TenantDb } from "../types";
+import { lean } from "../../shared/lean-query";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
 
@@ -41,6 +42,7 @@ const encoder = new TextEncoder();
  */
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
+  private agentEventInsert: ReturnType<TenantEventLog["buildAgentEventInsert"]> | undefined;
 
   constructor(
     private readonly db: TenantDb,
@@ -48,15 +50,17 @@ export class TenantEventLog {
   ) {}
 
   /** Records the events not seen before, in agent order; returns only the new ones. */
-  appendAgentEvents(tx: TenantDb, agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
+  private buildAgentEventInsert() {
+    const placeholders = { type: sql.placeholder("type"), agentId: sql.placeholder("agentId"), agentSeq: sql.placeholder("agentSeq"), runKey: sql.placeholder("runKey"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") };
+    return lean(this.db.insert(schema.tenantEvents).values(placeholders).onConflictDoNothing().returning().prepare());
+  }
+
+  appendAgentEvents(_tx: TenantDb, agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
     const appended: TenantEvent[] = [];
+    // Built once (every run report inserts its events; issue 12 §8); it runs inside the caller's transaction, on the same SQLite.
+    this.agentEventInsert ??= this.buildAgentEventInsert();
     for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
-      const row = tx
-        .insert(schema.tenantEvents)
-        .values({ type: event.type, agentId, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt })
-        .onConflictDoNothing()
-        .returning()
-        .get();
+      const row = this.agentEventInsert.get({ type: event.type, agentId, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt });
       if (row) appended.push({ ...toTenantEvent(row), data: event.data });
     }
     return appended;

@@ -4,6 +4,7 @@ import { counters } from "../../../db/common-schema";
 import type { AgentSnapshot, RunGovernance } from "../../../schema/contracts";
 import type { ToolListing } from "../../../schema/admin/tools";
 import type { TenantDb } from "../types";
+import { counterStatements } from "../../shared/counters";
 
 /** Which agents a change concerns: one agent, every agent of a kind, or all of them. */
 export type SnapshotAudience = { agentId: string } | { kind: string } | "all";
@@ -31,8 +32,8 @@ export class AgentSnapshots {
   constructor(private readonly deps: AgentSnapshotsDeps) {}
 
   version(): number {
-    const row = this.deps.db.select().from(counters).where(eq(counters.key, VERSION_KEY)).get();
-    const version = row?.state.version;
+    // Every run report answers with it (issue 12 §8): a statement built once.
+    const version = counterStatements(this.deps.db).read.get({ key: VERSION_KEY })?.state.version;
     return typeof version === "number" ? version : 1;
   }
 
