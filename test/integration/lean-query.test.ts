@@ -24,8 +24,9 @@ describe("lean prepared reads (issue 12 §8)", () => {
       const queries = [
         // Whole rows with json columns (metadata, content), ordered and limited by placeholders.
         [db.select().from(m).where(gt(m.seq, sql.placeholder("after"))).orderBy(desc(m.seq)).limit(sql.placeholder("limit")).prepare(), { after: 0, limit: 10 }],
-        // A nested selection over an inner join (the shape of the inbox's and the summaries' reads).
-        [db.select({ run: r, text: m.text }).from(m).innerJoin(r, eq(r.runKey, m.runKey)).where(and(eq(m.kind, sql.placeholder("kind")))).orderBy(asc(m.seq)).prepare(), { kind: "assistant" }],
+        // A nested selection over an inner join (the shape of the inbox's and the summaries' reads). User messages:
+        // a reply stores its run key as '' (same run as the message before it, message-row.ts), so it joins no run.
+        [db.select({ run: r, text: m.text }).from(m).innerJoin(r, eq(r.runKey, m.runKey)).where(and(eq(m.kind, sql.placeholder("kind")))).orderBy(asc(m.seq)).prepare(), { kind: "user" }],
         // An aggregate through an SQL expression with a decoder.
         [db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(m).prepare(), {}],
       ] as const;
