@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import { isFolded, packRunTrace, unpackRunTrace } from "../../src/objects/agent/stored-trace";
-import { unfoldEntries } from "../../src/objects/agent/folded-trace";
+import { isFolded, packRunTrace, unpackRunTrace } from "../../src/objects/agent/rows/stored-trace";
+import { unfoldEntries } from "../../src/objects/agent/rows/folded-trace";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));

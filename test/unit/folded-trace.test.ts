@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { TraceEntry } from "../../src/objects/agent/folded-trace";
-import { unfoldEntries } from "../../src/objects/agent/folded-trace";
-import { isFolded, packRunTrace, replyMessageIdOf, unpackRunTrace } from "../../src/objects/agent/stored-trace";
+import type { TraceEntry } from "../../src/objects/agent/rows/folded-trace";
+import { unfoldEntries } from "../../src/objects/agent/rows/folded-trace";
+import { isFolded, packRunTrace, replyMessageIdOf, unpackRunTrace } from "../../src/objects/agent/rows/stored-trace";
 
 const startedAt = "2026-11-26T10:00:00.000Z";
 const row = { runKey: "a".repeat(64), reason: "userInitiated", attempt: 1, enqueuedAt: startedAt };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toMessage } from "../../src/objects/agent/records";
+import { toMessage } from "../../src/objects/agent/rows/records";
 
 const base = { seq: 2, id: "m2", threadId: "ag_1:session:default", kind: "assistant", text: "echo: hi", content: null, prevMessageId: "m1", runKey: "r1", authority: null, createdAt: "2026-11-26T00:00:00.000Z" };
 

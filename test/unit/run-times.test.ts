@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { runTimeOf, storedRunTime } from "../../src/objects/agent/run-times";
-import { toRun } from "../../src/objects/agent/records";
+import { runTimeOf, storedRunTime } from "../../src/objects/agent/rows/run-times";
+import { toRun } from "../../src/objects/agent/rows/records";
 
 const enqueuedAt = "2026-11-26T10:00:00.000Z";
 const row = { runKey: "r".repeat(64), reason: "userInitiated", threadId: "t", status: "completed", attempt: 1, enqueuedAt, startedAt: "+12", endedAt: "+57", errorCode: null, trace: {} };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { packRunTrace, replyMessageIdOf, unpackRunTrace } from "../../src/objects/agent/stored-trace";
+import { packRunTrace, replyMessageIdOf, unpackRunTrace } from "../../src/objects/agent/rows/stored-trace";
 
 const row = { runKey: "a".repeat(64), reason: "userInitiated", attempt: 1 };
 /** A finished run's trace as the run loop writes it (run-loop.ts `trace()` + `end()`). */

@@ -8,7 +8,7 @@ import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
-import { leanSummaryMetadata } from "../summary-metadata";
+import { leanSummaryMetadata } from "../rows";
 import { lean } from "../../shared/lean-query";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */

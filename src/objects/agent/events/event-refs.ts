@@ -2,8 +2,7 @@ import { sql, type InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { lean } from "../../shared/lean-query";
-import { toMessage, toRun } from "../records";
-import { messageRow } from "../message-row";
+import { toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
 /**

@@ -4,8 +4,7 @@ import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentProfile } from "./profile";
 import { hydrateEvents } from "../events";
-import { toMessage, toRun } from "../records";
-import { messageRow } from "../message-row";
+import { toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
 const PAGE_SIZE = 200;

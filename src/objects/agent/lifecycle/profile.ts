@@ -5,7 +5,7 @@ import { failure, type Result } from "../../../core/runtime/result";
 import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents/agents";
 import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
-import { toAgent, toState } from "../records";
+import { toAgent, toState } from "../rows";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
 

@@ -5,8 +5,7 @@ import type { Message } from "../../../schema/agents/messages";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { toMessage } from "../records";
-import { messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../message-row";
+import { toMessage, messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../rows";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
 

@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
-import { type TraceEntry, unfoldEntries } from "../folded-trace";
+import { type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
 import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";

@@ -6,10 +6,7 @@ import type { WakeJob } from "../../../schema/agents/wake";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { toRun } from "../records";
-import { FOLD, unfoldEntries } from "../folded-trace";
-import { isFolded, packRunTrace, unpackRunTrace } from "../stored-trace";
-import { storedRunTime } from "../run-times";
+import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime } from "../rows";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
 

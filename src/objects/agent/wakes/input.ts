@@ -1,6 +1,6 @@
 /** What a wake brings into a run: its input messages, what the model learns about the wake, and the ids they get. */
 import { H } from "../../../core/ids/hash";
-import { replyMessageIdOf } from "../stored-trace";
+import { replyMessageIdOf } from "../rows";
 import { tokenKey, type TypedToken } from "../../../core/wakes/tokens";
 import type { WakeContext } from "../../../gateway/resolve";
 import type { History } from "../memory";

@@ -1,8 +1,8 @@
 import type { InferSelectModel } from "drizzle-orm";
-import type { Agent, AgentConfig, AgentState } from "../../schema/agents/agents";
-import type { Message } from "../../schema/agents/messages";
-import type { AgentEvent, Run } from "../../schema/agents/runs";
-import type { agentMeta, agentState, events, messages, runs } from "../../db/agent-schema";
+import type { Agent, AgentConfig, AgentState } from "../../../schema/agents/agents";
+import type { Message } from "../../../schema/agents/messages";
+import type { AgentEvent, Run } from "../../../schema/agents/runs";
+import type { agentMeta, agentState, events, messages, runs } from "../../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
 import { runTimeOf } from "./run-times";
 import { summaryMetadata } from "./summary-metadata";

@@ -1,6 +1,6 @@
 import { and, desc, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
-import * as schema from "../../db/agent-schema";
-import type { AgentDb } from "./types";
+import * as schema from "../../../db/agent-schema";
+import type { AgentDb } from "../types";
 
 /**
  * Issue 12 §6 (bytes per turn): a message's `prev_message_id` is the id of the message before it in its thread (the

@@ -1,4 +1,4 @@
-import { H } from "../../core/ids/hash";
+import { H } from "../../../core/ids/hash";
 import { FOLD, type FoldContext, foldEntries, modelOfEntries, type TraceEntry, unfoldEntries, usageOfEntries } from "./folded-trace";
 
 /** The id of a run's reply at a step (`runMessageIds.reply` in wakes/input.ts is this function). */
