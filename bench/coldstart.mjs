@@ -12,19 +12,13 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client, openSse } from "./lib/client.mjs";
 import { pool } from "./lib/pool.mjs";
-import { startWrangler } from "./lib/server.mjs";
+import { startProbeServer } from "./lib/server.mjs";
+import { argv, option, repoDir } from "./lib/args.mjs";
 import { analyze, inspector, report } from "./lib/profiler.mjs";
 import { fmt, summarize } from "./lib/stats.mjs";
 
-const repoDir = dirname(dirname(fileURLToPath(import.meta.url)));
-const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
 const agentCount = Number(option("--agents", "200"));
 const idleMs = Number(option("--idle-ms", "15000"));
 const profile = !argv.includes("--no-profile");
@@ -58,11 +52,7 @@ if (option("--analyze")) {
   process.exit(0);
 }
 
-const server = await startWrangler({
-  repoDir,
-  vars: { VIGIL_BENCH: "enabled", VIGIL_RATE_LIMITS: JSON.stringify({ requestsPerMinutePerKey: 1_000_000, turnsPerMinutePerAgent: 1_000_000 }) },
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.stop().then(() => process.exit(130)));
+const server = await startProbeServer(repoDir);
 try {
   log(`wrangler dev on ${server.baseUrl}; load ${os.loadavg().map((v) => v.toFixed(1)).join(" / ")}`);
   // Connected before any request: a session opened while a stream was live ended the stream and got no answers.

@@ -9,18 +9,12 @@
 //   node bench/profile-turns.mjs [--turns 40] [--ops 300] [--only turns|ops] [--out /tmp/x]
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { Client } from "./lib/client.mjs";
 import { inspector, report } from "./lib/profiler.mjs";
-import { startWrangler } from "./lib/server.mjs";
+import { startProbeServer } from "./lib/server.mjs";
+import { option, repoDir } from "./lib/args.mjs";
 
-const repoDir = dirname(dirname(fileURLToPath(import.meta.url)));
-const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
 const turns = Number(option("--turns", "40"));
 const ops = Number(option("--ops", "300"));
 const only = option("--only", "turns,ops").split(",");
@@ -46,11 +40,7 @@ async function streamingTurn(client, agentId, text, timeline = null) {
   if (res.status !== 200 || !body.includes("event: run.completed")) throw new Error(`streaming turn → HTTP ${res.status}: ${body.slice(-300)}`);
 }
 
-const server = await startWrangler({
-  repoDir,
-  vars: { VIGIL_BENCH: "enabled", VIGIL_RATE_LIMITS: JSON.stringify({ requestsPerMinutePerKey: 1_000_000, turnsPerMinutePerAgent: 1_000_000 }) },
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.stop().then(() => process.exit(130)));
+const server = await startProbeServer(repoDir);
 try {
   log(`wrangler dev on ${server.baseUrl}; load ${os.loadavg().map((v) => v.toFixed(1)).join(" / ")}`);
   // Connected before any request (bench/coldstart.mjs: a session opened while a stream was live ended the stream).

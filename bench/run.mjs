@@ -7,7 +7,8 @@ import os from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "./lib/client.mjs";
-import { startWrangler } from "./lib/server.mjs";
+import { BENCH_VARS, startWrangler } from "./lib/server.mjs";
+import { argv, option } from "./lib/args.mjs";
 import { roundAll } from "./lib/stats.mjs";
 import { runHistoryBench } from "./history.mjs";
 import { runWakeBench } from "./wake.mjs";
@@ -20,12 +21,7 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoDir = dirname(benchDir);
 const resultsDir = join(benchDir, "results");
 
-const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
-const option = (name) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 if (flag("--help") || flag("-h")) {
   console.log("usage: npm run bench [-- --only history|wake|alertness|lean] [-- --quick]");
   process.exit(0);
@@ -96,10 +92,7 @@ try {
   log("bundling the worker and starting wrangler dev…");
   server = await startWrangler({
     repoDir,
-    vars: {
-      VIGIL_BENCH: "enabled",
-      VIGIL_RATE_LIMITS: JSON.stringify({ requestsPerMinutePerKey: 1_000_000, turnsPerMinutePerAgent: 1_000_000 }),
-    },
+    vars: BENCH_VARS,
     log: verbose ? (line) => console.log(`  [wrangler] ${line}`) : () => {},
   });
   log(`wrangler dev ready on ${server.baseUrl} (bundle ${(server.bundleMs / 1000).toFixed(1)} s, start ${(server.startupMs / 1000).toFixed(1)} s; pid ${server.pid}, state in ${server.persistDir})`);

@@ -174,3 +174,16 @@ export async function startWrangler({ repoDir, vars = {}, log = () => {}, startT
     await sleep(250);
   }
 }
+
+/** The vars every bench run serves with: the bench seams on, and rate limits no bench reaches. */
+export const BENCH_VARS = {
+  VIGIL_BENCH: "enabled",
+  VIGIL_RATE_LIMITS: JSON.stringify({ requestsPerMinutePerKey: 1_000_000, turnsPerMinutePerAgent: 1_000_000 }),
+};
+
+/** wrangler dev for a one-off probe (coldstart, profile-turns): bench vars, stopped on Ctrl-C. */
+export async function startProbeServer(repoDir) {
+  const server = await startWrangler({ repoDir, vars: BENCH_VARS });
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.stop().then(() => process.exit(130)));
+  return server;
+}

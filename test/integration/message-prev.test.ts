@@ -4,20 +4,9 @@ import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { hydrateEvents } from "../../src/objects/agent/events";
 import type { Message } from "../../src/schema/agents/messages";
 import { api, createAgent, createTenant } from "./helpers";
+import { prng } from "../support/prng";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-
-/** A small deterministic PRNG (mulberry32), so a failing interleaving can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Read = Record<string, Message>;
 

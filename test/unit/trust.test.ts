@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { prng } from "../support/prng";
 import {
   applyTrustEvent,
   BASE_TRUST_DELTAS,
@@ -20,17 +21,6 @@ import {
 const at = (score: number, tick = 0): TrustState => ({ score, proposedScore: score, lastActivityTick: tick, decayAnchorTick: tick });
 const apply = (score: number, outcome: TrustOutcome) => applyTrustEvent(at(score), { outcome, tick: 0 }).state.score;
 
-/** mulberry32: a tiny seeded PRNG so the calibration simulation is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("delta table (seed 002 'Trust score update rules')", () => {
   it("has every outcome with the seed's base delta", () => {
