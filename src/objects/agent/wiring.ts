@@ -321,8 +321,7 @@ export class AgentWiring {
     this.events.onPersisted((type) => this.forwarder.noteAppended(type));
   }
 
-  /** The owning tenant, as stored with the profile ("" before the agent exists). */
-  /** The agent's tenant, read once it exists: it never changes (this object's name is derived from it). */
+  /** The owning tenant, as stored with the profile ("" before the agent exists); read once it exists: it never changes (this object's name is derived from it). */
   tenantId(): string {
     if (!this.knownTenantId) this.knownTenantId = this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
     return this.knownTenantId;

@@ -1,4 +1,4 @@
-import { asc, eq, gt, sql } from "drizzle-orm";
+import { asc, gt, sql } from "drizzle-orm";
 import { isTenantStreamEvent } from "../../../core/egress/outbound-delivery";
 import * as schema from "../../../db/agent-schema";
 import type { Result } from "../../../core/runtime/result";
@@ -8,6 +8,7 @@ import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
+import { counterStatements } from "../../shared/counters";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
 const CURSOR_KEY = "tenant-stream:forwarded-seq";
@@ -62,22 +63,14 @@ export class EventForwarder {
   private forced = false;
   /** A flush is scheduled and has not started yet (it will read everything after the cursor). */
   private waiting = false;
-  /** Every run's end reads and writes the cursor and the pending row, and reads the events after the cursor: built once (issue 12 §8). */
-  private readonly counterQuery;
-  private readonly counterWrite;
+  /** Every run's end reads and writes the cursor and the pending row (the object's counter statements), and reads the events after the cursor: built once (issue 12 §8). */
+  private readonly counters;
   private readonly eventsAfterQuery;
 
   constructor(private readonly deps: ForwarderDeps) {
-    const { db } = deps;
-    const c = schema.counters;
-    this.counterQuery = lean(db.select({ state: c.state }).from(c).where(eq(c.key, sql.placeholder("key"))).prepare());
-    this.counterWrite = db
-      .insert(c)
-      .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })
-      .onConflictDoUpdate({ target: c.key, set: { state: sql`excluded.${sql.identifier(c.state.name)}` } })
-      .prepare();
+    this.counters = counterStatements(deps.db);
     const e = schema.events;
-    this.eventsAfterQuery = lean(db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(BATCH).prepare());
+    this.eventsAfterQuery = lean(deps.db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(BATCH).prepare());
   }
 
   /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */
@@ -171,21 +164,21 @@ export class EventForwarder {
   }
 
   private cursor(): number {
-    const seq = this.counterQuery.get({ key: CURSOR_KEY })?.state.seq;
+    const seq = this.counters.read.get({ key: CURSOR_KEY })?.state.seq;
     return typeof seq === "number" ? seq : 0;
   }
 
   private pending(): PendingReport {
-    const state = this.counterQuery.get({ key: PENDING_KEY })?.state as Partial<PendingReport> | undefined;
+    const state = this.counters.read.get({ key: PENDING_KEY })?.state as Partial<PendingReport> | undefined;
     return { agent: state?.agent ?? null, activities: state?.activities ?? [], outcomes: state?.outcomes ?? [], nextSeq: state?.nextSeq ?? 1 };
   }
 
   /** One row per agent, kept when empty: it holds the part numbering. */
   private setPending(pending: PendingReport): void {
-    this.counterWrite.run({ key: PENDING_KEY, state: pending });
+    this.counters.write.run({ key: PENDING_KEY, state: pending });
   }
 
   private setCursor(seq: number): void {
-    this.counterWrite.run({ key: CURSOR_KEY, state: { seq } });
+    this.counters.write.run({ key: CURSOR_KEY, state: { seq } });
   }
 }
