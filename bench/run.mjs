@@ -7,7 +7,7 @@ import os from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "./lib/client.mjs";
-import { BENCH_VARS, startWrangler } from "./lib/server.mjs";
+import { BENCH_VARS, localObservability, startWrangler } from "./lib/server.mjs";
 import { argv, option } from "./lib/args.mjs";
 import { roundAll } from "./lib/stats.mjs";
 import { runHistoryBench } from "./history.mjs";
@@ -66,6 +66,7 @@ const machine = {
   totalMemoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
   node: process.version,
   wrangler: readJson(join(repoDir, "node_modules/wrangler/package.json"))?.version ?? "unknown",
+  localObservability,
 };
 
 let server = null;
@@ -89,6 +90,7 @@ let exitCode = 0;
 const benchStarted = Date.now();
 try {
   log(`Vigil bench — ${machine.cpuModel} × ${machine.cpuCount}, node ${machine.node}, wrangler ${machine.wrangler}${quick ? " (quick mode)" : ""}`);
+  log(`wrangler's local observability collector: ${localObservability ? "on (VIGIL_BENCH_LOCAL_OBSERVABILITY=1)" : "off (VIGIL_BENCH_LOCAL_OBSERVABILITY=1 measures with it)"}`);
   log("bundling the worker and starting wrangler dev…");
   server = await startWrangler({
     repoDir,
