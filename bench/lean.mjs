@@ -57,9 +57,10 @@ async function footprint(client, agentIds) {
   const tenant = (await client.call("POST", "/__bench/tenant/alertness", { op: "storage" }, { expect: [200] })).body;
   const agents = [];
   for (const id of agentIds) agents.push((await client.call("POST", `/__bench/agents/${id}/op`, { op: "storage" }, { expect: [200] })).body.footprint);
-  return { tenant: { bytes: tenant.bytes, rows: tenant.rows, payload: tenant.payload }, agents };
+  return { tenant: { bytes: tenant.bytes, rows: tenant.rows, payload: tenant.payload, statements: tenant.statements }, agents };
 }
 
+const statementsPerTurn = (before, after, turns) => (typeof before.statements === "number" && typeof after.statements === "number" ? (after.statements - before.statements) / turns : null);
 const sumRows = (rows) => Object.values(rows).reduce((a, b) => a + b, 0);
 
 /**
@@ -227,6 +228,9 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     agentKeptBytes: agentSplit.kept,
     tenantKeptBytes: tenantSplit.kept,
     boundedBytes: agentSplit.bounded + tenantSplit.bounded,
+    // SQL statements each object ran per turn (bench-only meter: src/objects/shared/seams/statement-meter.ts); null when unmetered.
+    agentStatements: statementsPerTurn(before.agents[0], after.agents[0], storageTurns),
+    tenantStatements: statementsPerTurn(before.tenant, after.tenant, storageTurns),
     agentRows: sumRows(agentRows) / storageTurns,
     tenantRows: sumRows(tenantRows) / storageTurns,
     agentRowsByTable: Object.fromEntries(Object.entries(agentRows).map(([k, v]) => [k, v / storageTurns])),
@@ -234,7 +238,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     agentPayloadBytesByTable: agentPayload,
     tenantPayloadBytesByTable: tenantPayload,
   };
-  log(`  storage: ${fmt(perTurn.totalBytes, 0)} B per turn (${fmt(perTurn.textBytes, 0)} B of it message text), ${fmt(perTurn.keptBytes, 0)} B of it kept`);
+  log(`  storage: ${fmt(perTurn.totalBytes, 0)} B per turn (${fmt(perTurn.textBytes, 0)} B of it message text), ${fmt(perTurn.keptBytes, 0)} B of it kept; SQL statements per turn: agent ${perTurn.agentStatements === null ? "n/a" : fmt(perTurn.agentStatements, 1)}, tenant ${perTurn.tenantStatements === null ? "n/a" : fmt(perTurn.tenantStatements, 1)}`);
 
   // ---------------------------------------------------------------- TenantDO calls per tool call
   let toolCalls = null;

@@ -54,6 +54,7 @@ export class AgentDO extends AgentBase<Env> {
     persistSdkName(ctx);
     this.parts = new AgentWiring(ctx, env, scheduler);
     this.seams = new Seams(env);
+    this.seams.meter(ctx.storage);
   }
 
   /** not_found while this object holds no agent (never created, or erased). The facade's one not-found check. */

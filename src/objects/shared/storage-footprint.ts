@@ -1,5 +1,9 @@
+import { statementsRun, uncounted } from "./seams/statement-meter";
+
 /** What one Durable Object stores: its SQLite file size and the rows per table (bench seams only). */
 export interface StorageFootprint {
+  /** SQL statements the object has run since it started (./statement-meter.ts), not counting these reads; null when unmetered. */
+  statements: number | null;
   bytes: number;
   rows: Record<string, number>;
   /**
@@ -20,6 +24,10 @@ const lengthOf = (column: string) => `coalesce(length(${quote(column)}), 0)`;
  * DO SQLite allows neither `dbstat` nor `PRAGMA page_count`, hence payloads rather than pages per table.
  */
 export function storageFootprint(sql: SqlStorage): StorageFootprint {
+  return { statements: statementsRun(sql), ...uncounted(sql, () => tablesOf(sql)) };
+}
+
+function tablesOf(sql: SqlStorage): Omit<StorageFootprint, "statements"> {
   const tables = sql
     .exec<{ name: string; virtual: number; withoutRowid: number }>(
       "SELECT name, sql LIKE 'CREATE VIRTUAL TABLE%' AS virtual, sql LIKE '%WITHOUT ROWID%' AS withoutRowid FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name",

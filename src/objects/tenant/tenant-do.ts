@@ -53,6 +53,7 @@ export class TenantDO extends DurableObject<Env> {
     configureLogging(env.VIGIL_LOG_LEVEL);
     this.parts = new TenantWiring(ctx, env);
     this.seams = new Seams(env);
+    this.seams.meter(ctx.storage);
   }
 
   /** The one alarm: the onAlarm hooks in ./wiring.ts. */

@@ -1,6 +1,7 @@
 import type { Env } from "../../../env";
 import { failure, type Failure } from "../../../core/runtime/result";
 import { benchSeamsEnabled, testSeamsEnabled } from "../../../core/runtime/seams";
+import { meterStatements } from "./statement-meter";
 
 /**
  * The Durable Objects' face of the seam guard (src/core/runtime/seams.ts). Test seams (fault injection, clocks, table dumps, loopback
@@ -22,6 +23,11 @@ export class Seams {
   /** null when bench seams are on, else not_found. */
   benchRefused(): Failure | null {
     return benchSeamsEnabled(this.env) ? null : failure("not_found", "no such route");
+  }
+
+  /** Counts this object's SQL statements when bench seams are on (./statement-meter.ts); nothing otherwise. */
+  meter(storage: DurableObjectStorage): void {
+    if (benchSeamsEnabled(this.env)) meterStatements(storage.sql);
   }
 
   /** Runs a test seam's action when test seams are on; false (nothing done) otherwise. */
