@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import type { RunReport } from "../../src/schema/contracts";
-import { createAgent, createTenant } from "./helpers";
+import { api, createAgent, createTenant } from "./helpers";
 
 /** Issue 12 §8: the tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed. */
 const BOUND = 8;
@@ -61,4 +61,30 @@ describe("reportRun statement count (issue 12 §8)", () => {
     expect(metric(text, "vigil_cost_micro_usd_total")).toBe(6);
     expect(metric(text, 'vigil_do_calls_total{method="submitTurn",object="agent"}')).toBeGreaterThanOrEqual(3);
   });
+
+  it("a webhook endpoint created or deleted between reports is matched at once (the endpoint cache and the skipped scan are exact)", async () => {
+    const { tenantId, key } = await createTenant("report-webhook-cache");
+    const agent = await createAgent(key);
+    const deliveries = () => readDeliveries(tenantId);
+    // Warm: no endpoint, so the report finds none and the unqueued scan drains.
+    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
+    expect(await deliveries()).toEqual({ total: 0, unqueued: 0 });
+
+    const created = await api("POST", "/v1/webhooks", { key, body: { url: "https://hooks.example.com/vigil", eventTypes: ["run.completed"] } });
+    expect(created.status).toBe(201);
+    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
+    // One run.completed event matched, and its queue message sent (queued_at set) by the same report.
+    expect(await deliveries()).toEqual({ total: 1, unqueued: 0 });
+
+    expect((await api("DELETE", `/v1/webhooks/${created.body.id}`, { key })).status).toBe(200);
+    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 3, 30_001)));
+    expect(await deliveries()).toEqual({ total: 1, unqueued: 0 });
+  });
 });
+
+async function readDeliveries(tenantId: string): Promise<{ total: number; unqueued: number }> {
+  const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+  return runInDurableObject(stub, (_instance: TenantDO, state) =>
+    state.storage.sql.exec<{ total: number; unqueued: number }>("SELECT count(*) AS total, count(*) - count(queued_at) AS unqueued FROM webhook_deliveries").one(),
+  );
+}
