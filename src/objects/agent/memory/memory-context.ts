@@ -8,10 +8,12 @@ import type { Message } from "../../../schema/agents/messages";
 import { memoryText, type Compaction } from "../compaction";
 import { toModelMessages } from "../runs";
 import type { AgentProfile } from "../lifecycle";
-import { decodeTableRow, toMessage, HotPageQuery } from "../rows";
+import { tableRowDecoder, toMessage, HotPageQuery } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
-import { rawStatement } from "../../shared/lean-query";
+import { rawRowsStatement } from "../../shared/lean-query";
+
+const summaryDecoder = tableRowDecoder<typeof schema.summaries.$inferSelect>(schema.summaries);
 
 /** Report heads a run reads, most immediate scope first. */
 const REPORT_SCOPES_FOR_CONTEXT = ["current", "daily", "weekly", "monthly"] as const;
@@ -50,9 +52,9 @@ export class MemoryContext {
     // Uncondensed summaries, newest first: warm (depth 0) and cold (depth ≥ 1), each under its own limit, in one
     // statement (two until session 8). Each branch is the read it was: the `summaries_depth_open` index, then the join.
     const branch = (depth: string, limit: number) =>
-      `SELECT * FROM (SELECT "s".*, "m"."text" AS "__text", ${depth === "= 0" ? 0 : 1} AS "__cold" FROM "summaries" "s" INNER JOIN "messages" "m" ON "m"."id" = "s"."message_id"
+      `SELECT * FROM (SELECT ${summaryDecoder.columns.map((name) => `"s"."${name}"`).join(", ")}, "m"."text" AS "__text", ${depth === "= 0" ? 0 : 1} AS "__cold" FROM "summaries" "s" INNER JOIN "messages" "m" ON "m"."id" = "s"."message_id"
        WHERE "s"."summary_depth" ${depth} AND "s"."condensed_into" IS NULL ORDER BY "s"."seq" DESC LIMIT ${Math.trunc(limit)})`;
-    this.summariesQuery = rawStatement<Record<string, SqlStorageValue>>(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)}`));
+    this.summariesQuery = rawRowsStatement(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)}`));
   }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {
@@ -68,9 +70,11 @@ export class MemoryContext {
     const latest = this.reports.firstHead(REPORT_SCOPES_FOR_CONTEXT, nowMs);
     const warmSummaries: SummaryRef[] = [];
     const coldSummaries: SummaryRef[] = [];
+    const width = summaryDecoder.columns.length;
     for (const raw of this.summariesQuery.all()) {
-      const summary = decodeTableRow<typeof schema.summaries.$inferSelect>(schema.summaries, raw);
-      (raw["__cold"] ? coldSummaries : warmSummaries).push({ ...summary, text: typeof raw["__text"] === "string" ? raw["__text"] : "" });
+      // The summary's columns, then the message's text, then 1 for a cold summary.
+      const text = raw[width];
+      (raw[width + 1] ? coldSummaries : warmSummaries).push({ ...summaryDecoder.decode(raw), text: typeof text === "string" ? text : "" });
     }
     return {
       inputs: {

@@ -1,24 +1,32 @@
 import { getTableColumns, sql, type Table } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import { rawStatement } from "../../shared/lean-query";
+import { rawRowsStatement } from "../../shared/lean-query";
 import type { AgentDb } from "../types";
 import { PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
 
 type StoredMessageRow = typeof schema.messages.$inferSelect;
 
-const columns = Object.entries(getTableColumns(schema.messages));
-const columnList = columns.map(([, column]) => `"${column.name}"`).join(", ");
-const pageColumns = columns.map(([, column]) => `"page"."${column.name}"`).join(", ");
 
 /**
- * A raw row of `table`'s columns (selected under their own names) decoded as drizzle decodes them (json columns
- * parsed, etc.): for statements drizzle cannot build (a CTE, a compound select of limited branches).
+ * Decodes rows of `table`'s columns, selected in `getTableColumns` order at the start of a raw row, as drizzle decodes
+ * them (json columns parsed, etc.): for statements drizzle cannot build (a CTE, a compound select of limited branches).
+ * The decoders are taken once per table.
  */
-export function decodeTableRow<T>(table: Table, raw: Record<string, SqlStorageValue>): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(table))) out[key] = raw[column.name] === null || raw[column.name] === undefined ? null : column.mapFromDriverValue(raw[column.name]);
-  return out as T;
+export function tableRowDecoder<T>(table: Table): { columns: string[]; decode(raw: SqlStorageValue[]): T } {
+  const entries = Object.entries(getTableColumns(table));
+  const keys = entries.map(([key]) => key);
+  const decoders = entries.map(([, column]) => (value: unknown) => column.mapFromDriverValue(value));
+  return {
+    columns: entries.map(([, column]) => column.name),
+    decode(raw) {
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < keys.length; i++) out[keys[i]!] = raw[i] === null ? null : decoders[i]!(raw[i]);
+      return out as T;
+    },
+  };
 }
+
+const messageDecoder = tableRowDecoder<StoredMessageRow>(schema.messages);
 
 /**
  * A run context's hot page in ONE statement (issue 12 §8, session 8): the thread's compaction pointer, the newest
@@ -36,7 +44,9 @@ export class HotPageQuery {
 
   constructor(db: AgentDb, limit: number) {
     const t = sql.placeholder("threadId");
-    this.statement = rawStatement<Record<string, SqlStorageValue>>(
+    const columnList = messageDecoder.columns.map((name) => `"${name}"`).join(", ");
+    const pageColumns = messageDecoder.columns.map((name) => `"page"."${name}"`).join(", ");
+    this.statement = rawRowsStatement(
       db,
       sql`WITH "page" AS MATERIALIZED (
             SELECT ${sql.raw(columnList)} FROM "messages"
@@ -59,11 +69,13 @@ export class HotPageQuery {
   read(threadId: string): StoredMessageRow[] {
     const raw = this.statement.all({ threadId });
     if (raw.length === 0) return [];
-    const rows = raw.map((r) => decodeTableRow<StoredMessageRow>(schema.messages, r));
+    const rows = raw.map((r) => messageDecoder.decode(r));
     if (!rows.some((row) => row.prevMessageId === PREVIOUS_IN_THREAD || row.runKey === SAME_RUN_AS_PREVIOUS)) return rows;
-    const between = raw[0]!["__between"];
+    // The two extra columns follow the message's.
+    const width = messageDecoder.columns.length;
+    const between = raw[0]![width];
     const summaries = typeof between === "string" ? (JSON.parse(between) as [string, number][]).map(([id, seq]) => ({ id, seq })) : [];
-    const beforeRaw = raw[raw.length - 1]!["__before"];
+    const beforeRaw = raw[raw.length - 1]![width + 1];
     const before = typeof beforeRaw === "string" ? (JSON.parse(beforeRaw) as [string, string | null]) : null;
     return rows.map((row, i) => {
       if (row.prevMessageId !== PREVIOUS_IN_THREAD && row.runKey !== SAME_RUN_AS_PREVIOUS) return row;
