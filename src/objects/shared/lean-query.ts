@@ -108,3 +108,15 @@ export function rawStatement<TRow extends Record<string, SqlStorageValue>>(db: o
     },
   };
 }
+
+/**
+ * `rawStatement` returning each row as SQLite's value array (column order of the statement), without building an
+ * object per row: for wide rows read often, decoded by position by the caller (issue 12 §8, session 8).
+ */
+export function rawRowsStatement(db: object, query: SQL): { all(values?: Record<string, unknown>): SqlStorageValue[][] } {
+  const internals = db as { dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } }; $client: PreparedInternals["client"] };
+  const built = internals.dialect.sqlToQuery(query);
+  const client = internals.$client;
+  const params = built.params.map((param): ((values: Record<string, unknown>) => unknown) => (is(param, Placeholder) ? (values) => placeholderValue(values, param.name) : () => param));
+  return { all: (values = {}) => Array.from(client.sql.exec(built.sql, ...params.map((param) => param(values))).raw()) };
+}

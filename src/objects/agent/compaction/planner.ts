@@ -48,11 +48,14 @@ export class CompactionPlanner {
 
   constructor(private readonly deps: CompactionPlannerDeps) {
     const m = schema.messages;
-    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null; newest: number | null }>(
+    // Session 8: the thread's compaction pointer rides along (`pointer`), and rows are counted after the greater of
+    // `after` and the pointer (-1: from the pointer), so a steady-state plan is this one statement, not two.
+    const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${sql.placeholder("threadId")}), 0)`;
+    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null; newest: number | null; pointer: number }>(
       deps.db,
-      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest
+      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest, ${pointer} AS pointer
           FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
-          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > ${sql.placeholder("after")} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`,
+          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > max(${sql.placeholder("after")}, ${pointer}) AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`,
     );
   }
 
@@ -70,21 +73,25 @@ export class CompactionPlanner {
 
   /** The thread's totals brought up to date with the rows appended since; null when they are not kept (a backlog). */
   private runningTotals(threadId: string): ThreadTotals | null {
-    const { db, limits } = this.deps;
-    const after = compactedThroughSeq(db, threadId);
+    const { limits } = this.deps;
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
     let totals = this.totals.get(threadId);
     // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
-    let added = totals && totals.after === after ? this.addedQuery.get({ threadId, after: totals.throughSeq, cap }) : undefined;
-    // Rows gone from under the totals (an erasure deletes everything and restarts the seqs): the thread's
-    // newest seq falls below what was counted; counted afresh then (a second read, from the pointer).
-    if (!totals || !added || Number(added.newest ?? 0) < totals.throughSeq) {
+    // Counted after the totals' newest row (never below the pointer); without totals, from the pointer (-1).
+    let added = this.addedQuery.get({ threadId, after: totals ? totals.throughSeq : -1, cap });
+    // The totals hold only while the pointer stays where they were counted from (a commit moves it), and while no
+    // rows went from under them (an erasure deletes everything and restarts the seqs: the thread's newest seq falls
+    // below what was counted). Otherwise counted afresh from the pointer (a second read).
+    if (!totals || !added || Number(added.pointer) !== totals.after || Number(added.newest ?? 0) < totals.throughSeq) {
+      const after = Number(added?.pointer ?? 0);
+      const stale = totals !== undefined;
       totals = { after, throughSeq: after, count: 0, tokens: 0 };
       // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
       this.totals.delete(threadId);
       if (this.totals.size >= MAX_TRACKED_THREADS) this.totals.delete(this.totals.keys().next().value!);
       this.totals.set(threadId, totals);
-      added = this.addedQuery.get({ threadId, after, cap });
+      // Without totals the read above already counted from the pointer.
+      if (stale) added = this.addedQuery.get({ threadId, after: -1, cap });
     }
     totals.count += Number(added?.n ?? 0);
     totals.tokens += Number(added?.tokens ?? 0);

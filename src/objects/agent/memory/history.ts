@@ -7,7 +7,7 @@ import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage, messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../rows";
 import type { AgentDb } from "../types";
-import { lean } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/lean-query";
 
 export interface NewMessage {
   id: string;
@@ -29,7 +29,7 @@ export interface NewMessage {
 export class History {
   /** The append path's reads, built once (drizzle builds a query's SQL on every call; issue 12 §8). */
   private readonly byId;
-  private readonly threadHead;
+  private readonly insertQuery;
 
   constructor(
     private readonly db: AgentDb,
@@ -38,29 +38,42 @@ export class History {
   ) {
     const m = schema.messages;
     this.byId = lean(db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare());
-    this.threadHead = lean(db.select({ id: m.id, runKey: m.runKey }).from(m).where(eq(m.threadId, sql.placeholder("threadId"))).orderBy(desc(m.seq)).limit(1).prepare());
+    const p = (name: string) => sql.placeholder(name);
+    // The head's run key as stored: '' there means its own previous message's, so only a key stored in full is
+    // referred to ('' for "the same run key as the previous message", message-row.ts). The insert lands after the
+    // head, so `prev` (the row before the new one) is that head.
+    this.insertQuery = rawStatement<{ seq: number; prev: string | null }>(
+      db,
+      sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
+          SELECT ${p("id")}, ${p("threadId")}, ${p("kind")}, ${p("text")}, ${p("content")},
+            CASE WHEN "h"."id" IS NULL THEN NULL ELSE ${PREVIOUS_IN_THREAD} END,
+            CASE WHEN ${p("runKey")} IS NOT NULL AND "h"."run_key" = ${p("runKey")} THEN ${SAME_RUN_AS_PREVIOUS} ELSE ${p("runKey")} END,
+            ${p("authority")}, ${p("metadata")}, ${p("createdAt")}
+          FROM (SELECT 1) LEFT JOIN (SELECT "id", "run_key" FROM "messages" WHERE "thread_id" = ${p("threadId")} ORDER BY "seq" DESC LIMIT 1) "h" ON 1
+          WHERE 1 ON CONFLICT ("id") DO NOTHING
+          RETURNING "seq" AS "seq", (SELECT "q"."id" FROM "messages" "q" WHERE "q"."thread_id" = "messages"."thread_id" AND "q"."seq" < "messages"."seq" ORDER BY "q"."seq" DESC LIMIT 1) AS "prev"`,
+    );
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */
   append(message: NewMessage): { message: Message; inserted: boolean } {
-    const existing = this.byId.get({ id: message.id });
-    if (existing) return { message: toMessage(this.agentId(), existing), inserted: false };
-    const head = this.threadHead.get({ threadId: message.threadId });
     // Raw SQL (the query builder cost more than the insert; issue 12 §8). JSON columns are stored as
     // drizzle's json mode stores them, and read back through JSON so the message equals a later read of the row.
     // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6). The column holds
-    // '' for "the thread's previous message by seq" — always the head read just above — and readers resolve it (message-row.ts).
+    // '' for "the thread's previous message by seq" — always the head read in the same statement — and readers resolve it (message-row.ts).
     const metadata = JSON.stringify(message.metadata ?? {});
     const storedMetadata = message.storedMetadata ? JSON.stringify(message.storedMetadata) : metadata;
     const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
     const createdAt = nowIso();
-    // The head's run key as stored: '' there means its own previous message's, so only a key stored in full is referred to.
     const runKey = message.runKey ?? null;
-    const storedRunKey = runKey && head?.runKey === runKey ? SAME_RUN_AS_PREVIOUS : runKey;
-    const inserted = this.db.get<{ seq: number }>(
-      sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
-          VALUES (${message.id}, ${message.threadId}, ${message.kind}, ${message.text ?? null}, ${content}, ${head ? PREVIOUS_IN_THREAD : null}, ${storedRunKey}, ${message.authority ?? null}, ${storedMetadata}, ${createdAt}) RETURNING seq`,
-    );
+    // One statement (session 8; three until then): the thread's head, the insert unless the id exists, and the
+    // head's id back. No row back: the id exists (a replay), read as first written.
+    const [inserted] = this.insertQuery.all({ id: message.id, threadId: message.threadId, kind: message.kind, text: message.text ?? null, content, runKey, authority: message.authority ?? null, metadata: storedMetadata, createdAt });
+    if (!inserted) {
+      const existing = this.byId.get({ id: message.id })!;
+      return { message: toMessage(this.agentId(), existing), inserted: false };
+    }
+    const head = inserted.prev === null ? null : { id: inserted.prev };
     const row: typeof schema.messages.$inferSelect = {
       seq: inserted.seq,
       id: message.id,

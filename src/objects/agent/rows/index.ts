@@ -6,3 +6,4 @@ export * from "./stored-trace";
 export * from "./folded-trace";
 export * from "./run-times";
 export * from "./summary-metadata";
+export * from "./hot-page";

@@ -1,6 +1,5 @@
-import { and, desc, eq, getTableColumns, gt, lt, sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import type { AgentDb } from "../types";
 
 /**
  * Issue 12 §6 (bytes per turn): a message's `prev_message_id` is the id of the message before it in its thread (the
@@ -38,48 +37,4 @@ export const summarySpanSql = sql<string | null>`CASE WHEN "messages"."kind" = '
 /** The selection of a whole message row with `prevMessageId`, `runKey` and a summary's span resolved: use it wherever a row becomes a `Message`. */
 export const messageRow = { ...getTableColumns(schema.messages), prevMessageId: prevMessageIdSql, runKey: runKeySql, summarySpan: summarySpanSql };
 
-type StoredMessageRow = typeof schema.messages.$inferSelect;
-
-/**
- * The hot path's resolution of `''` (issue 12 §8 and §6): the run's context reads up to 40 raw messages of one thread,
- * newest first, skipping summary messages — two probes a row through `messageRow` cost more than the rest of the read.
- * Here the previous message of a row is the next row of the page unless a summary message lies between them (summary
- * messages are exactly the `summaries` rows, which record their seq and thread), so one range read of the summaries and
- * at most one probe (for the page's oldest row) resolve the page. Summary messages carry no run key, and a message
- * after one stores its run key in full (`History.append`), so a `''` run key always refers to a page row.
- */
-export class ThreadPageResolver {
-  private readonly summariesBetween;
-  private readonly before;
-
-  constructor(db: AgentDb) {
-    const s = schema.summaries;
-    const m = schema.messages;
-    const thread = sql.placeholder("threadId");
-    this.summariesBetween = db
-      .select({ id: s.messageId, seq: s.seq })
-      .from(s)
-      .where(and(eq(s.threadId, thread), gt(s.seq, sql.placeholder("from")), lt(s.seq, sql.placeholder("to"))))
-      .prepare();
-    this.before = db.select({ id: m.id, runKey: m.runKey }).from(m).where(and(eq(m.threadId, thread), lt(m.seq, sql.placeholder("seq")))).orderBy(desc(m.seq)).limit(1).prepare();
-  }
-
-  /** `rows`: raw rows of one thread, newest first, summary messages left out. Returns them with both columns resolved. */
-  resolve(threadId: string, rows: StoredMessageRow[]): StoredMessageRow[] {
-    if (!rows.some((row) => row.prevMessageId === PREVIOUS_IN_THREAD || row.runKey === SAME_RUN_AS_PREVIOUS)) return rows;
-    const oldest = rows[rows.length - 1]!.seq;
-    const summaries = rows.length > 1 ? this.summariesBetween.all({ threadId, from: oldest, to: rows[0]!.seq }) : [];
-    return rows.map((row, i) => {
-      if (row.prevMessageId !== PREVIOUS_IN_THREAD && row.runKey !== SAME_RUN_AS_PREVIOUS) return row;
-      const older = rows[i + 1];
-      const summary = older ? summaries.filter((s) => s.seq > older.seq && s.seq < row.seq).sort((a, b) => b.seq - a.seq)[0] : undefined;
-      // Stored run keys here are never '' for what a '' refers to (see above); a probe only past the page's end.
-      const previous = summary ? { id: summary.id, runKey: null } : older ? { id: older.id, runKey: older.runKey } : (this.before.get({ threadId, seq: row.seq }) ?? null);
-      return {
-        ...row,
-        prevMessageId: row.prevMessageId === PREVIOUS_IN_THREAD ? (previous?.id ?? null) : row.prevMessageId,
-        runKey: row.runKey === SAME_RUN_AS_PREVIOUS ? (previous?.runKey ?? null) : row.runKey,
-      };
-    });
-  }
-}
+// The hot path's resolution of `''` for a run context's page is hot-page.ts (one statement with the page).
