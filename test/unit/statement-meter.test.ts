@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { meterStatements, statementsRun, uncounted } from "../../src/objects/shared/seams/statement-meter";
+import { meterStatements, statementsRun, uncounted, type Executes } from "../../src/objects/shared/seams/statement-meter";
 
 /** The part of SqlStorage the meter touches: `exec`, answering which query it ran. */
-function fakeSql(): SqlStorage & { ran: string[] } {
+function fakeSql(): Executes & { ran: string[] } {
   const ran: string[] = [];
-  return { ran, exec: (query: string) => (ran.push(query), query) } as unknown as SqlStorage & { ran: string[] };
+  return { ran, exec: (query: string) => (ran.push(query), query) };
 }
 
 describe("statement meter (bench seam)", () => {
