@@ -33,7 +33,8 @@ export class WebhookEndpoints {
   private readonly box: SecretBox;
   /**
    * The live endpoints the matcher reads on every event batch (issue 12 §8). Exact: `create` and `delete`
-   * are the only writers of webhook_endpoints, and both drop it after their write.
+   * are the only writers of webhook_endpoints, and both drop it after their write; a tenant erasure, which
+   * deletes every table, drops it through `forgetCached`.
    */
   private activeCache: WebhookEndpoint[] | undefined;
 
@@ -84,6 +85,11 @@ export class WebhookEndpoints {
   active(): WebhookEndpoint[] {
     this.activeCache ??= this.db.select().from(schema.webhookEndpoints).where(isNull(schema.webhookEndpoints.deletedAt)).all().map(toEndpoint);
     return this.activeCache;
+  }
+
+  /** Drops the cached live endpoints (the tables were rewritten underneath: tenant erasure). */
+  forgetCached(): void {
+    this.activeCache = undefined;
   }
 
   /** Soft delete: pending deliveries settle as dead on their next attempt, and the sealed secret is wiped. */
