@@ -1,4 +1,4 @@
-import { Column, is, Param, Placeholder, SQL } from "drizzle-orm";
+import { Column, getTableColumns, is, Param, Placeholder, SQL, type Table } from "drizzle-orm";
 
 /** What `lean` needs of a drizzle prepared select (durable-sqlite's `SQLiteDOPreparedQuery`). */
 interface PreparedSelect<TAll, TGet> {
@@ -45,11 +45,7 @@ export function lean<TAll, TGet>(prepared: PreparedSelect<TAll, TGet>): Prepared
   const keys = fields.map((f) => f.path[0]!);
   const decoders = fields.map((f) => f.decode);
   const mapRow = flat
-    ? (row: SqlStorageValue[]) => {
-        const out: Record<string, unknown> = {};
-        for (let i = 0; i < keys.length; i++) out[keys[i]!] = row[i] === null ? null : decoders[i]!(row[i]!);
-        return out;
-      }
+    ? flatRowMapper(keys, decoders)
     : (row: SqlStorageValue[]) => {
         const out: Record<string, unknown> = {};
         for (let i = 0; i < fields.length; i++) {
@@ -75,6 +71,29 @@ export function lean<TAll, TGet>(prepared: PreparedSelect<TAll, TGet>): Prepared
   };
 }
 
+/** Maps a raw row (values in key order) to an object of decoded values; SQL NULL stays null. */
+function flatRowMapper(keys: readonly string[], decoders: readonly Decode[]): (row: SqlStorageValue[]) => Record<string, unknown> {
+  return (row) => {
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) out[keys[i]!] = row[i] === null ? null : decoders[i]!(row[i]!);
+    return out;
+  };
+}
+
+/**
+ * Decodes rows of `table`'s columns, selected in `getTableColumns` order at the start of a raw row, as drizzle decodes
+ * them (json columns parsed, etc.): for statements drizzle cannot build (a CTE, a compound select of limited branches).
+ * The decoders are taken once per table.
+ */
+export function tableRowDecoder<T>(table: Table): { columns: string[]; decode(raw: SqlStorageValue[]): T } {
+  const entries = Object.entries(getTableColumns(table));
+  const decode = flatRowMapper(
+    entries.map(([key]) => key),
+    entries.map(([, column]) => decoderOf(column)),
+  );
+  return { columns: entries.map(([, column]) => column.name), decode: (raw) => decode(raw) as T };
+}
+
 function placeholderValue(values: Record<string, unknown>, name: string): unknown {
   if (!(name in values)) throw new Error(`No value for placeholder "${name}" was provided`);
   return values[name];
@@ -95,11 +114,7 @@ function decoderOf(field: unknown): Decode {
  * template on every call. Rows come back as SQLite returns them (column aliases as keys, nothing decoded).
  */
 export function rawStatement<TRow extends Record<string, SqlStorageValue>>(db: object, query: SQL): { all(values?: Record<string, unknown>): TRow[]; get(values?: Record<string, unknown>): TRow | undefined } {
-  const internals = db as { dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } }; $client: PreparedInternals["client"] };
-  const built = internals.dialect.sqlToQuery(query);
-  const client = internals.$client;
-  const params = built.params.map((param): ((values: Record<string, unknown>) => unknown) => (is(param, Placeholder) ? (values) => placeholderValue(values, param.name) : () => param));
-  const exec = (values: Record<string, unknown> = {}) => client.sql.exec(built.sql, ...params.map((param) => param(values))) as unknown as SqlStorageCursor<TRow>;
+  const exec = compiled(db, query) as (values?: Record<string, unknown>) => SqlStorageCursor<TRow>;
   return {
     all: (values) => exec(values).toArray(),
     get: (values) => {
@@ -114,9 +129,15 @@ export function rawStatement<TRow extends Record<string, SqlStorageValue>>(db: o
  * object per row: for wide rows read often, decoded by position by the caller (issue 12 §8, session 8).
  */
 export function rawRowsStatement(db: object, query: SQL): { all(values?: Record<string, unknown>): SqlStorageValue[][] } {
+  const exec = compiled(db, query);
+  return { all: (values) => Array.from(exec(values).raw()) };
+}
+
+/** The statement's SQL rendered once, and a call that binds the placeholders and runs it. */
+function compiled(db: object, query: SQL): (values?: Record<string, unknown>) => SqlStorageCursor<Record<string, SqlStorageValue>> {
   const internals = db as { dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } }; $client: PreparedInternals["client"] };
   const built = internals.dialect.sqlToQuery(query);
   const client = internals.$client;
   const params = built.params.map((param): ((values: Record<string, unknown>) => unknown) => (is(param, Placeholder) ? (values) => placeholderValue(values, param.name) : () => param));
-  return { all: (values = {}) => Array.from(client.sql.exec(built.sql, ...params.map((param) => param(values))).raw()) };
+  return (values = {}) => client.sql.exec(built.sql, ...params.map((param) => param(values)));
 }

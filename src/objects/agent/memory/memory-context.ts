@@ -5,13 +5,13 @@ import type { MemoryMessage, MemoryMessageKind, SummaryRef } from "../../../core
 import { parseSlots } from "../../../core/memory/slots";
 import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/agents/messages";
-import { memoryText, type Compaction } from "../compaction";
+import { memoryText } from "../compaction";
 import { toModelMessages } from "../runs";
 import type { AgentProfile } from "../lifecycle";
-import { tableRowDecoder, toMessage, HotPageQuery } from "../rows";
+import { toMessage, HotPageQuery } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
-import { rawRowsStatement } from "../../shared/lean-query";
+import { rawRowsStatement, tableRowDecoder } from "../../shared/lean-query";
 
 const summaryDecoder = tableRowDecoder<typeof schema.summaries.$inferSelect>(schema.summaries);
 
@@ -44,7 +44,6 @@ export class MemoryContext {
     private readonly db: AgentDb,
     private readonly profile: AgentProfile,
     private readonly reports: Reports,
-    private readonly compaction: Compaction,
     private readonly agentId: () => string,
     private readonly budget: ContextBudget = DEFAULT_CONTEXT_BUDGET,
   ) {

@@ -1,30 +1,10 @@
-import { getTableColumns, sql, type Table } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import { rawRowsStatement } from "../../shared/lean-query";
+import { rawRowsStatement, tableRowDecoder } from "../../shared/lean-query";
 import type { AgentDb } from "../types";
 import { PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
 
 type StoredMessageRow = typeof schema.messages.$inferSelect;
-
-
-/**
- * Decodes rows of `table`'s columns, selected in `getTableColumns` order at the start of a raw row, as drizzle decodes
- * them (json columns parsed, etc.): for statements drizzle cannot build (a CTE, a compound select of limited branches).
- * The decoders are taken once per table.
- */
-export function tableRowDecoder<T>(table: Table): { columns: string[]; decode(raw: SqlStorageValue[]): T } {
-  const entries = Object.entries(getTableColumns(table));
-  const keys = entries.map(([key]) => key);
-  const decoders = entries.map(([, column]) => (value: unknown) => column.mapFromDriverValue(value));
-  return {
-    columns: entries.map(([, column]) => column.name),
-    decode(raw) {
-      const out: Record<string, unknown> = {};
-      for (let i = 0; i < keys.length; i++) out[keys[i]!] = raw[i] === null ? null : decoders[i]!(raw[i]);
-      return out as T;
-    },
-  };
-}
 
 const messageDecoder = tableRowDecoder<StoredMessageRow>(schema.messages);
 

@@ -59,10 +59,6 @@ export class Dispatcher {
   constructor(private readonly deps: DispatcherDeps) {}
 
   /**
-   * Drains every pending batch; never throws. A batch whose dispatch fails stays pending and is set
-   * aside for this pass (it cannot block the others); a retry is then armed with backoff.
-   */
-  /**
    * Whether a pass of this object's lifetime drained every pending batch. Then a batch can be pending only
    * if its writer recorded it since, and every writer dispatches after its commit (a failure arms the alarm
    * and clears this), so a caller that recorded nothing may skip the pass (issue 12 §8: run reports).
@@ -72,6 +68,10 @@ export class Dispatcher {
     return this.cleanPass && !this.running;
   }
 
+  /**
+   * Drains every pending batch; never throws. A batch whose dispatch fails stays pending and is set
+   * aside for this pass (it cannot block the others); a retry is then armed with backoff.
+   */
   dispatchPending(): Promise<void> {
     if (this.running) {
       this.again = true;

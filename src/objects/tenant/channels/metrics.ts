@@ -90,10 +90,6 @@ export class TenantMetrics {
     if (row) this.add([row]);
   }
 
-  recordRunOutcome(outcome: RunOutcome): void {
-    this.add(TenantMetrics.outcomeIncrements(outcome));
-  }
-
   recordDoCalls(calls: readonly DoCallCount[]): void {
     this.add(TenantMetrics.callIncrements(calls));
   }
