@@ -66,8 +66,7 @@ export class AgentActivity {
   }
 
   /** `cascadeDepth`: one more agent hop than the wake that caused the run (see config.run.maxCascadeDepth). */
-  /** Returns whether a batch was recorded (the caller dispatches only then). */
-  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): boolean {
+  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
     const writes = [
       { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },
       ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
@@ -77,15 +76,14 @@ export class AgentActivity {
     // Storage per turn (issue 12 §6): a run no other agent's subscription could match records nothing. The
     // dispatcher would find no candidate through these very probes (and never wakes an agent for its own
     // activity), so the batch and its change units would only be written, dispatched to nobody and pruned.
-    if (!this.anyOtherSubscriber(agent.id, typedTokens)) return false;
+    if (!this.anyOtherSubscriber(agent.id, typedTokens)) return;
     this.deps.db.transaction((tx) => {
       this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, typedTokens, { source: `agent:${agent.id}`, authority: "runtime_instruction", cascadeDepth: activity.cascadeDepth ?? 1 });
     });
-    return true;
   }
 
-  /** The dispatcher's prefilter probes (one indexed lookup per token), asked in one statement. */
+  /** One indexed lookup per token, as the dispatcher's prefilter does. */
   private anyOtherSubscriber(agentId: string, typedTokens: TypedToken[]): boolean {
-    return this.deps.subscriptions.anyOtherSubscriber(indexProbes({ typedTokens }), agentId);
+    return indexProbes({ typedTokens }).some((probe) => this.deps.subscriptions.candidatesFor(probe).some((candidate) => candidate.agentId !== agentId));
   }
 }
