@@ -12,6 +12,7 @@ export const CORS_ALLOWED_HEADERS = ["Authorization", "Content-Type", "Accept", 
 export const CORS_EXPOSED_HEADERS = ["Retry-After", "Idempotent-Replayed", "WWW-Authenticate", "X-Vigil-Run-Key", "X-Vigil-Event-Seq"] as const;
 export const CORS_ALLOWED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 export const CORS_MAX_AGE_SECONDS = 600;
+const EXPOSED = CORS_EXPOSED_HEADERS.join(", ");
 
 export function cors(): MiddlewareHandler<AppEnv> {
   return async function corsHeaders(c, next) {
@@ -27,15 +28,14 @@ export function cors(): MiddlewareHandler<AppEnv> {
       });
     }
     await next();
-    let response = c.res;
     try {
-      response.headers.set("access-control-allow-origin", "*");
+      c.res.headers.set("access-control-allow-origin", "*");
     } catch {
-      // Headers of a response passed through from fetch() are immutable: copy it once.
-      response = new Response(response.body, response);
-      response.headers.set("access-control-allow-origin", "*");
+      // Headers of a response passed through from fetch() are immutable: copy it once. Only then is
+      // `c.res` assigned: Hono's setter copies the response and its headers on every assignment (issue 12 §8).
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("access-control-allow-origin", "*");
     }
-    response.headers.set("access-control-expose-headers", CORS_EXPOSED_HEADERS.join(", "));
-    c.res = response;
+    c.res.headers.set("access-control-expose-headers", EXPOSED);
   };
 }

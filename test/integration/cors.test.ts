@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createTenant } from "./helpers";
+import { api, createAgent, createTenant, parseSse } from "./helpers";
 
 const ORIGIN = "https://shop.example";
 
@@ -32,6 +32,18 @@ describe("CORS on /v1/*", () => {
     const missing = await SELF.fetch("https://vigil.test/v1/nothing-here", { headers: { origin: ORIGIN, authorization: `Bearer ${key}` } });
     expect(missing.status).toBe(404);
     expect(missing.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  it("marks a streaming turn's answer readable too, its frames intact", async () => {
+    const { key } = await createTenant("cors-stream");
+    const agent = await createAgent(key);
+    const res = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "hello" }, headers: { origin: ORIGIN, accept: "text/event-stream" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("access-control-expose-headers")!.toLowerCase()).toContain("x-vigil-run-key");
+    expect(res.headers.get("x-vigil-run-key")).toBeTruthy();
+    expect(parseSse(res.body).map((frame) => frame.event)).toContain("run.completed");
   });
 
   it("leaves non-API paths alone", async () => {
