@@ -1,5 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
-import { streamText, type ModelMessage, type ToolSet } from "ai";
+import { experimental_streamLanguageModelCall as streamLanguageModelCall, type ModelMessage, type ToolSet } from "ai";
 
 /** A tool call as the model made it; the run loop validates, gates and executes it. */
 export interface ModelToolCall {
@@ -25,38 +25,50 @@ export interface ModelCall {
 }
 
 /**
- * Calls the model once, streaming text deltas out as they arrive. Failures are thrown as the SDK
- * raised them (the gateway classifies them); the SDK retries nothing and logs nothing itself —
- * its default error log would print request bodies.
+ * Calls the model once, streaming text deltas out as they arrive. One call is all the run loop asks for
+ * (it executes, gates and loops over tool calls itself), so this uses the SDK's single-call primitive —
+ * prompt and tool standardization, tool-input parsing, one stream — not `streamText`, whose multi-step
+ * machinery (stitched and teed streams, tool execution, result promises) cost every turn ~1 ms of
+ * JavaScript for nothing (issue 12 §8). Failures are thrown as the SDK raised them (the gateway
+ * classifies them); nothing is retried or logged here — the SDK's error log would print request bodies.
  */
 export async function callModel(call: ModelCall): Promise<StepOutput> {
-  const result = streamText({
-    model: call.model,
-    ...(call.system ? { system: call.system } : {}),
-    messages: call.messages,
-    ...(Object.keys(call.tools).length > 0 ? { tools: call.tools } : {}),
-    ...(call.abortSignal ? { abortSignal: call.abortSignal } : {}),
-    maxRetries: 0,
-    onError: () => undefined,
-  });
+  const aborted = () => call.abortSignal?.reason ?? Object.assign(new Error("the model call was aborted"), { name: "AbortError" });
   let text = "";
   const toolCalls: ModelToolCall[] = [];
-  for await (const part of result.fullStream) {
-    if (part.type === "text-delta") {
-      text += part.text;
-      call.onDelta(part.text);
-    } else if (part.type === "tool-call") {
-      toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
-    } else if (part.type === "tool-error" && "toolCallId" in part) {
-      // An unparsable call still gets a plan row and a structured refusal.
-      toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: (part as { input?: unknown }).input ?? {} });
-    } else if (part.type === "error") {
-      throw part.error;
-    } else if (part.type === "abort") {
-      throw call.abortSignal?.reason ?? Object.assign(new Error("the model call was aborted"), { name: "AbortError" });
+  let usage: StepOutput["usage"] | null = null;
+  try {
+    const { stream } = await streamLanguageModelCall({
+      model: call.model,
+      ...(call.system ? { system: call.system } : {}),
+      messages: call.messages,
+      ...(Object.keys(call.tools).length > 0 ? { tools: call.tools } : {}),
+      ...(call.abortSignal ? { abortSignal: call.abortSignal } : {}),
+      // The text and tool calls are gathered here; the SDK need not keep a second copy of the content.
+      _internal: { collectContent: false },
+    });
+    for await (const part of stream) {
+      if (part.type === "text-delta") {
+        text += part.text;
+        call.onDelta(part.text);
+      } else if (part.type === "tool-call") {
+        toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+      } else if (part.type === "tool-error" && "toolCallId" in part) {
+        // An unparsable call still gets a plan row and a structured refusal.
+        toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: (part as { input?: unknown }).input ?? {} });
+      } else if (part.type === "error") {
+        throw part.error;
+      } else if (part.type === "model-call-end") {
+        usage = { inputTokens: part.usage.inputTokens ?? 0, outputTokens: part.usage.outputTokens ?? 0 };
+      }
     }
+  } catch (error) {
+    // An aborted attempt reads as the abort (the gateway tells a timeout from a failure by it), whatever the stream threw.
+    if (call.abortSignal?.aborted) throw aborted();
+    throw error;
   }
-  const usage = await result.totalUsage;
-  return { text, toolCalls, usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 } };
+  if (call.abortSignal?.aborted) throw aborted();
+  // A stream that stopped before the provider's finish is a bad answer, not an empty one (retried as such).
+  if (usage === null) throw new Error("the model's stream ended before its finish");
+  return { text, toolCalls, usage };
 }
-

@@ -136,6 +136,20 @@ describe("model gateway", () => {
     expect(server.requests[0]!.json?.tools).toEqual([{ type: "function", function: { name: "create_task", description: "make a task", parameters: { type: "object", properties: { title: { type: "string" } } } } }]);
   });
 
+  it("returns a tool call whose arguments break the tool's schema, so the run loop can refuse it in the open", async () => {
+    server.enqueue(reply.toolCall("create_task", { title: 5 }));
+    const tools = { create_task: tool({ description: "make a task", inputSchema: jsonSchema({ type: "object", properties: { title: { type: "string" } }, required: ["title"] }) }) };
+    const out = await infer(context(), { ...hello, tools });
+    expect(out.toolCalls).toHaveLength(1);
+    expect(out.toolCalls[0]).toMatchObject({ toolCallId: "call_1", toolName: "create_task" });
+  });
+
+  it("treats a stream cut off before its finish as a bad answer, not an empty one", async () => {
+    const cut = reply.text(["half", " an answer"]);
+    server.enqueue({ chunks: cut.chunks!.slice(0, 3) }, reply.text(["never"]));
+    await expect(infer(context(), hello)).rejects.toMatchObject({ code: "provider_error", detail: { failureKind: "invalid_response" } });
+  });
+
   it("retries 429, 429 then succeeds, with backoff on the timeline", async () => {
     server.enqueue(reply.error(429), reply.error(429), reply.text(["ok"]));
     const trace = new Recorder();
