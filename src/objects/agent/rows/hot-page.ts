@@ -15,7 +15,8 @@ const messageDecoder = tableRowDecoder<StoredMessageRow>(schema.messages);
  *
  * Resolution (issue 12 §6, message-row.ts): a row's previous message is the next row of the page unless a summary
  * message lies between them (summary messages are exactly the `summaries` rows, which record their seq and thread), so
- * the summaries in the page's seq range (returned as JSON on the newest row) and the message before the page's oldest
+ * the summary messages in the page's seq range (returned as JSON on the newest row; read from `messages_thread_seq` over
+ * the page's span, so flat in history — the `summaries` index had only the thread to seek on, session 9) and the message before the page's oldest
  * row (on that row, only when it stores `''`) resolve the whole page. Summary messages carry no run key, and a message
  * after one stores its run key in full (`History.append`), so a `''` run key always refers to a page row.
  */
@@ -36,8 +37,8 @@ export class HotPageQuery {
           "ends" AS (SELECT min("seq") AS "lo", max("seq") AS "hi" FROM "page")
           SELECT ${sql.raw(pageColumns)},
             CASE WHEN "page"."seq" = "ends"."hi" AND "ends"."lo" < "ends"."hi" THEN
-              (SELECT json_group_array(json_array("s"."message_id", "s"."seq")) FROM "summaries" "s"
-               WHERE "s"."thread_id" = ${t} AND "s"."seq" > "ends"."lo" AND "s"."seq" < "ends"."hi") END AS "__between",
+              (SELECT json_group_array(json_array("s"."id", "s"."seq")) FROM "messages" "s"
+               WHERE "s"."thread_id" = ${t} AND "s"."seq" > "ends"."lo" AND "s"."seq" < "ends"."hi" AND "s"."kind" = 'summary') END AS "__between",
             CASE WHEN "page"."seq" = "ends"."lo" AND ("page"."prev_message_id" = '' OR "page"."run_key" = '') THEN
               (SELECT json_array("p"."id", "p"."run_key") FROM "messages" "p"
                WHERE "p"."thread_id" = ${t} AND "p"."seq" < "page"."seq" ORDER BY "p"."seq" DESC LIMIT 1) END AS "__before"
