@@ -125,12 +125,16 @@ function codePointBytes(codePoint: number): number {
   return 4;
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /**
  * UTF-8 length of `text` without allocating an encoded copy. A UTF-16 code-unit loop: the string
  * iterator (one string allocation per code point) made token counting most of a context assembly's
  * cost (issue 12 §8). A surrogate pair is one 4-byte code point; a lone surrogate counts 3 (U+FFFD).
  */
 export function utf8ByteLength(text: string): number {
+  // Most text (and every summary label) is ASCII: one native regex test instead of a JS loop per code unit (session 9).
+  if (!NON_ASCII.test(text)) return text.length;
   const length = text.length;
   let bytes = length;
   for (let i = 0; i < length; i++) {

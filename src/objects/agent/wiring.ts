@@ -182,7 +182,7 @@ export class AgentWiring {
     });
     /** When compaction runs (after runs, on its alarm, on manual retry, or now as a test seam). */
     this.compactor = new CompactionDriver({ compaction: this.compaction, scheduler: this.scheduler, waitUntil: (work) => this.ctx.waitUntil(work) });
-    this.memoryContext = new MemoryContext(this.db, this.profile, this.reports, () => this.agentId());
+    this.memoryContext = new MemoryContext(this.db, this.reports, () => this.agentId());
     this.erasure = new AgentErasure({
       ctx: this.ctx,
       db: this.db,

@@ -1,4 +1,5 @@
-import { and, asc, eq, gte, lte, ne } from "drizzle-orm";
+import { and, asc, eq, gte, lte, ne, sql } from "drizzle-orm";
+import { lean } from "../../shared/lean-query";
 import { compactionJobId, DEFAULT_COMPACTION_RETRY_POLICY, selectDueJobs, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryMessageKind } from "../../../core/memory/memory-policy";
 import type { SummarizableItem, SummaryCommitResolution } from "../../../core/memory/summary";
@@ -56,6 +57,9 @@ export class Compaction {
   private readonly jobStore: CompactionJobs;
   private readonly planner: CompactionPlanner;
   private readonly committer: SummaryCommitter;
+  /** A job's span reads (raw messages; a condensed depth's summaries), built once (session 9). */
+  private readonly rawItemsQuery;
+  private readonly summaryItemsQuery;
   /** Test seam (VIGIL_FAULTS only, set by the DO): the worker's clock. */
   clock: (() => number) | null = null;
 
@@ -64,6 +68,26 @@ export class Compaction {
     this.jobStore = new CompactionJobs(deps.db, deps.policy ?? DEFAULT_COMPACTION_RETRY_POLICY, now);
     this.planner = new CompactionPlanner({ db: deps.db, jobs: this.jobStore, limits: deps.limits ?? DEFAULT_MEMORY_LIMITS, now, agentId: deps.agentId ?? (() => deps.profile.get()?.id ?? "") });
     this.committer = new SummaryCommitter({ db: deps.db, history: deps.history, profile: deps.profile, jobs: this.jobStore, now });
+    const m = schema.messages;
+    const s = schema.summaries;
+    const p = (name: string) => sql.placeholder(name);
+    this.rawItemsQuery = lean(
+      deps.db
+        .select({ id: m.id, kind: m.kind, text: m.text, content: m.content })
+        .from(m)
+        .where(and(eq(m.threadId, p("threadId")), gte(m.seq, p("startSeq")), lte(m.seq, p("endSeq")), ne(m.kind, "summary")))
+        .orderBy(asc(m.seq))
+        .prepare(),
+    );
+    this.summaryItemsQuery = lean(
+      deps.db
+        .select({ id: m.id, text: m.text })
+        .from(s)
+        .innerJoin(m, eq(m.id, s.messageId))
+        .where(and(eq(s.summaryDepth, p("depth")), gte(s.seq, p("startSeq")), lte(s.seq, p("endSeq"))))
+        .orderBy(asc(s.seq))
+        .prepare(),
+    );
   }
 
   private now(): number {
@@ -135,23 +159,11 @@ export class Compaction {
 
   /** The span's items, oldest first: raw messages (depth 0) or the condensed depth's summaries. */
   private items(job: JobRow): SummarizableItem[] {
-    const db = this.deps.db;
     if (job.summaryDepth === 0) {
-      return db
-        .select({ id: schema.messages.id, kind: schema.messages.kind, text: schema.messages.text, content: schema.messages.content })
-        .from(schema.messages)
-        .where(and(eq(schema.messages.threadId, job.threadId), gte(schema.messages.seq, job.startSeq), lte(schema.messages.seq, job.endSeq), ne(schema.messages.kind, "summary")))
-        .orderBy(asc(schema.messages.seq))
-        .all()
-        .map((row) => ({ id: row.id, kind: asKind(row.kind), text: memoryText(row) }));
+      return this.rawItemsQuery.all({ threadId: job.threadId, startSeq: job.startSeq, endSeq: job.endSeq }).map((row) => ({ id: row.id, kind: asKind(row.kind), text: memoryText(row) }));
     }
-    return db
-      .select({ id: schema.messages.id, text: schema.messages.text })
-      .from(schema.summaries)
-      .innerJoin(schema.messages, eq(schema.messages.id, schema.summaries.messageId))
-      .where(and(eq(schema.summaries.summaryDepth, job.summaryDepth - 1), gte(schema.summaries.seq, job.startSeq), lte(schema.summaries.seq, job.endSeq)))
-      .orderBy(asc(schema.summaries.seq))
-      .all()
+    return this.summaryItemsQuery
+      .all({ depth: job.summaryDepth - 1, startSeq: job.startSeq, endSeq: job.endSeq })
       .map((row) => ({ id: row.id, kind: "summary" as const, text: row.text ?? "" }));
   }
 

@@ -2,7 +2,7 @@ import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
-import { lean } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/lean-query";
 
 export type JobRow = typeof schema.compactionJobs.$inferSelect;
 
@@ -15,6 +15,9 @@ export class CompactionJobs {
   private readonly byId;
   private readonly openQuery;
   private readonly nextPendingQuery;
+  /** A transition's write, and a commit's (which also records the summary), built once (session 9). */
+  private readonly writeQuery;
+  private readonly writeCommitQuery;
 
   constructor(
     private readonly db: AgentDb,
@@ -25,6 +28,10 @@ export class CompactionJobs {
     this.byId = lean(db.select().from(j).where(eq(j.id, sql.placeholder("id"))).prepare());
     this.openQuery = lean(db.select().from(j).where(inArray(j.status, ["pending", "running"])).orderBy(asc(j.nextAttemptAt)).limit(sql.placeholder("limit")).prepare());
     this.nextPendingQuery = lean(db.select({ at: j.nextAttemptAt }).from(j).where(eq(j.status, "pending")).orderBy(asc(j.nextAttemptAt)).limit(1).prepare());
+    const p = (name: string) => sql.placeholder(name);
+    const state = sql`"status" = ${p("status")}, "attempt_count" = ${p("attemptCount")}, "next_attempt_at" = ${p("nextAttemptAt")}, "last_error" = ${p("lastError")}, "updated_at" = ${p("updatedAt")}`;
+    this.writeQuery = rawStatement(db, sql`UPDATE "compaction_jobs" SET ${state} WHERE "id" = ${p("id")}`);
+    this.writeCommitQuery = rawStatement(db, sql`UPDATE "compaction_jobs" SET ${state}, "summary_message_id" = ${p("summaryMessageId")}, "summarizer" = ${p("summarizer")} WHERE "id" = ${p("id")}`);
   }
 
   get(jobId: string): JobRow | undefined {
@@ -56,11 +63,10 @@ export class CompactionJobs {
   }
 
   private write(row: JobRow, job: CompactionJob, extra: JobCommitExtra = {}): void {
-    this.db
-      .update(schema.compactionJobs)
-      .set({ status: job.status, attemptCount: job.attemptCount, nextAttemptAt: job.nextAttemptAt, lastError: job.lastError, updatedAt: job.updatedAt, ...extra })
-      .where(eq(schema.compactionJobs.id, row.id))
-      .run();
+    const state = { id: row.id, status: job.status, attemptCount: job.attemptCount, nextAttemptAt: job.nextAttemptAt, lastError: job.lastError, updatedAt: job.updatedAt };
+    if (extra.summaryMessageId === undefined && extra.summarizer === undefined) this.writeQuery.all(state);
+    else if (extra.summaryMessageId !== undefined && extra.summarizer !== undefined) this.writeCommitQuery.all({ ...state, summaryMessageId: extra.summaryMessageId, summarizer: extra.summarizer });
+    else this.db.update(schema.compactionJobs).set({ ...state, id: undefined, ...extra }).where(eq(schema.compactionJobs.id, row.id)).run();
   }
 
   /** Manual / maintenance restart of a terminal failure (seed 000: "can be retried manually"). */

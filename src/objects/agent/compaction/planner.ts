@@ -5,7 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
-import { rawStatement } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/lean-query";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
@@ -45,9 +45,29 @@ export class CompactionPlanner {
    * token formula is TOKENS_SQL) and, beside them, the thread's newest seq (an index lookup).
    */
   private readonly addedQuery;
+  /** The full plan's and the admission's statements, built once (session 9; drizzle built them on every plan). */
+  private readonly backlogTotalsQuery;
+  private readonly oldestQuery;
+  private readonly openDepthCountQuery;
+  private readonly oldestOpenQuery;
+  private readonly threadOpenJobsQuery;
+  private readonly insertJob;
 
   constructor(private readonly deps: CompactionPlannerDeps) {
     const m = schema.messages;
+    const ph = (name: string) => sql.placeholder(name);
+    const raw = and(eq(m.threadId, ph("threadId")), gt(m.seq, ph("after")), ne(m.kind, "summary"));
+    const newest = deps.db.select({ tokens: TOKENS_SQL.as("tokens") }).from(m).where(raw).orderBy(desc(m.seq)).limit(ph("cap")).as("newest");
+    this.backlogTotalsQuery = lean(deps.db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${newest.tokens}), 0)` }).from(newest).prepare());
+    this.oldestQuery = lean(deps.db.select({ id: m.id, seq: m.seq, tokens: TOKENS_SQL }).from(m).where(raw).orderBy(asc(m.seq)).limit(ph("limit")).prepare());
+    const s = schema.summaries;
+    const open = and(eq(s.summaryDepth, ph("depth")), isNull(s.condensedInto));
+    this.openDepthCountQuery = lean(deps.db.select({ n: sql<number>`count(*)` }).from(s).where(open).prepare());
+    this.oldestOpenQuery = lean(deps.db.select().from(s).where(open).orderBy(asc(s.seq)).limit(ph("limit")).prepare());
+    const j = schema.compactionJobs;
+    this.threadOpenJobsQuery = lean(deps.db.select().from(j).where(and(eq(j.agentId, ph("agentId")), eq(j.threadId, ph("threadId")), inArray(j.status, ["pending", "running"]))).prepare());
+    const jobColumns = ["id", "agentId", "threadId", "startMessageId", "endMessageId", "summaryDepth", "startSeq", "endSeq", "coveredFromSeq", "coveredThroughSeq", "status", "attemptCount", "nextAttemptAt", "lastError", "createdAt", "updatedAt"] as const;
+    this.insertJob = deps.db.insert(j).values(Object.fromEntries(jobColumns.map((name) => [name, ph(name)])) as unknown as typeof j.$inferInsert).prepare();
     // Session 8: the thread's compaction pointer rides along (`pointer`), and rows are counted after the greater of
     // `after` and the pointer (-1: from the pointer), so a steady-state plan is this one statement, not two.
     const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${sql.placeholder("threadId")}), 0)`;
@@ -114,19 +134,11 @@ export class CompactionPlanner {
   private planThread(agentId: string, threadId: string): boolean {
     const { db, limits } = this.deps;
     const after = compactedThroughSeq(db, threadId);
-    const raw = and(eq(schema.messages.threadId, threadId), gt(schema.messages.seq, after), ne(schema.messages.kind, "summary"));
     // Counted over at most `cap` rows: above that the plan is the same (take the longest span), so a
     // backlog (a bulk import, a long outage) costs no more to plan than a steady-state thread.
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
-    const newest = db.select({ tokens: TOKENS_SQL.as("tokens") }).from(schema.messages).where(raw).orderBy(desc(schema.messages.seq)).limit(cap).as("newest");
-    const totals = db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${newest.tokens}), 0)` }).from(newest).get();
-    const oldest = db
-      .select({ id: schema.messages.id, seq: schema.messages.seq, tokens: TOKENS_SQL })
-      .from(schema.messages)
-      .where(raw)
-      .orderBy(asc(schema.messages.seq))
-      .limit(limits.compactionMaxSpanMessages)
-      .all();
+    const totals = this.backlogTotalsQuery.get({ threadId, after, cap });
+    const oldest = this.oldestQuery.all({ threadId, after, limit: limits.compactionMaxSpanMessages });
     const plan = planCompaction(
       { agentId, threadId, oldestUncompacted: oldest.map((row) => ({ ...row, tokens: Number(row.tokens) })), uncompactedCount: Number(totals?.n ?? 0), uncompactedTokens: Number(totals?.tokens ?? 0) },
       limits,
@@ -135,11 +147,10 @@ export class CompactionPlanner {
   }
 
   private planDepth(agentId: string, depth: number): boolean {
-    const { db, limits } = this.deps;
-    const open = and(eq(schema.summaries.summaryDepth, depth), isNull(schema.summaries.condensedInto));
-    const n = Number(db.select({ n: sql<number>`count(*)` }).from(schema.summaries).where(open).get()?.n ?? 0);
+    const { limits } = this.deps;
+    const n = Number(this.openDepthCountQuery.get({ depth })?.n ?? 0);
     if (n <= limits.maxSummariesPerDepth) return false;
-    const oldest = db.select().from(schema.summaries).where(open).orderBy(asc(schema.summaries.seq)).limit(limits.condenseBatchSize).all();
+    const oldest = this.oldestOpenQuery.all({ depth, limit: limits.condenseBatchSize });
     const refs: SummaryRef[] = oldest.map((row) => ({ ...row, messageId: row.messageId, text: "" }));
     const plan = planCondensation({ agentId, summaryDepth: depth, oldestUncondensed: refs, uncondensedCount: n }, limits);
     return plan.action === "compact" && this.admit(plan.span);
@@ -147,17 +158,12 @@ export class CompactionPlanner {
 
   /** Inserts a job for the span unless the span already has one or its thread has an open job (single-flight). */
   private admit(span: CompactionSpan): boolean {
-    const db = this.deps.db;
     const id = compactionJobId(span);
-    const rows = db
-      .select()
-      .from(schema.compactionJobs)
-      .where(and(eq(schema.compactionJobs.agentId, span.agentId), eq(schema.compactionJobs.threadId, span.threadId), inArray(schema.compactionJobs.status, ["pending", "running"])))
-      .all();
+    const rows = this.threadOpenJobsQuery.all({ agentId: span.agentId, threadId: span.threadId });
     const same = this.deps.jobs.get(id);
     if (!admitCompactionJob([...rows, ...(same ? [same] : [])].map(toJob), span).admit) return false;
     const job = newCompactionJob(span, this.deps.now());
-    db.insert(schema.compactionJobs).values({ id, ...job, startSeq: span.startSeq, endSeq: span.endSeq, coveredFromSeq: span.coveredFromSeq, coveredThroughSeq: span.coveredThroughSeq }).run();
+    this.insertJob.run({ id, ...job, startSeq: span.startSeq, endSeq: span.endSeq, coveredFromSeq: span.coveredFromSeq, coveredThroughSeq: span.coveredThroughSeq });
     return true;
   }
 }

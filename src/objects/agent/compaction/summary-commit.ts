@@ -9,7 +9,7 @@ import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
 import { leanSummaryMetadata } from "../rows";
-import { lean } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/lean-query";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
@@ -37,7 +37,46 @@ export interface SummaryCommitDeps {
 
 /** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
 export class SummaryCommitter {
-  constructor(private readonly deps: SummaryCommitDeps) {}
+  /**
+   * The commit's statements, built once (session 9): drizzle built each of them on every commit, which cost more than
+   * SQLite running them (a summary lands every few appends while a thread grows; issue 12 §8).
+   */
+  private readonly summaryById;
+  private readonly insertSummary;
+  private readonly upsertPointer;
+  private readonly movePointer;
+
+  constructor(private readonly deps: SummaryCommitDeps) {
+    const { db } = deps;
+    const s = schema.summaries;
+    const p = (name: string) => sql.placeholder(name);
+    this.summaryById = lean(db.select().from(s).where(eq(s.messageId, p("id"))).prepare());
+    this.insertSummary = db
+      .insert(s)
+      .values({
+        messageId: p("messageId"),
+        seq: p("seq"),
+        threadId: p("threadId"),
+        summaryDepth: p("summaryDepth"),
+        startMessageId: p("startMessageId"),
+        endMessageId: p("endMessageId"),
+        startSeq: p("startSeq"),
+        endSeq: p("endSeq"),
+        coveredFromSeq: p("coveredFromSeq"),
+        coveredThroughSeq: p("coveredThroughSeq"),
+        summaryContentHash: p("summaryContentHash"),
+        summarizerContractVersion: p("summarizerContractVersion"),
+        condensedInto: null,
+        createdAt: p("createdAt"),
+      })
+      .prepare();
+    this.upsertPointer = rawStatement(
+      db,
+      sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at") VALUES (${p("threadId")}, ${p("through")}, ${p("summaryId")}, ${p("updatedAt")})
+          ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"`,
+    );
+    this.movePointer = rawStatement(db, sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${p("summaryId")}, "revision" = ${p("revision")}`);
+  }
 
   /**
    * One transaction: the summary message (deterministic id), its span links, the job's `done`, then
@@ -49,7 +88,7 @@ export class SummaryCommitter {
     const span: CompactionSpan = { ...job };
     const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
     return db.transaction(() => {
-      const existing = db.select().from(schema.summaries).where(eq(schema.summaries.messageId, commit.summaryId)).get();
+      const existing = this.summaryById.get({ id: commit.summaryId });
       const resolution = resolveSummaryCommit(existing ? { summaryId: existing.messageId, summaryContentHash: existing.summaryContentHash } : null, commit);
       if (resolution.action === "divergent_duplicate") {
         db.insert(schema.memoryDiagnostics).values({ code: resolution.diagnostic.code, summaryId: commit.summaryId, detail: { ...resolution.diagnostic, jobId: job.id, summarizer: summary.summarizer }, createdAt: nowIso() }).run();
@@ -70,26 +109,23 @@ export class SummaryCommitter {
         // The span is the summaries row's (inserted below, same transaction): stored once, there (issue 12 §6).
         const span = [job.summaryDepth, job.startMessageId, job.endMessageId, job.coveredFromSeq, job.coveredThroughSeq, commit.summaryContentHash, commit.summarizerContractVersion];
         const storedMetadata = leanSummaryMetadata(metadata, span) ?? undefined;
-        const { message } = this.deps.history.append({ id: commit.summaryId, threadId, kind: "summary", text: commit.text, metadata, storedMetadata });
-        const seq = db.select({ seq: schema.messages.seq }).from(schema.messages).where(eq(schema.messages.id, message.id)).get()!.seq;
-        db.insert(schema.summaries)
-          .values({
-            messageId: commit.summaryId,
-            seq,
-            threadId,
-            summaryDepth: job.summaryDepth,
-            startMessageId: job.startMessageId,
-            endMessageId: job.endMessageId,
-            startSeq: job.startSeq,
-            endSeq: job.endSeq,
-            coveredFromSeq: job.coveredFromSeq,
-            coveredThroughSeq: job.coveredThroughSeq,
-            summaryContentHash: commit.summaryContentHash,
-            summarizerContractVersion: commit.summarizerContractVersion,
-            condensedInto: null,
-            createdAt: nowIso(),
-          })
-          .run();
+        // The append reports the row's seq (a replayed id: the stored row's), so no read back by id.
+        const { seq } = this.deps.history.append({ id: commit.summaryId, threadId, kind: "summary", text: commit.text, metadata, storedMetadata });
+        this.insertSummary.run({
+          messageId: commit.summaryId,
+          seq,
+          threadId,
+          summaryDepth: job.summaryDepth,
+          startMessageId: job.startMessageId,
+          endMessageId: job.endMessageId,
+          startSeq: job.startSeq,
+          endSeq: job.endSeq,
+          coveredFromSeq: job.coveredFromSeq,
+          coveredThroughSeq: job.coveredThroughSeq,
+          summaryContentHash: commit.summaryContentHash,
+          summarizerContractVersion: commit.summarizerContractVersion,
+          createdAt: nowIso(),
+        });
         if (job.summaryDepth > 0) {
           db.update(schema.summaries)
             .set({ condensedInto: commit.summaryId })
@@ -110,21 +146,16 @@ export class SummaryCommitter {
     if (job.summaryDepth === 0) {
       const through = compactedThroughSeq(db, job.threadId);
       if (job.coveredThroughSeq > through) {
-        db.insert(schema.threadMemory)
-          .values({ threadId: job.threadId, compactedThroughSeq: job.coveredThroughSeq, latestSummaryMessageId: summaryMessageId, updatedAt: nowIso() })
-          .onConflictDoUpdate({ target: schema.threadMemory.threadId, set: { compactedThroughSeq: job.coveredThroughSeq, latestSummaryMessageId: summaryMessageId, updatedAt: nowIso() } })
-          .run();
+        this.upsertPointer.all({ threadId: job.threadId, through: job.coveredThroughSeq, summaryId: summaryMessageId, updatedAt: nowIso() });
       }
     }
     const state = this.deps.profile.state();
     if (!state) return;
-    const currentRow = state.latestSummaryMessageId
-      ? db.select().from(schema.summaries).where(eq(schema.summaries.messageId, state.latestSummaryMessageId)).get()
-      : undefined;
+    const currentRow = state.latestSummaryMessageId ? this.summaryById.get({ id: state.latestSummaryMessageId }) : undefined;
     const current: SummaryPointer | null = currentRow ? { messageId: currentRow.messageId, summaryDepth: currentRow.summaryDepth, coveredThroughSeq: currentRow.coveredThroughSeq } : null;
     const advance = advancePointer(current, { messageId: summaryMessageId, summaryDepth: job.summaryDepth, coveredThroughSeq: job.coveredThroughSeq });
     if (advance.moved) {
-      db.update(schema.agentState).set({ latestSummaryMessageId: advance.pointer.messageId, revision: state.revision + 1 }).run();
+      this.movePointer.all({ summaryId: advance.pointer.messageId, revision: state.revision + 1 });
     }
   }
 }

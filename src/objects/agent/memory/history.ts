@@ -56,7 +56,7 @@ export class History {
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */
-  append(message: NewMessage): { message: Message; inserted: boolean } {
+  append(message: NewMessage): { message: Message; inserted: boolean; seq: number } {
     // Raw SQL (the query builder cost more than the insert; issue 12 §8). JSON columns are stored as
     // drizzle's json mode stores them, and read back through JSON so the message equals a later read of the row.
     // prevMessageId lives in its column only; toMessage puts it back into the metadata (issue 12 §6). The column holds
@@ -71,7 +71,7 @@ export class History {
     const [inserted] = this.insertQuery.all({ id: message.id, threadId: message.threadId, kind: message.kind, text: message.text ?? null, content, runKey, authority: message.authority ?? null, metadata: storedMetadata, createdAt });
     if (!inserted) {
       const existing = this.byId.get({ id: message.id })!;
-      return { message: toMessage(this.agentId(), existing), inserted: false };
+      return { message: toMessage(this.agentId(), existing), inserted: false, seq: existing.seq };
     }
     const head = inserted.prev === null ? null : { id: inserted.prev };
     const row: typeof schema.messages.$inferSelect = {
@@ -84,12 +84,13 @@ export class History {
       prevMessageId: head?.id ?? null,
       runKey: message.runKey ?? null,
       authority: message.authority ?? null,
-      metadata: JSON.parse(metadata) as Record<string, unknown>,
+      // Read back through JSON (as a later read would), except the common empty document (no parse per append).
+      metadata: metadata === "{}" ? {} : (JSON.parse(metadata) as Record<string, unknown>),
       createdAt,
     };
     const stored = toMessage(this.agentId(), row);
     this.events.append("message.appended", row.runKey, { message: stored });
-    return { message: stored, inserted: true };
+    return { message: stored, inserted: true, seq: inserted.seq };
   }
 
   get(id: string): Message | null {

@@ -7,13 +7,14 @@ import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/agents/messages";
 import { memoryText } from "../compaction";
 import { toModelMessages } from "../runs";
-import type { AgentProfile } from "../lifecycle";
 import { toMessage, HotPageQuery } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 import { rawRowsStatement, tableRowDecoder } from "../../shared/lean-query";
 
 const summaryDecoder = tableRowDecoder<typeof schema.summaries.$inferSelect>(schema.summaries);
+
+type HeadRow = typeof schema.reportHeads.$inferSelect;
 
 /** Report heads a run reads, most immediate scope first. */
 const REPORT_SCOPES_FOR_CONTEXT = ["current", "daily", "weekly", "monthly"] as const;
@@ -41,8 +42,7 @@ export class MemoryContext {
   private readonly summariesQuery;
 
   constructor(
-    private readonly db: AgentDb,
-    private readonly profile: AgentProfile,
+    db: AgentDb,
     private readonly reports: Reports,
     private readonly agentId: () => string,
     private readonly budget: ContextBudget = DEFAULT_CONTEXT_BUDGET,
@@ -51,14 +51,17 @@ export class MemoryContext {
     // Uncondensed summaries, newest first: warm (depth 0) and cold (depth ≥ 1), each under its own limit, in one
     // statement (two until session 8). Each branch is the read it was: the `summaries_depth_open` index, then the join.
     const branch = (depth: string, limit: number) =>
-      `SELECT * FROM (SELECT ${summaryDecoder.columns.map((name) => `"s"."${name}"`).join(", ")}, "m"."text" AS "__text", ${depth === "= 0" ? 0 : 1} AS "__cold" FROM "summaries" "s" INNER JOIN "messages" "m" ON "m"."id" = "s"."message_id"
+      `SELECT *, NULL AS "__heads" FROM (SELECT ${summaryDecoder.columns.map((name) => `"s"."${name}"`).join(", ")}, "m"."text" AS "__text", ${depth === "= 0" ? 0 : 1} AS "__tier" FROM "summaries" "s" INNER JOIN "messages" "m" ON "m"."id" = "s"."message_id"
        WHERE "s"."summary_depth" ${depth} AND "s"."condensed_into" IS NULL ORDER BY "s"."seq" DESC LIMIT ${Math.trunc(limit)})`;
-    this.summariesQuery = rawRowsStatement(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)}`));
+    // Session 9: the slots document (the state row's column, as the profile stores it) and the report heads (the whole
+    // table: one row per scope at most) ride along as one more row, tier 2 — two statements of every context before.
+    const nulls = summaryDecoder.columns.map(() => "NULL").join(", ");
+    const extras = `SELECT ${nulls}, (SELECT "slots" FROM "agent_state" LIMIT 1), 2, (SELECT json_group_array(json_array("scope", "report_id", "updated_at")) FROM "report_heads")`;
+    this.summariesQuery = rawRowsStatement(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)} UNION ALL ${extras}`));
   }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {
     const agentId = this.agentId();
-    const parsedSlots = parseSlots(this.profile.state()?.slots ?? {});
     // The pointer, the page after it and the resolution of stored `''` (message-row.ts) in one statement (hot-page.ts).
     const hotRows = this.hotPage.read(threadId);
     const rows = new Map<string, Message>();
@@ -66,15 +69,25 @@ export class MemoryContext {
       rows.set(row.id, toMessage(agentId, row));
       return { id: row.id, seq: row.seq, threadId: row.threadId, kind: row.kind as MemoryMessageKind, text: memoryText(row) };
     });
-    const latest = this.reports.firstHead(REPORT_SCOPES_FOR_CONTEXT, nowMs);
     const warmSummaries: SummaryRef[] = [];
     const coldSummaries: SummaryRef[] = [];
     const width = summaryDecoder.columns.length;
+    let slots: unknown = {};
+    let heads: HeadRow[] = [];
     for (const raw of this.summariesQuery.all()) {
-      // The summary's columns, then the message's text, then 1 for a cold summary.
+      // The summary's columns, then the message's text (tier 2: the stored slots), the tier, and (tier 2) the heads.
       const text = raw[width];
-      (raw[width + 1] ? coldSummaries : warmSummaries).push({ ...summaryDecoder.decode(raw), text: typeof text === "string" ? text : "" });
+      const tier = raw[width + 1];
+      if (tier === 2) {
+        // The state row's `slots` JSON as drizzle's json column decodes it; no state row reads as no slots.
+        if (typeof text === "string") slots = JSON.parse(text) as unknown;
+        heads = (JSON.parse(String(raw[width + 2] ?? "[]")) as [string, string, number][]).map(([scope, reportId, updatedAt]) => ({ scope, reportId, updatedAt }));
+        continue;
+      }
+      (tier ? coldSummaries : warmSummaries).push({ ...summaryDecoder.decode(raw), text: typeof text === "string" ? text : "" });
     }
+    const parsedSlots = parseSlots(slots ?? {});
+    const latest = this.reports.firstHead(REPORT_SCOPES_FOR_CONTEXT, nowMs, heads);
     return {
       inputs: {
         slots: parsedSlots.ok ? parsedSlots.slots : null,

@@ -119,9 +119,14 @@ export class Reports {
    * The head of the first of `scopes` (in that order) that has a head and a report, as `head` gives it:
    * one read of the heads table for all scopes, since a run's context asks for four that mostly do not exist.
    */
-  firstHead(scopes: ReadonlyArray<ReportScope>, nowMs = Date.now()): { head: AgentReportHead; report: AgentReport; freshness: ReportFreshness } | null {
+  firstHead(
+    scopes: ReadonlyArray<ReportScope>,
+    nowMs = Date.now(),
+    /** The heads table when the caller already read it (a run context reads it with its summaries: memory-context.ts). */
+    heads: ReadonlyArray<InferSelectModel<typeof schema.reportHeads>> = this.headsQuery.all(),
+  ): { head: AgentReportHead; report: AgentReport; freshness: ReportFreshness } | null {
     // One row per scope at most, so the whole table is the read.
-    const rows = this.headsQuery.all().filter((row) => (scopes as ReadonlyArray<string>).includes(row.scope));
+    const rows = heads.filter((row) => (scopes as ReadonlyArray<string>).includes(row.scope));
     if (rows.length === 0) return null;
     const agentId = this.agentId();
     for (const scope of scopes) {

@@ -1,12 +1,33 @@
 import { sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import { rawRowsStatement, tableRowDecoder } from "../../shared/lean-query";
+import { rawRowsStatement } from "../../shared/lean-query";
 import type { AgentDb } from "../types";
 import { PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
 
 type StoredMessageRow = typeof schema.messages.$inferSelect;
 
-const messageDecoder = tableRowDecoder<StoredMessageRow>(schema.messages);
+/**
+ * The page's columns, in the order `decodeMessage` reads them. A hand-written decoder (session 9): the generic one
+ * called each column's drizzle decoder per cell (440 calls a page); drizzle decodes these columns as the identity,
+ * except the two json ones (`JSON.parse`), which is what this does.
+ */
+const PAGE_COLUMNS = ["seq", "id", "thread_id", "kind", "text", "content", "prev_message_id", "run_key", "authority", "metadata", "created_at"] as const;
+
+function decodeMessage(r: SqlStorageValue[]): StoredMessageRow {
+  return {
+    seq: r[0] as number,
+    id: r[1] as string,
+    threadId: r[2] as string,
+    kind: r[3] as string,
+    text: r[4] as string | null,
+    content: r[5] === null ? null : (JSON.parse(r[5] as string) as unknown),
+    prevMessageId: r[6] as string | null,
+    runKey: r[7] as string | null,
+    authority: r[8] as string | null,
+    metadata: JSON.parse(r[9] as string) as Record<string, unknown>,
+    createdAt: r[10] as string,
+  };
+}
 
 /**
  * A run context's hot page in ONE statement (issue 12 §8, session 8): the thread's compaction pointer, the newest
@@ -15,7 +36,8 @@ const messageDecoder = tableRowDecoder<StoredMessageRow>(schema.messages);
  *
  * Resolution (issue 12 §6, message-row.ts): a row's previous message is the next row of the page unless a summary
  * message lies between them (summary messages are exactly the `summaries` rows, which record their seq and thread), so
- * the summaries in the page's seq range (returned as JSON on the newest row) and the message before the page's oldest
+ * the summary messages in the page's seq range (returned as JSON on the newest row; read from `messages_thread_seq` over
+ * the page's span, so flat in history — the `summaries` index had only the thread to seek on, session 9) and the message before the page's oldest
  * row (on that row, only when it stores `''`) resolve the whole page. Summary messages carry no run key, and a message
  * after one stores its run key in full (`History.append`), so a `''` run key always refers to a page row.
  */
@@ -24,8 +46,8 @@ export class HotPageQuery {
 
   constructor(db: AgentDb, limit: number) {
     const t = sql.placeholder("threadId");
-    const columnList = messageDecoder.columns.map((name) => `"${name}"`).join(", ");
-    const pageColumns = messageDecoder.columns.map((name) => `"page"."${name}"`).join(", ");
+    const columnList = PAGE_COLUMNS.map((name) => `"${name}"`).join(", ");
+    const pageColumns = PAGE_COLUMNS.map((name) => `"page"."${name}"`).join(", ");
     this.statement = rawRowsStatement(
       db,
       sql`WITH "page" AS MATERIALIZED (
@@ -36,8 +58,8 @@ export class HotPageQuery {
           "ends" AS (SELECT min("seq") AS "lo", max("seq") AS "hi" FROM "page")
           SELECT ${sql.raw(pageColumns)},
             CASE WHEN "page"."seq" = "ends"."hi" AND "ends"."lo" < "ends"."hi" THEN
-              (SELECT json_group_array(json_array("s"."message_id", "s"."seq")) FROM "summaries" "s"
-               WHERE "s"."thread_id" = ${t} AND "s"."seq" > "ends"."lo" AND "s"."seq" < "ends"."hi") END AS "__between",
+              (SELECT json_group_array(json_array("s"."id", "s"."seq")) FROM "messages" "s"
+               WHERE "s"."thread_id" = ${t} AND "s"."seq" > "ends"."lo" AND "s"."seq" < "ends"."hi" AND "s"."kind" = 'summary') END AS "__between",
             CASE WHEN "page"."seq" = "ends"."lo" AND ("page"."prev_message_id" = '' OR "page"."run_key" = '') THEN
               (SELECT json_array("p"."id", "p"."run_key") FROM "messages" "p"
                WHERE "p"."thread_id" = ${t} AND "p"."seq" < "page"."seq" ORDER BY "p"."seq" DESC LIMIT 1) END AS "__before"
@@ -49,26 +71,27 @@ export class HotPageQuery {
   read(threadId: string): StoredMessageRow[] {
     const raw = this.statement.all({ threadId });
     if (raw.length === 0) return [];
-    const rows = raw.map((r) => messageDecoder.decode(r));
+    const rows = raw.map(decodeMessage);
     if (!rows.some((row) => row.prevMessageId === PREVIOUS_IN_THREAD || row.runKey === SAME_RUN_AS_PREVIOUS)) return rows;
     // The two extra columns follow the message's.
-    const width = messageDecoder.columns.length;
+    const width = PAGE_COLUMNS.length;
     const between = raw[0]![width];
     const summaries = typeof between === "string" ? (JSON.parse(between) as [string, number][]).map(([id, seq]) => ({ id, seq })) : [];
     const beforeRaw = raw[raw.length - 1]![width + 1];
     const before = typeof beforeRaw === "string" ? (JSON.parse(beforeRaw) as [string, string | null]) : null;
-    return rows.map((row, i) => {
-      if (row.prevMessageId !== PREVIOUS_IN_THREAD && row.runKey !== SAME_RUN_AS_PREVIOUS) return row;
+    // Resolved newest first and in place (the rows were just decoded here): a row's `older` neighbour is read before
+    // it is itself resolved, so every comparison below sees stored values, as when each row was copied.
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      if (row.prevMessageId !== PREVIOUS_IN_THREAD && row.runKey !== SAME_RUN_AS_PREVIOUS) continue;
       const older = rows[i + 1];
       let summary: { id: string; seq: number } | undefined;
       if (older) for (const s of summaries) if (s.seq > older.seq && s.seq < row.seq && (!summary || s.seq > summary.seq)) summary = s;
       // Stored run keys here are never '' for what a '' refers to (see above); the probe only past the page's end.
       const previous = summary ? { id: summary.id, runKey: null } : older ? { id: older.id, runKey: older.runKey } : before ? { id: before[0], runKey: before[1] } : null;
-      return {
-        ...row,
-        prevMessageId: row.prevMessageId === PREVIOUS_IN_THREAD ? (previous?.id ?? null) : row.prevMessageId,
-        runKey: row.runKey === SAME_RUN_AS_PREVIOUS ? (previous?.runKey ?? null) : row.runKey,
-      };
-    });
+      if (row.prevMessageId === PREVIOUS_IN_THREAD) row.prevMessageId = previous?.id ?? null;
+      if (row.runKey === SAME_RUN_AS_PREVIOUS) row.runKey = previous?.runKey ?? null;
+    }
+    return rows;
   }
 }
