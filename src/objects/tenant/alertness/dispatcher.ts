@@ -53,8 +53,20 @@ export class Dispatcher {
   private again = false;
   /** Consecutive passes that left a batch behind (in memory: an eviction simply retries sooner). */
   private failedPasses = 0;
+  /** See cleanPassSinceStart. */
+  private cleanPass = false;
 
   constructor(private readonly deps: DispatcherDeps) {}
+
+  /**
+   * Whether a pass of this object's lifetime drained every pending batch. Then a batch can be pending only
+   * if its writer recorded it since, and every writer dispatches after its commit (a failure arms the alarm
+   * and clears this), so a caller that recorded nothing may skip the pass (issue 12 §8: run reports).
+   * A restart starts at false: the first pass picks up what the previous lifetime left.
+   */
+  cleanPassSinceStart(): boolean {
+    return this.cleanPass && !this.running;
+  }
 
   /**
    * Drains every pending batch; never throws. A batch whose dispatch fails stays pending and is set
@@ -73,8 +85,10 @@ export class Dispatcher {
           failed = await this.drain();
         } while (this.again && failed === 0);
         this.failedPasses = failed > 0 ? this.failedPasses + 1 : 0;
+        this.cleanPass = failed === 0;
         if (failed > 0) this.deps.retryLater(Math.min(RETRY.baseMs * 2 ** (this.failedPasses - 1), RETRY.maxMs));
       } catch (error) {
+        this.cleanPass = false;
         console.error(JSON.stringify({ level: "error", msg: "subscription dispatch pass failed", tenantId: this.deps.tenantId(), error: String(error) }));
         this.deps.retryLater(RETRY.baseMs);
       } finally {
