@@ -82,6 +82,52 @@ describe("reportRun statement count (issue 12 §8)", () => {
   });
 });
 
+describe("the report's dispatch skip is exact (session 9)", () => {
+  it("a batch whose writer never reached its dispatch is dispatched by the next report, though that report records none", async () => {
+    const { tenantId, key } = await createTenant("report-left-pending");
+    const watched = await createAgent(key, { displayName: "Watched" });
+    const listener = await createAgent(key, { displayName: "Listener" });
+    const reporter = await createAgent(key, { displayName: "Reporter" });
+    expect((await api("POST", `/v1/agents/${listener.id}/subscriptions`, { key, body: { tokens: [{ tokenClass: "entityId", tokenValue: watched.id }] } })).status).toBe(201);
+    // The reporter has no follower: its reports record no batch. After this one nothing is pending.
+    await counted(tenantId, (tenant) => tenant.reportRun(reporter.id, chatTurnReport(reporter, 1, 10_001)));
+    expect(await undispatched(tenantId)).toEqual([]);
+
+    // A writer that committed its batch and then threw before its dispatch (e.g. `changed` when cancelling a
+    // destroyed agent's open work fails): the batch is pending and no pass runs for it here.
+    const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+    await runInDurableObject(stub, (instance: TenantDO) => {
+      const parts = (instance as unknown as { parts: { agentActivity: { recordRun(agent: unknown, activity: unknown): boolean } } }).parts;
+      expect(parts.agentActivity.recordRun({ id: watched.id, kind: "coach", lifecycle: "active" }, { stateRevision: 7, messageIds: [], cascadeDepth: 1 })).toBe(true);
+    });
+    expect(await undispatched(tenantId)).toHaveLength(1);
+
+    // The next report records nothing itself, and still runs the pass: the batch is dispatched, waking the listener.
+    const second = await counted(tenantId, (tenant) => tenant.reportRun(reporter.id, chatTurnReport(reporter, 2, 20_001)));
+    expect(second.result).toMatchObject({ ok: true });
+    expect(await undispatched(tenantId)).toEqual([]);
+    expect(await matchedCount(tenantId, `agent:${watched.id}`)).toBe(1);
+
+    // With nothing left pending, a report that records nothing skips the pass again (the statement cut stays).
+    const third = await counted(tenantId, (tenant) => tenant.reportRun(reporter.id, chatTurnReport(reporter, 3, 30_001)));
+    expect(third.statements.filter((q) => /notification_batches/i.test(q)), third.statements.join("\n")).toHaveLength(0);
+  });
+});
+
+async function undispatched(tenantId: string): Promise<string[]> {
+  const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+  return runInDurableObject(stub, (_instance: TenantDO, state) =>
+    state.storage.sql.exec<{ source: string }>("SELECT source FROM notification_batches WHERE dispatched_at IS NULL").toArray().map((row) => row.source),
+  );
+}
+
+async function matchedCount(tenantId: string, source: string): Promise<number | null> {
+  const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+  return runInDurableObject(stub, (_instance: TenantDO, state) =>
+    state.storage.sql.exec<{ matched: number | null }>("SELECT max(matched_count) AS matched FROM notification_batches WHERE source = ? AND dispatched_at IS NOT NULL", source).one().matched,
+  );
+}
+
 async function readDeliveries(tenantId: string): Promise<{ total: number; unqueued: number }> {
   const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
   return runInDurableObject(stub, (_instance: TenantDO, state) =>

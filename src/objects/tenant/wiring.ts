@@ -212,7 +212,7 @@ export class TenantWiring {
       // Issue 12 §8: the id is only the DO-call meter's key, and a tenant's id never changes (the object is
       // addressed by it), so the row is read once per object lifetime instead of once per report.
       tenantId: () => (this.reportTenantId ??= this.tenant()?.id) ?? "",
-      dispatchedSinceStart: () => this.dispatcher.cleanPassSinceStart(),
+      nothingToDispatch: () => this.dispatcher.nothingToDispatch(),
     });
     this.decisionResolution = new DecisionResolution({
       env,

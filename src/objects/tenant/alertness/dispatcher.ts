@@ -53,19 +53,18 @@ export class Dispatcher {
   private again = false;
   /** Consecutive passes that left a batch behind (in memory: an eviction simply retries sooner). */
   private failedPasses = 0;
-  /** See cleanPassSinceStart. */
-  private cleanPass = false;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
   /**
-   * Whether a pass of this object's lifetime drained every pending batch. Then a batch can be pending only
-   * if its writer recorded it since, and every writer dispatches after its commit (a failure arms the alarm
-   * and clears this), so a caller that recorded nothing may skip the pass (issue 12 §8: run reports).
-   * A restart starts at false: the first pass picks up what the previous lifetime left.
+   * Whether a pass would find nothing to do: no pass is under way, and no batch was recorded since the last
+   * pass read the pending list nor left behind by it (NotificationLog.mayHaveUnseenPending, set by the insert
+   * itself). A caller that recorded nothing may then skip the pass (issue 12 §8: run reports). It does not
+   * rely on writers reaching their own dispatch: a writer that threw between its commit and its dispatch
+   * leaves the flag set, and the next caller runs the pass (session 9).
    */
-  cleanPassSinceStart(): boolean {
-    return this.cleanPass && !this.running;
+  nothingToDispatch(): boolean {
+    return !this.running && !this.deps.notifications.mayHaveUnseenPending();
   }
 
   /**
@@ -85,10 +84,10 @@ export class Dispatcher {
           failed = await this.drain();
         } while (this.again && failed === 0);
         this.failedPasses = failed > 0 ? this.failedPasses + 1 : 0;
-        this.cleanPass = failed === 0;
+        if (failed > 0) this.deps.notifications.notePendingLeft();
         if (failed > 0) this.deps.retryLater(Math.min(RETRY.baseMs * 2 ** (this.failedPasses - 1), RETRY.maxMs));
       } catch (error) {
-        this.cleanPass = false;
+        this.deps.notifications.notePendingLeft();
         console.error(JSON.stringify({ level: "error", msg: "subscription dispatch pass failed", tenantId: this.deps.tenantId(), error: String(error) }));
         this.deps.retryLater(RETRY.baseMs);
       } finally {
@@ -101,6 +100,8 @@ export class Dispatcher {
   /** One pass over the pending batches, oldest first; returns how many failed. */
   private async drain(): Promise<number> {
     const failed = new Set<string>();
+    // Synchronously before the first read: a batch recorded after this sets the flag again.
+    this.deps.notifications.notePassStarted();
     for (;;) {
       const page = this.deps.notifications.pending(PAGE + failed.size).filter((pending) => !failed.has(pending.batch.logicalChangeKey));
       if (page.length === 0) return failed.size;

@@ -38,8 +38,9 @@ export class OutboundDeliveries {
   private sending: Promise<void> | null = null;
   private sendAgain = false;
   /**
-   * False only when no pending delivery can lack its queue message: set before each scan, set again by every
-   * writer of such a row (`match`, the only one) and by a failed send. Starts true (a restart may find some).
+   * False only when no pending delivery can lack its queue message: cleared before each scan, set again by
+   * every writer of such a row (`match`, the only one), by a failed send and by anything else the scan throws.
+   * Starts true (a restart may find some).
    * Issue 12 §8: a run report of a tenant without deliveries then skips the scan.
    */
   private mayHaveUnqueued = true;
@@ -87,10 +88,16 @@ export class OutboundDeliveries {
       return this.sending;
     }
     this.sending = (async () => {
-      do {
-        this.sendAgain = false;
-        await this.sendBatches();
-      } while (this.sendAgain);
+      try {
+        do {
+          this.sendAgain = false;
+          await this.sendBatches();
+        } while (this.sendAgain);
+      } catch (error) {
+        // Whatever threw (a read, the queued_at update), rows may still lack their message: never skip the next scan.
+        this.mayHaveUnqueued = true;
+        throw error;
+      }
     })().finally(() => {
       this.sending = null;
     });

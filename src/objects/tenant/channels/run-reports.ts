@@ -18,8 +18,8 @@ export interface RunReportsDeps {
   recordActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): boolean;
   /** Queues the wakes the recorded notification batches match (after they committed). */
   dispatch(): Promise<void>;
-  /** True when no batch recorded before this report can still be pending (see Dispatcher.cleanPassSinceStart). */
-  dispatchedSinceStart(): boolean;
+  /** True when a dispatch pass would find nothing new (see Dispatcher.nothingToDispatch). */
+  nothingToDispatch(): boolean;
   snapshotVersion(): number;
   tenantId(): string;
 }
@@ -52,7 +52,7 @@ export class RunReports {
       ...TenantMetrics.callIncrements([...report.calls, ...takeDoCalls(this.deps.tenantId())]),
     ]);
     // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8).
-    if (activities.length > 0 && (recordedBatch || !this.deps.dispatchedSinceStart())) await this.deps.dispatch();
+    if (activities.length > 0 && (recordedBatch || !this.deps.nothingToDispatch())) await this.deps.dispatch();
     return { ok: true, recorded, snapshotVersion: this.deps.snapshotVersion() };
   }
 
