@@ -20,18 +20,24 @@ describe("a run's report survives a crash between the run's end and the tenant's
       expect(await agentDo(tenantId, speaker.id).armFault(point)).toBe(true);
       const sent = await api("POST", `/v1/agents/${speaker.id}/messages`, { key, body: { text: "news" } });
       expect(sent.status).toBe(202);
-      // Reading the run activates the object again, and its start sends what was left unsent.
+      // A request after the crash activates the object again, and its start sends what was left unsent. The
+      // report leaves only after the run reads as completed (the run settles, then the flush), so the crash can
+      // come after waitForRun's last read: the speaker is touched on every poll below, or nothing would activate
+      // it before its watchdog (30 s; this was the session 8 flake, on main too). getAgent is an RPC, so the
+      // touch costs nothing of the key's request budget.
       const run = await waitForRun(key, speaker.id, sent.body.runKey);
       expect(run.status).toBe("completed");
+      const touchSpeaker = () => agentDo(tenantId, speaker.id).getAgent().catch(() => null);
 
       const woken = await eventually(async () => {
+        await touchSpeaker();
         const runs = (await api("GET", `/v1/agents/${listener.id}/runs`, { key })).body.data as any[];
         return runs.find((r) => r.reason === "subscription" && r.status === "completed");
       });
       expect(woken).toBeDefined();
       // Exactly once: two completed runs in all (the speaker's and the listener's), and the listener woken once,
       // also after the speaker's next report (which would carry a part the tenant did not take).
-      await eventually(async () => (await completedRuns(key)) === 2);
+      await eventually(async () => (await touchSpeaker(), await completedRuns(key)) === 2);
       const next = await api("POST", `/v1/agents/${speaker.id}/messages`, { key, body: { text: "more news" } });
       await waitForRun(key, speaker.id, next.body.runKey);
       await eventually(async () => {

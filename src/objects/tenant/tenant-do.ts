@@ -110,7 +110,11 @@ export class TenantDO extends DurableObject<Env> {
   }
   /** `DELETE /v1/tenants/:id`: erases every agent and then every row of this tenant; the record survives in the operator audit object. */
   async eraseTenant(actor: string): Promise<Result<{ erasure: TenantErasure }>> {
-    return this.parts.erasure.eraseTenant(actor);
+    try {
+      return await this.parts.erasure.eraseTenant(actor);
+    } finally {
+      this.parts.webhookEndpoints.forgetCached();
+    }
   }
 
   // ── Journal (SPEC §1): every write records one notification batch, then dispatches ─────────────

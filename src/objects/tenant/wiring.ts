@@ -67,6 +67,7 @@ export class TenantWiring {
   readonly feed: EventFeed;
   /** Agents' per-run reports and the metrics exposition. */
   readonly runReports: RunReports;
+  private reportTenantId: string | undefined;
   readonly agentActivity: AgentActivity;
   readonly decisionResolution: DecisionResolution;
   readonly decisionDesk: DecisionDesk;
@@ -208,7 +209,10 @@ export class TenantWiring {
       recordActivity: (agent, activity) => this.agentActivity.recordRun(agent, activity),
       dispatch,
       snapshotVersion: () => this.snapshots.version(),
-      tenantId: () => this.tenant()?.id ?? "",
+      // Issue 12 §8: the id is only the DO-call meter's key, and a tenant's id never changes (the object is
+      // addressed by it), so the row is read once per object lifetime instead of once per report.
+      tenantId: () => (this.reportTenantId ??= this.tenant()?.id) ?? "",
+      nothingToDispatch: () => this.dispatcher.nothingToDispatch(),
     });
     this.decisionResolution = new DecisionResolution({
       env,

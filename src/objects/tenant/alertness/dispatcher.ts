@@ -57,6 +57,17 @@ export class Dispatcher {
   constructor(private readonly deps: DispatcherDeps) {}
 
   /**
+   * Whether a pass would find nothing to do: no pass is under way, and no batch was recorded since the last
+   * pass read the pending list nor left behind by it (NotificationLog.mayHaveUnseenPending, set by the insert
+   * itself). A caller that recorded nothing may then skip the pass (issue 12 §8: run reports). It does not
+   * rely on writers reaching their own dispatch: a writer that threw between its commit and its dispatch
+   * leaves the flag set, and the next caller runs the pass (session 9).
+   */
+  nothingToDispatch(): boolean {
+    return !this.running && !this.deps.notifications.mayHaveUnseenPending();
+  }
+
+  /**
    * Drains every pending batch; never throws. A batch whose dispatch fails stays pending and is set
    * aside for this pass (it cannot block the others); a retry is then armed with backoff.
    */
@@ -73,8 +84,10 @@ export class Dispatcher {
           failed = await this.drain();
         } while (this.again && failed === 0);
         this.failedPasses = failed > 0 ? this.failedPasses + 1 : 0;
+        if (failed > 0) this.deps.notifications.notePendingLeft();
         if (failed > 0) this.deps.retryLater(Math.min(RETRY.baseMs * 2 ** (this.failedPasses - 1), RETRY.maxMs));
       } catch (error) {
+        this.deps.notifications.notePendingLeft();
         console.error(JSON.stringify({ level: "error", msg: "subscription dispatch pass failed", tenantId: this.deps.tenantId(), error: String(error) }));
         this.deps.retryLater(RETRY.baseMs);
       } finally {
@@ -87,6 +100,8 @@ export class Dispatcher {
   /** One pass over the pending batches, oldest first; returns how many failed. */
   private async drain(): Promise<number> {
     const failed = new Set<string>();
+    // Synchronously before the first read: a batch recorded after this sets the flag again.
+    this.deps.notifications.notePassStarted();
     for (;;) {
       const page = this.deps.notifications.pending(PAGE + failed.size).filter((pending) => !failed.has(pending.batch.logicalChangeKey));
       if (page.length === 0) return failed.size;

@@ -30,6 +30,15 @@ export interface PendingBatch extends BatchMeta {
  * runKey dedupe makes that harmless).
  */
 export class NotificationLog {
+  /**
+   * False only when no batch can be pending that the dispatcher has not seen: set by `record` at the insert
+   * itself (the only writer of pending rows), whoever the writer is and whether or not it then reaches its
+   * dispatch; cleared by the dispatcher before it reads the pending list (`notePassStarted`), set again for a
+   * batch it left pending. Starts true: a new object may find batches a previous lifetime left. In memory
+   * only, and never cleared by a write, so a stale value can only cost a pass, never skip one (issue 12 §8).
+   */
+  private unseen = true;
+
   constructor(
     private readonly db: TenantDb,
     private readonly hostId: () => string,
@@ -46,6 +55,21 @@ export class NotificationLog {
   /** Webhook or event deliveries: the unit is derived from the delivery id, so redelivery yields the same batch. */
   recordExternal(tx: TenantDb, unit: ChangeUnit, tokens: ReadonlyArray<TypedToken>, meta: BatchMeta): RecordedBatch {
     return this.record(tx, [unit], tokens, meta);
+  }
+
+  /** Whether a batch may be pending that no dispatch pass has read since (see `unseen`). */
+  mayHaveUnseenPending(): boolean {
+    return this.unseen;
+  }
+
+  /** A dispatch pass is about to read the pending list: every batch recorded so far is in what it reads. */
+  notePassStarted(): void {
+    this.unseen = false;
+  }
+
+  /** A pass left a batch pending (a failed send): the next caller must not skip the pass. */
+  notePendingLeft(): void {
+    this.unseen = true;
   }
 
   pending(limit = 50): PendingBatch[] {
@@ -81,6 +105,8 @@ export class NotificationLog {
     const existing = tx.select({ key: schema.notificationBatches.logicalChangeKey }).from(schema.notificationBatches).where(eq(schema.notificationBatches.logicalChangeKey, batch.logicalChangeKey)).get();
     if (existing) return { batch, inserted: false };
     const createdAt = nowIso();
+    // Before the insert: a throw after it (or a rollback) leaves the flag set, which only costs a pass.
+    this.unseen = true;
     for (const unit of made) {
       if (unit.origin !== "local") continue;
       tx.insert(schema.changeUnits)

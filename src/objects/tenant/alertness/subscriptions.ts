@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, ne, or, sql } from "drizzle-orm";
 import type { Lifecycle } from "../../../core/runtime/lifecycle";
 import type { Predicate } from "../../../core/wakes/predicate";
 import { indexRows, subscriptionSpecSchema, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../../core/wakes/subscription-index";
@@ -159,6 +159,27 @@ export class SubscriptionStore {
         agentLifecycle: row.lifecycle as Lifecycle,
         agent: row.record as unknown as Agent,
       }));
+  }
+
+  /**
+   * Whether any agent other than `agentId` holds a live subscription indexed under one of these tokens:
+   * the same joins as `candidatesFor`, asked once for all probes (issue 12 §8: it was one lookup per probe
+   * on every run report). Each OR term is a primary-key prefix lookup of `subscription_tokens`.
+   */
+  anyOtherSubscriber(probes: readonly IndexProbe[], agentId: string): boolean {
+    if (probes.length === 0) return false;
+    const t = schema.subscriptionTokens;
+    const s = schema.subscriptions;
+    const a = schema.agentDirectory;
+    const row = this.db
+      .select({ one: sql<number>`1` })
+      .from(t)
+      .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
+      .innerJoin(a, eq(a.id, s.agentId))
+      .where(and(ne(s.agentId, agentId), or(...probes.map((probe) => and(eq(t.tokenClass, probe.tokenClass), eq(t.tokenNamespace, probe.tokenNamespace), eq(t.tokenValue, probe.tokenValue))))))
+      .limit(1)
+      .get();
+    return row !== undefined;
   }
 
   private tombstone(tx: TenantDb, ids: string[]): void {

@@ -43,42 +43,55 @@ export function renderPrometheus(samples: Array<{ name: string; labels: string; 
   return `${lines.join("\n")}\n`;
 }
 
+/** One counter increment: a name, its formatted label set and a positive whole amount. */
+export interface MetricIncrement {
+  name: string;
+  labels: string;
+  value: number;
+}
+
 /** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
 export class TenantMetrics {
-  /** Every run report adds to several counters (issue 12 §8): the upsert is built once. */
-  private readonly incrementStatement;
+  constructor(private readonly db: TenantDb) {}
 
-  constructor(private readonly db: TenantDb) {
-    const m = schema.metrics;
-    this.incrementStatement = db
-      .insert(m)
-      .values({ name: sql.placeholder("name"), labels: sql.placeholder("labels"), value: sql.placeholder("value") })
-      .onConflictDoUpdate({ target: [m.name, m.labels], set: { value: sql`${m.value} + excluded.value` } })
-      .prepare();
-  }
-
-  increment(name: string, labels: Labels, by = 1): void {
-    if (!Number.isFinite(by) || by <= 0) return;
-    this.incrementStatement.run({ name, labels: formatLabels(labels), value: Math.round(by) });
-  }
-
-  recordRunOutcome(outcome: RunOutcome): void {
-    this.db.transaction(() => {
-      this.increment("vigil_runs_total", { outcome: outcome.status });
-      this.increment("vigil_wakes_total", { reason: outcome.reason });
-      this.increment("vigil_tool_calls_total", {}, outcome.toolCalls);
-      this.increment("vigil_tokens_total", { direction: "input" }, outcome.inputTokens);
-      this.increment("vigil_tokens_total", { direction: "output" }, outcome.outputTokens);
-      this.increment("vigil_cost_micro_usd_total", {}, outcome.costMicros ?? 0);
-    });
+  /** The increments one run outcome adds (runs, wakes, tool calls, tokens, cost); zero amounts are left out. */
+  static outcomeIncrements(outcome: RunOutcome): MetricIncrement[] {
+    return [
+      increment("vigil_runs_total", { outcome: outcome.status }),
+      increment("vigil_wakes_total", { reason: outcome.reason }),
+      increment("vigil_tool_calls_total", {}, outcome.toolCalls),
+      increment("vigil_tokens_total", { direction: "input" }, outcome.inputTokens),
+      increment("vigil_tokens_total", { direction: "output" }, outcome.outputTokens),
+      increment("vigil_cost_micro_usd_total", {}, outcome.costMicros ?? 0),
+    ].filter((row): row is MetricIncrement => row !== undefined);
   }
 
   /** Calls counted at the stub boundary (src/objects/shared/call-meter.ts), delivered in batches by whoever carried them. */
+  static callIncrements(calls: readonly DoCallCount[]): MetricIncrement[] {
+    return calls
+      .map((call) => increment("vigil_do_calls_total", { object: call.object, method: call.method }, call.count))
+      .filter((row): row is MetricIncrement => row !== undefined);
+  }
+
+  /**
+   * Adds every increment in ONE statement (issue 12 §8: a run report used to run one upsert per counter).
+   * The rows travel as one JSON parameter, so the statement stays within the bound-parameter limit whatever
+   * their number; SQLite applies the upsert row by row, so two rows for one counter both add.
+   */
+  add(rows: readonly MetricIncrement[]): void {
+    if (rows.length === 0) return;
+    this.db.run(sql`INSERT INTO metrics (name, labels, value)
+      SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(${JSON.stringify(rows)}) WHERE true
+      ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`);
+  }
+
+  increment(name: string, labels: Labels, by = 1): void {
+    const row = increment(name, labels, by);
+    if (row) this.add([row]);
+  }
+
   recordDoCalls(calls: readonly DoCallCount[]): void {
-    if (calls.length === 0) return;
-    this.db.transaction(() => {
-      for (const call of calls) this.increment("vigil_do_calls_total", { object: call.object, method: call.method }, call.count);
-    });
+    this.add(TenantMetrics.callIncrements(calls));
   }
 
   render(): string {
@@ -101,4 +114,9 @@ export class TenantMetrics {
     ]);
     return renderPrometheus([...counters, ...decisions, ...lifecycle]);
   }
+}
+
+function increment(name: string, labels: Labels, by = 1): MetricIncrement | undefined {
+  if (!Number.isFinite(by) || by <= 0) return undefined;
+  return { name, labels: formatLabels(labels), value: Math.round(by) };
 }

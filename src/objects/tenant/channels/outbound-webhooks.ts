@@ -37,6 +37,13 @@ const QUEUE_BATCH = 100;
 export class OutboundDeliveries {
   private sending: Promise<void> | null = null;
   private sendAgain = false;
+  /**
+   * False only when no pending delivery can lack its queue message: cleared before each scan, set again by
+   * every writer of such a row (`match`, the only one), by a failed send and by anything else the scan throws.
+   * Starts true (a restart may find some).
+   * Issue 12 §8: a run report of a tenant without deliveries then skips the scan.
+   */
+  private mayHaveUnqueued = true;
 
   constructor(private readonly deps: OutboundDeps) {}
 
@@ -62,6 +69,7 @@ export class OutboundDeliveries {
         const inserted = tx.insert(schema.webhookDeliveries).values(row).onConflictDoNothing().returning({ id: schema.webhookDeliveries.id }).all();
         if (inserted.length === 0) continue;
         created++;
+        this.mayHaveUnqueued = true;
         if (!payload.ok) {
           // Field names only: the values that would have overshared are never logged.
           this.deps.audit("system", "webhook.delivery_blocked", id, { endpointId: endpoint.id, eventType: event.type, operation: payload.operation, policyVersion: payload.policyVersion, violations: payload.violations });
@@ -74,15 +82,22 @@ export class OutboundDeliveries {
 
   /** Sends a queue message for every pending delivery that has none yet (single-flight; a failure re-arms the alarm). */
   async sendUnqueued(): Promise<void> {
+    if (!this.mayHaveUnqueued && !this.sending) return;
     if (this.sending) {
       this.sendAgain = true;
       return this.sending;
     }
     this.sending = (async () => {
-      do {
-        this.sendAgain = false;
-        await this.sendBatches();
-      } while (this.sendAgain);
+      try {
+        do {
+          this.sendAgain = false;
+          await this.sendBatches();
+        } while (this.sendAgain);
+      } catch (error) {
+        // Whatever threw (a read, the queued_at update), rows may still lack their message: never skip the next scan.
+        this.mayHaveUnqueued = true;
+        throw error;
+      }
     })().finally(() => {
       this.sending = null;
     });
@@ -91,6 +106,7 @@ export class OutboundDeliveries {
 
   private async sendBatches(): Promise<void> {
     const d = schema.webhookDeliveries;
+    this.mayHaveUnqueued = false;
     for (;;) {
       const rows = this.deps.db.select({ id: d.id }).from(d).where(and(isNull(d.queuedAt), eq(d.status, "pending"))).limit(QUEUE_BATCH).all();
       if (rows.length === 0) return;
@@ -98,6 +114,7 @@ export class OutboundDeliveries {
         await this.deps.queue.sendBatch(rows.map((row) => ({ body: { tenantId: this.deps.tenantId(), deliveryId: row.id } })));
       } catch (error) {
         console.error(JSON.stringify({ level: "error", msg: "outbound queue send failed", tenantId: this.deps.tenantId(), count: rows.length, error: String(error) }));
+        this.mayHaveUnqueued = true;
         this.deps.retryLater(5_000);
         return;
       }

@@ -4,7 +4,7 @@ import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/c
 import { takeDoCalls } from "../../shared/call-meter";
 import { counterStatements } from "../../shared/counters";
 import type { EventFeed } from "./event-feed";
-import type { TenantMetrics } from "./metrics";
+import { TenantMetrics } from "./metrics";
 import type { TenantDb } from "../types";
 
 /** The highest report-part number recorded for an agent (tenant `counters`; removed when the agent is erased). */
@@ -15,9 +15,11 @@ export interface RunReportsDeps {
   feed: EventFeed;
   metrics: TenantMetrics;
   /** agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
-  recordActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void;
+  recordActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): boolean;
   /** Queues the wakes the recorded notification batches match (after they committed). */
   dispatch(): Promise<void>;
+  /** True when a dispatch pass would find nothing new (see Dispatcher.nothingToDispatch). */
+  nothingToDispatch(): boolean;
   snapshotVersion(): number;
   tenantId(): string;
 }
@@ -42,10 +44,15 @@ export class RunReports {
     const activities = report.agent ? fresh(report.activities) : [];
     const top = Math.max(last, ...[...report.activities, ...report.outcomes].map((part) => part.seq ?? 0));
     if (top > last) counterStatements(this.deps.db).write.run({ key: reportedPartKey(agentId), state: { seq: top } });
-    for (const activity of activities) this.deps.recordActivity(report.agent!, activity);
-    for (const outcome of fresh(report.outcomes)) this.deps.metrics.recordRunOutcome(outcome);
-    this.deps.metrics.recordDoCalls([...report.calls, ...takeDoCalls(this.deps.tenantId())]);
-    if (activities.length > 0) await this.deps.dispatch();
+    let recordedBatch = false;
+    for (const activity of activities) recordedBatch = this.deps.recordActivity(report.agent!, activity) || recordedBatch;
+    // Every counter this report adds, in one statement (issue 12 §8).
+    this.deps.metrics.add([
+      ...fresh(report.outcomes).flatMap(TenantMetrics.outcomeIncrements),
+      ...TenantMetrics.callIncrements([...report.calls, ...takeDoCalls(this.deps.tenantId())]),
+    ]);
+    // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8).
+    if (activities.length > 0 && (recordedBatch || !this.deps.nothingToDispatch())) await this.deps.dispatch();
     return { ok: true, recorded, snapshotVersion: this.deps.snapshotVersion() };
   }
 

@@ -7,7 +7,6 @@ import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
 import type { TenantDb } from "../types";
-import { lean } from "../../shared/lean-query";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
 
@@ -42,28 +41,35 @@ const encoder = new TextEncoder();
  */
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
-  private agentEventInsert: ReturnType<TenantEventLog["buildAgentEventInsert"]> | undefined;
 
   constructor(
     private readonly db: TenantDb,
     private readonly agentEvents?: AgentEventSource,
   ) {}
 
-  /** Records the events not seen before, in agent order; returns only the new ones. */
-  private buildAgentEventInsert() {
-    const placeholders = { type: sql.placeholder("type"), agentId: sql.placeholder("agentId"), agentSeq: sql.placeholder("agentSeq"), runKey: sql.placeholder("runKey"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") };
-    return lean(this.db.insert(schema.tenantEvents).values(placeholders).onConflictDoNothing().returning().prepare());
-  }
-
-  appendAgentEvents(_tx: TenantDb, agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
-    const appended: TenantEvent[] = [];
-    // Built once (every run report inserts its events; issue 12 §8); it runs inside the caller's transaction, on the same SQLite.
-    this.agentEventInsert ??= this.buildAgentEventInsert();
-    for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
-      const row = this.agentEventInsert.get({ type: event.type, agentId, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt });
-      if (row) appended.push({ ...toTenantEvent(row), data: event.data });
-    }
-    return appended;
+  /**
+   * Records the events not seen before, in agent order; returns only the new ones. One statement per batch
+   * (issue 12 §8: it was one insert per event): the rows travel as one JSON parameter (no bound-parameter
+   * limit), are inserted in agent-seq order so the tenant seqs follow it, and a row already present
+   * (same agent and agent seq: a re-sent batch) is skipped by the unique index.
+   */
+  appendAgentEvents(tx: TenantDb, agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
+    if (events.length === 0) return [];
+    const sorted = [...events].sort((a, b) => a.seq - b.seq);
+    const rows = sorted.map((event) => ({ type: event.type, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt }));
+    const inserted = tx.all<{ seq: number; agentSeq: number }>(sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at)
+      SELECT json_extract(value, '$.type'), ${agentId}, json_extract(value, '$.agentSeq'), json_extract(value, '$.runKey'), json_extract(value, '$.data'), json_extract(value, '$.createdAt')
+      FROM json_each(${JSON.stringify(rows)}) WHERE true ORDER BY CAST(key AS INTEGER)
+      ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`);
+    const bySeq = new Map<number, ForwardedAgentEvent>();
+    for (const event of sorted) if (!bySeq.has(event.seq)) bySeq.set(event.seq, event);
+    // RETURNING order is unspecified in SQLite: the tenant seqs give the insertion order back.
+    return inserted
+      .sort((a, b) => a.seq - b.seq)
+      .map(({ seq, agentSeq }) => {
+        const event = bySeq.get(agentSeq)!;
+        return { seq, type: event.type, agentId, agentSeq, runKey: event.runKey, data: event.data, createdAt: event.createdAt };
+      });
   }
 
   /** A tenant-level event (a decision resolved, a brake): no agent seq, so never deduplicated. */

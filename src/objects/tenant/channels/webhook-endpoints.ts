@@ -31,6 +31,12 @@ export interface EndpointTarget {
  */
 export class WebhookEndpoints {
   private readonly box: SecretBox;
+  /**
+   * The live endpoints the matcher reads on every event batch (issue 12 §8). Exact: `create` and `delete`
+   * are the only writers of webhook_endpoints, and both drop it after their write; a tenant erasure, which
+   * deletes every table, drops it through `forgetCached`.
+   */
+  private activeCache: WebhookEndpoint[] | undefined;
 
   constructor(
     private readonly db: TenantDb,
@@ -61,6 +67,7 @@ export class WebhookEndpoints {
       .onConflictDoNothing()
       .returning({ id: schema.webhookEndpoints.id })
       .all();
+    this.activeCache = undefined;
     if (inserted.length === 0) return this.replay(this.row(id)!, { url: body.url, eventTypes, description });
     return { ok: true, endpoint: toEndpoint(this.row(id)!), secret, created: true };
   }
@@ -76,7 +83,13 @@ export class WebhookEndpoints {
 
   /** Every live endpoint (the matcher reads them per event batch; a tenant holds at most maxPerTenant). */
   active(): WebhookEndpoint[] {
-    return this.db.select().from(schema.webhookEndpoints).where(isNull(schema.webhookEndpoints.deletedAt)).all().map(toEndpoint);
+    this.activeCache ??= this.db.select().from(schema.webhookEndpoints).where(isNull(schema.webhookEndpoints.deletedAt)).all().map(toEndpoint);
+    return this.activeCache;
+  }
+
+  /** Drops the cached live endpoints (the tables were rewritten underneath: tenant erasure). */
+  forgetCached(): void {
+    this.activeCache = undefined;
   }
 
   /** Soft delete: pending deliveries settle as dead on their next attempt, and the sealed secret is wiped. */
@@ -84,6 +97,7 @@ export class WebhookEndpoints {
     const row = this.row(id);
     if (!row || row.deletedAt) return null;
     this.db.update(schema.webhookEndpoints).set({ deletedAt: nowIso(), secretCiphertext: "" }).where(eq(schema.webhookEndpoints.id, id)).run();
+    this.activeCache = undefined;
     return toEndpoint(row);
   }
 

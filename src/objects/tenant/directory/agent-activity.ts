@@ -66,7 +66,8 @@ export class AgentActivity {
   }
 
   /** `cascadeDepth`: one more agent hop than the wake that caused the run (see config.run.maxCascadeDepth). */
-  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
+  /** Returns whether a batch was recorded (the caller dispatches only then). */
+  recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): boolean {
     const writes = [
       { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },
       ...activity.messageIds.map((id) => ({ payloadType: "agentMessage", payloadId: id })),
@@ -76,14 +77,15 @@ export class AgentActivity {
     // Storage per turn (issue 12 §6): a run no other agent's subscription could match records nothing. The
     // dispatcher would find no candidate through these very probes (and never wakes an agent for its own
     // activity), so the batch and its change units would only be written, dispatched to nobody and pruned.
-    if (!this.anyOtherSubscriber(agent.id, typedTokens)) return;
+    if (!this.anyOtherSubscriber(agent.id, typedTokens)) return false;
     this.deps.db.transaction((tx) => {
       this.deps.notifications.recordLocal(tx as unknown as TenantDb, writes, typedTokens, { source: `agent:${agent.id}`, authority: "runtime_instruction", cascadeDepth: activity.cascadeDepth ?? 1 });
     });
+    return true;
   }
 
-  /** One indexed lookup per token, as the dispatcher's prefilter does. */
+  /** The dispatcher's prefilter probes (one indexed lookup per token), asked in one statement. */
   private anyOtherSubscriber(agentId: string, typedTokens: TypedToken[]): boolean {
-    return indexProbes({ typedTokens }).some((probe) => this.deps.subscriptions.candidatesFor(probe).some((candidate) => candidate.agentId !== agentId));
+    return this.deps.subscriptions.anyOtherSubscriber(indexProbes({ typedTokens }), agentId);
   }
 }
