@@ -70,10 +70,9 @@ export class WakeAdmission {
       }
     }
     // Subscribe before enqueueing so the stream cannot miss the run's first events. A new run has none yet: it
-    // follows from the log's head, so the turn reads no old rows however old the agent is; a retry of a known run
-    // replays that run's own events (through the runKey index) and then follows live.
-    const after = known ? 0 : events.headSeq();
-    const stream = turn.stream ? events.subscribe(after, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    // only follows live, so the turn reads no old rows however old the agent is (and no head or replay read at all);
+    // a retry of a known run replays that run's own events (through the runKey index) and then follows live.
+    const stream = turn.stream ? events.subscribe(known ? 0 : "live", { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
     // Every accepted turn keeps its session open (a closed one reopens: docs/decisions.md "Sessions and extension slots").
     // The TTL is the tenant's override as read by the brake check above (a retried turn keeps the last one read).
     this.deps.sessions.touch(turn.sessionId, threadId, governor.sessionIdleTtlSeconds(config.sessions.idleTtlSeconds));
