@@ -101,6 +101,11 @@ export class EventForwarder {
     this.kept = null;
   }
 
+  /** No flush is under way or scheduled and every kept part is written (tests wait for a run's report with it). */
+  get idle(): boolean {
+    return this.flushing === null && !this.dirty;
+  }
+
   /** A run settled: its report goes out now. */
   runSettled(): void {
     this.forced = true;
