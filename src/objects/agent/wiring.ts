@@ -353,6 +353,7 @@ export class AgentWiring {
     this.inbox.forget();
     this.forwarder.forget();
     this.governor.forgetUsage();
+    this.sessions.forget();
     this.knownTenantId = "";
     this.knownAgentId = "";
   }
