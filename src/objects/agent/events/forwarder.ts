@@ -166,9 +166,12 @@ export class EventForwarder {
       }
       if (this.deps.cut("agent.report.beforeAck")) return;
       // Only what was sent: a run that ended while the report was in flight keeps its parts for the next one.
+      // Dropped in memory only: the stored row loses them with its next write (the next run's end). Until then a
+      // restart re-sends them, which adds nothing — the tenant records each numbered part once, exactly as after a
+      // crash between its answer and this line (run-report-durability's beforeAck case). One statement less a run.
       if (report.activities.length > 0 || report.outcomes.length > 0) {
         const now = this.pending();
-        this.setPending({ ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) });
+        this.state().pending = { ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) };
       }
       this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
@@ -215,17 +218,11 @@ export class EventForwarder {
     queueMicrotask(() => this.writePending());
   }
 
+  /** One row per agent, kept when empty: it holds the part numbering. */
   private writePending(): void {
     if (!this.dirty || !this.kept) return;
     this.dirty = false;
     this.counters.write.run({ key: PENDING_KEY, state: this.kept.pending });
-  }
-
-  /** One row per agent, kept when empty: it holds the part numbering. */
-  private setPending(pending: PendingReport): void {
-    this.state().pending = pending;
-    this.dirty = false;
-    this.counters.write.run({ key: PENDING_KEY, state: pending });
   }
 
   private setCursor(seq: number): void {
