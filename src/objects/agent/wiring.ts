@@ -354,6 +354,7 @@ export class AgentWiring {
     this.forwarder.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
+    this.wakes.forget();
     this.knownTenantId = "";
     this.knownAgentId = "";
   }
