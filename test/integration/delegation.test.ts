@@ -137,11 +137,13 @@ describe("delegation: spawn_agent", () => {
     expect((await api("GET", `/v1/agents/${child.id}`, { key })).body.lifecycle).toBe("active");
     // Move the deadline into the past, as if the ttl had run out, and fire the alarm's callback.
     const past = new Date(Date.now() - 1_000).toISOString();
-    await runInDurableObject(stub, (_instance, state) => {
+    await runInDurableObject(stub, (instance, state) => {
       const row = state.storage.sql.exec("SELECT config FROM agent_meta").one() as { config: string };
       const config = JSON.parse(row.config);
       config.lineage.expiresAt = past;
       state.storage.sql.exec("UPDATE agent_meta SET config = ?", JSON.stringify(config));
+      // Written past AgentProfile, which keeps the agent in memory (issue 12 §8): it reads the row again.
+      instance.parts.profile.forget();
     });
     await stub.expireLineage();
     expect((await api("GET", `/v1/agents/${child.id}`, { key })).body.lifecycle).toBe("destroyed");

@@ -339,6 +339,11 @@ export class AgentDO extends AgentBase<Env> {
 
   /** Measurement loops run inside the DO (bench/). */
   async benchOp(op: BenchOp): Promise<Result<{ done: number; footprint?: StorageFootprint }>> {
-    return this.seams.benchRefused() ?? runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
+    const refused = this.seams.benchRefused();
+    if (refused) return refused;
+    const done = await runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
+    // A bench op may write the forwarding cursor itself (an aged log is marked forwarded): the forwarder reads it again.
+    this.parts.forwarder.forget();
+    return done;
   }
 }

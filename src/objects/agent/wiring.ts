@@ -13,7 +13,7 @@ import { AgentRetention, EventForwarder, EventLog } from "./events";
 import type { ApprovalState } from "../../schema/contracts";
 import { agentStub, tenantStub } from "../shared/stubs";
 import { ActionStore, ApprovalGate, tenantHttpTools, Sagas, ToolRunner } from "./tools";
-import { AgentLifecycle, armSagaWatch, armWatchdog, disarmSagaWatch, type AgentScheduler, AgentErasure, AgentProfile } from "./lifecycle";
+import { AgentLifecycle, armSagaWatch, Watchdog, disarmSagaWatch, type AgentScheduler, AgentErasure, AgentProfile } from "./lifecycle";
 import { logFailure } from "../shared/background";
 import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, RunView, UsageStore } from "./runs";
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
@@ -76,6 +76,8 @@ export class AgentWiring {
   readonly sessions: Sessions;
   readonly wakes: WakeAdmission;
   readonly delegation: Delegation;
+  /** The watchdog schedule, with the row it armed remembered (issue 12 §8). */
+  readonly watchdog: Watchdog;
   readonly onStart: Hook[];
   readonly onWatchdog: Hook[];
 
@@ -85,6 +87,7 @@ export class AgentWiring {
     private readonly scheduler: AgentScheduler,
   ) {
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
+    this.watchdog = new Watchdog(this.scheduler);
     this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), testSeamsEnabled(this.env) ? this.rowMeter : undefined);
     this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
@@ -166,7 +169,7 @@ export class AgentWiring {
       deliver: (parentId, report) => agentStub(this.env, this.tenantId(), parentId).receiveChildReport(report),
       // back-edge: a skipped child destroys itself through the lifecycle.
       applyLifecycle: (command) => this.lifecycle.apply(command),
-      retryLater: () => armWatchdog(this.scheduler),
+      retryLater: () => this.watchdog.arm(),
     });
     this.summarizer = new Summarizer(DEFAULT_COMPACTION_RETRY_POLICY, (request) => this.summarize(request));
     this.compaction = new Compaction({
@@ -191,6 +194,8 @@ export class AgentWiring {
       tenantId: () => this.tenantId(),
       reportErased: (receipt) => tenantStub(this.env, receipt.tenantId).recordAgentErased(receipt),
       schedule: (when, callback) => this.scheduler.schedule(when, callback, { idempotent: true }),
+      // back-edge: the forwarder, usage and snapshot parts keep rows in memory (issue 12 §8); the whole storage just went.
+      forgetRows: () => this.forgetRows(),
     });
     this.approvalGate = new ApprovalGate({ events: this.events, trace: this.runTrace, request: (request) => this.tenant().requestToolApproval(request) });
     this.tools = new ToolRunner({
@@ -261,7 +266,7 @@ export class AgentWiring {
       interrupts: this.interrupts,
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
-    this.drain = new Drainer({ kick: () => this.loop.kick(), waitUntil: (work) => this.ctx.waitUntil(work), armWatchdog: () => armWatchdog(this.scheduler) });
+    this.drain = new Drainer({ kick: () => this.loop.kick(), waitUntil: (work) => this.ctx.waitUntil(work), armWatchdog: () => this.watchdog.arm() });
     this.timers = new Timers({ db: this.db, profile: this.profile, inbox: this.inbox, alarm: new TimerAlarm(this.scheduler), kick: () => this.drain.start() });
     this.lifecycle = new AgentLifecycle({
       profile: this.profile,
@@ -339,6 +344,19 @@ export class AgentWiring {
   private agentId(): string {
     if (!this.knownAgentId) this.knownAgentId = this.profile.get()?.id ?? "";
     return this.knownAgentId;
+  }
+
+  /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
+  private forgetRows(): void {
+    this.watchdog.forget();
+    this.profile.forget();
+    this.inbox.forget();
+    this.forwarder.forget();
+    this.governor.forgetUsage();
+    this.sessions.forget();
+    this.wakes.forget();
+    this.knownTenantId = "";
+    this.knownAgentId = "";
   }
 
   private tenant() {

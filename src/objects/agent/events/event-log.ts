@@ -90,14 +90,14 @@ export class EventLog {
   }
 
   /**
-   * Replays persisted events after `after`, then goes live. Replay and registration happen in one
+   * Replays persisted events after `after` (none for "live"), then goes live. Replay and registration happen in one
    * synchronous step, so no event can fall between them (the DO runs one JS turn at a time).
    *
    * A native byte pipe rather than a JS source: a stream handed over RPC is not cancelled at its
    * source when the client goes away; a write to it fails instead, which ends the subscription here.
    * (A JS source would keep a dead subscriber and leave an uncaught "Network connection lost".)
    */
-  subscribe(after: number, filter: StreamFilter = {}): ReadableStream<Uint8Array> {
+  subscribe(after: number | "live", filter: StreamFilter = {}): ReadableStream<Uint8Array> {
     const { readable, writable } = new IdentityTransformStream();
     const writer = writable.getWriter();
     const subscribers = this.subscribers;
@@ -121,8 +121,8 @@ export class EventLog {
       close: () => end(true),
     };
     subscriber.push(": connected\n\n");
-    let cursor = after;
-    for (;;) {
+    // "live": nothing persisted is replayed (a new run's stream: none of its events exists yet, so no read is needed).
+    for (let cursor = after; cursor !== "live"; ) {
       const batch = this.listAfter(cursor, config.sse.replayBatch, filter.runKey);
       for (const event of batch) {
         if (!matches(event)) continue;

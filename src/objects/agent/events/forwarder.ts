@@ -83,13 +83,27 @@ export class EventForwarder {
   /** A completed run's notifications for subscribers (sent with the run's report). */
   addActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void {
     const pending = this.pending();
-    this.setPending({ ...pending, agent, activities: [...pending.activities, { ...activity, seq: pending.nextSeq }], nextSeq: pending.nextSeq + 1 });
+    this.keepPending({ ...pending, agent, activities: [...pending.activities, { ...activity, seq: pending.nextSeq }], nextSeq: pending.nextSeq + 1 });
   }
 
   /** A terminal run's outcome for the tenant's metrics (sent with the run's report). */
   addOutcome(outcome: RunOutcome): void {
     const pending = this.pending();
-    this.setPending({ ...pending, outcomes: [...pending.outcomes, { ...outcome, seq: pending.nextSeq }], nextSeq: pending.nextSeq + 1 });
+    this.keepPending({ ...pending, outcomes: [...pending.outcomes, { ...outcome, seq: pending.nextSeq }], nextSeq: pending.nextSeq + 1 });
+  }
+
+  /**
+   * Drops the cursor and the parts kept in memory (written first if a write is due): the next use reads them. For a
+   * write that bypassed this class (the erasure of every row; the bench's and tests' aged logs set the cursor).
+   */
+  forget(): void {
+    this.writePending();
+    this.kept = null;
+  }
+
+  /** No flush is under way or scheduled and every kept part is written (tests wait for a run's report with it). */
+  get idle(): boolean {
+    return this.flushing === null && !this.dirty;
   }
 
   /** A run settled: its report goes out now. */
@@ -152,9 +166,12 @@ export class EventForwarder {
       }
       if (this.deps.cut("agent.report.beforeAck")) return;
       // Only what was sent: a run that ended while the report was in flight keeps its parts for the next one.
+      // Dropped in memory only: the stored row loses them with its next write (the next run's end). Until then a
+      // restart re-sends them, which adds nothing — the tenant records each numbered part once, exactly as after a
+      // crash between its answer and this line (run-report-durability's beforeAck case). One statement less a run.
       if (report.activities.length > 0 || report.outcomes.length > 0) {
         const now = this.pending();
-        this.setPending({ ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) });
+        this.state().pending = { ...now, activities: now.activities.slice(report.activities.length), outcomes: now.outcomes.slice(report.outcomes.length) };
       }
       this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
@@ -163,22 +180,53 @@ export class EventForwarder {
     if (rows.length === BATCH) this.again = true;
   }
 
+  /**
+   * The cursor and the pending parts, read once since activation and kept (issue 12 §8: every run's end read each
+   * of them three times). Exact: this class is the only writer of both rows and writes through; `forget` drops them.
+   */
+  private kept: { cursor: number; pending: PendingReport } | null = null;
+  /** The kept parts changed and are not written yet (their write is queued as a microtask). */
+  private dirty = false;
+
+  private state(): { cursor: number; pending: PendingReport } {
+    if (!this.kept) {
+      const seq = this.counters.read.get({ key: CURSOR_KEY })?.state.seq;
+      const state = this.counters.read.get({ key: PENDING_KEY })?.state as Partial<PendingReport> | undefined;
+      const pending = { agent: state?.agent ?? null, activities: state?.activities ?? [], outcomes: state?.outcomes ?? [], nextSeq: state?.nextSeq ?? 1 };
+      this.kept = { cursor: typeof seq === "number" ? seq : 0, pending };
+    }
+    return this.kept;
+  }
+
   private cursor(): number {
-    const seq = this.counters.read.get({ key: CURSOR_KEY })?.state.seq;
-    return typeof seq === "number" ? seq : 0;
+    return this.state().cursor;
   }
 
   private pending(): PendingReport {
-    const state = this.counters.read.get({ key: PENDING_KEY })?.state as Partial<PendingReport> | undefined;
-    return { agent: state?.agent ?? null, activities: state?.activities ?? [], outcomes: state?.outcomes ?? [], nextSeq: state?.nextSeq ?? 1 };
+    return this.state().pending;
+  }
+
+  /**
+   * A run's end adds its outcome and then its activity in one synchronous stretch: both are written together by a
+   * microtask queued here, which runs before anything else can (no I/O, no other request in between), so they are
+   * as durable as one write each right away was, in one statement instead of two.
+   */
+  private keepPending(pending: PendingReport): void {
+    this.state().pending = pending;
+    if (this.dirty) return;
+    this.dirty = true;
+    queueMicrotask(() => this.writePending());
   }
 
   /** One row per agent, kept when empty: it holds the part numbering. */
-  private setPending(pending: PendingReport): void {
-    this.counters.write.run({ key: PENDING_KEY, state: pending });
+  private writePending(): void {
+    if (!this.dirty || !this.kept) return;
+    this.dirty = false;
+    this.counters.write.run({ key: PENDING_KEY, state: this.kept.pending });
   }
 
   private setCursor(seq: number): void {
+    this.state().cursor = seq;
     this.counters.write.run({ key: CURSOR_KEY, state: { seq } });
   }
 }

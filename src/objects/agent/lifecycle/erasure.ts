@@ -33,6 +33,8 @@ export interface ErasureDeps {
   /** The tenant forgets the agent (directory, subscriptions, triggers, …) and writes the audit entry. */
   reportErased(receipt: ErasureReceipt): Promise<void>;
   schedule(when: Date, callback: typeof ERASURE_CALLBACK): Promise<unknown>;
+  /** Every row is gone: what the parts keep in memory of their rows (the profile, the report, the watchdog…) is dropped. */
+  forgetRows?(): void;
 }
 
 /**
@@ -96,6 +98,7 @@ export class AgentErasure {
     const storage = this.deps.ctx.storage;
     await storage.deleteAlarm();
     await storage.deleteAll();
+    this.deps.forgetRows?.();
     // The object stays addressable: an empty schema makes every later call answer not_found.
     await migrate(this.deps.db, this.deps.migrations);
     logEvent("info", "agent erased", { tenantId: receipt.tenantId, agentId: receipt.agentId, reason });

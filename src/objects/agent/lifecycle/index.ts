@@ -4,5 +4,5 @@ export { AgentErasure, type ErasureReceipt } from "./erasure";
 export { exportStream } from "./export";
 export { AgentLifecycle } from "./lifecycle";
 export { AgentProfile } from "./profile";
-export { type AgentCallback, type AgentScheduler, armSagaWatch, armWatchdog, disarmSagaWatch } from "./schedule";
+export { type AgentCallback, type AgentScheduler, armSagaWatch, Watchdog, disarmSagaWatch } from "./schedule";
 export { persistSdkName } from "./sdk-name";

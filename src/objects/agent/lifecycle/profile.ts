@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { admitIngress, transition, type LifecycleCommand } from "../../../core/runtime/lifecycle";
 import * as schema from "../../../db/agent-schema";
 import { failure, type Result } from "../../../core/runtime/result";
@@ -23,9 +23,24 @@ export class AgentProfile {
     this.stateQuery = lean(db.select().from(schema.agentState).prepare());
   }
 
+  /**
+   * The agent as stored, kept in memory (issue 12 §8: a turn asked for it six times). Exact: every write to
+   * `agent_meta` is in this class and drops it, and an erasure (which deletes the row) calls `forget`. Frozen, as
+   * callers share it. undefined: not read since activation or the last write.
+   */
+  private cached: Agent | null | undefined;
+
   get(): Agent | null {
-    const row = this.metaQuery.get();
-    return row ? toAgent(row) : null;
+    if (this.cached === undefined) {
+      const row = this.metaQuery.get();
+      this.cached = row ? freezeAgent(toAgent(row)) : null;
+    }
+    return this.cached;
+  }
+
+  /** Drops the kept agent (a write to agent_meta, or the erasure of every row). */
+  forget(): void {
+    this.cached = undefined;
   }
 
   state(): AgentState | null {
@@ -37,6 +52,7 @@ export class AgentProfile {
   create(tenantId: string, agentId: string, body: CreateAgentBody, lineage: AgentLineage | null = null): Result<{ agent: Agent }> {
     if (this.get()) return failure("conflict", `agent ${agentId} already exists`);
     const now = nowIso();
+    this.forget();
     this.db.transaction((tx) => {
       tx.insert(schema.agentMeta)
         .values({
@@ -102,6 +118,7 @@ export class AgentProfile {
       })
       .where(eq(schema.agentMeta.id, current.id))
       .run();
+    this.forget();
     const agent = this.get()!;
     this.events.append("agent.changed", null, { agent });
     return { ok: true, agent };
@@ -121,6 +138,7 @@ export class AgentProfile {
       .set({ lifecycle: result.to, version: current.version + 1, updatedAt: now, destroyedAt: result.to === "destroyed" ? now : null })
       .where(eq(schema.agentMeta.id, current.id))
       .run();
+    this.forget();
     const agent = this.get()!;
     this.events.append("lifecycle.changed", null, { from: result.from, to: result.to, agent });
     return { ok: true, agent, changed: true };
@@ -153,17 +171,26 @@ export class AgentProfile {
     return this.state()!;
   }
 
+  /** Every run's end: one statement (the update returns the row) instead of read, update, read (issue 12 §8). */
   recordWake(at: string, headMessageId: string | null, failed: boolean): AgentState {
-    const state = this.state()!;
-    this.db
-      .update(schema.agentState)
+    const s = schema.agentState;
+    const row = this.db
+      .update(s)
       .set({
-        revision: state.revision + 1,
+        revision: sql`${s.revision} + 1`,
         lastWakeAt: at,
-        recentHeadMessageId: headMessageId ?? state.recentHeadMessageId,
-        consecutiveFailureCount: failed ? state.consecutiveFailureCount + 1 : 0,
+        recentHeadMessageId: headMessageId ?? sql`${s.recentHeadMessageId}`,
+        consecutiveFailureCount: failed ? sql`${s.consecutiveFailureCount} + 1` : 0,
       })
-      .run();
-    return this.state()!;
+      .returning()
+      .get();
+    return toState(row!);
   }
+}
+
+/** The kept agent is shared by every caller: frozen (with its config) so that none can change it for the others. */
+function freezeAgent(agent: Agent): Agent {
+  Object.freeze(agent.config);
+  Object.freeze(agent.allowedCategoryIds);
+  return Object.freeze(agent);
 }

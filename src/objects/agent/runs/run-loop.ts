@@ -104,13 +104,16 @@ export class RunLoop {
     const held = await this.deps.governor?.check(agent!, item.runKey, run.status === "queued" ? "admission" : "step");
     if (held) return this.end(item, held.status, held.code, { stopReason: held.code, ...held.detail });
     // Double texting: a run not yet started, or resuming after its saga, is at a step boundary.
-    if (this.interruptedBy(item.runKey)) {
+    if (this.interruptedBy(item)) {
       if (run.status === "queued" && PERSON_WAKES.has(item.reason)) appendWakeInput(this.deps.history, item, item.threadId);
       return this.interrupt(item, [], run.status === "queued" ? 0 : null, {});
     }
 
     const resumingAfterSaga = run.status === "ready";
-    const started = inbox.markRunning(item.runKey, { countAttempt: !resumingAfterSaga });
+    const started = inbox.markRunning(run, { countAttempt: !resumingAfterSaga });
+    // A first attempt that is no saga's resumption never ran a step before: no step has a plan or a reply stored
+    // yet, so its steps need not look for them (issue 12 §8), and it called tools only if a step here did.
+    const fresh = !resumingAfterSaga && started.attempt === 1;
     if (!resumingAfterSaga) events.append("run.started", item.runKey, { runKey: item.runKey, reason: item.reason, threadId: item.threadId, attempt: started.attempt });
     if (started.attempt > config.run.maxAttempts) {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
@@ -124,6 +127,7 @@ export class RunLoop {
 
     const startedAt = Date.now();
     const usage = { inputTokens: 0, outputTokens: 0 };
+    let calledTools = false;
     const runtime = this.deps.governor?.runtimeMeter();
     try {
       for (const wake of [item, ...companions]) appendWakeInput(this.deps.history, wake, item.threadId);
@@ -138,13 +142,14 @@ export class RunLoop {
           this.end(item, halt.status, halt.code, this.trace(agent!, companions, step, usage, startedAt, started.attempt, { stopReason: halt.code, ...halt.detail }));
           return;
         }
-        if (this.interruptedBy(item.runKey)) return this.interrupt(item, companions, step, this.trace(agent!, companions, step, usage, startedAt, started.attempt, {}));
-        const outcome = await this.runStep(agent!, item, step, usage);
+        if (this.interruptedBy(item)) return this.interrupt(item, companions, step, this.trace(agent!, companions, step, usage, startedAt, started.attempt, {}));
+        const outcome = await this.runStep(agent!, item, step, usage, fresh);
+        if (outcome.kind !== "replied") calledTools = true;
         if (outcome.kind === "waiting") {
           inbox.park(item.runKey);
           events.append("run.waiting", item.runKey, { runKey: item.runKey, step });
           // Interrupted while this step asked for approvals: those are released too, so the run reaches its boundary.
-          if (this.interruptedBy(item.runKey)) this.deps.waitUntil?.(this.deps.interrupts!.onParked(item.runKey).catch(() => undefined));
+          if (this.interruptedBy(item)) this.deps.waitUntil?.(this.deps.interrupts!.onParked(item.runKey).catch(() => undefined));
           return true;
         }
         if (outcome.kind === "replied") {
@@ -152,7 +157,7 @@ export class RunLoop {
           const state = profile.recordWake(nowIso(), outcome.messageId, false);
           events.append("state.changed", item.runKey, { state });
           for (const companion of companions) this.end(companion, "completed", null, { coalescedInto: item.runKey, replyMessageId: outcome.messageId });
-          this.end(item, "completed", null, this.trace(agent!, companions, step + 1, usage, startedAt, started.attempt, { replyMessageId: outcome.messageId }));
+          this.end(item, "completed", null, this.trace(agent!, companions, step + 1, usage, startedAt, started.attempt, { replyMessageId: outcome.messageId }), fresh && !calledTools ? 0 : undefined);
           this.deps.announce({ stateRevision: state.revision, messageIds: [outcome.messageId], cascadeDepth: cascadeDepthOf(item) + 1 });
           return;
         }
@@ -172,11 +177,11 @@ export class RunLoop {
   }
 
   /** One step: reuse a persisted plan if this step already called tools, else ask the model. */
-  private async runStep(agent: Agent, item: InboxItem, step: number, usage: { inputTokens: number; outputTokens: number }): Promise<{ kind: "replied"; messageId: string } | { kind: "tools" } | { kind: "waiting" }> {
+  private async runStep(agent: Agent, item: InboxItem, step: number, usage: { inputTokens: number; outputTokens: number }, fresh: boolean): Promise<{ kind: "replied"; messageId: string } | { kind: "tools" } | { kind: "waiting" }> {
     const { actions, history, events } = this.deps;
-    let calls: ToolCallRequest[] = actions.forStep(item.runKey, step).map((action) => ({ toolCallId: action.toolCallId, toolName: action.toolName, input: action.envelope.args }));
+    let calls: ToolCallRequest[] = fresh ? [] : actions.forStep(item.runKey, step).map((action) => ({ toolCallId: action.toolCallId, toolName: action.toolName, input: action.envelope.args }));
     if (calls.length === 0) {
-      const stored = history.get(runMessageIds.reply(item.runKey, step));
+      const stored = fresh ? undefined : history.get(runMessageIds.reply(item.runKey, step));
       if (stored && stored.metadata.final === true) return { kind: "replied", messageId: stored.id };
       const output = await this.deps.model
         .step({
@@ -253,27 +258,30 @@ export class RunLoop {
     return null;
   }
 
-  private interruptedBy(runKey: string): string | null {
-    return this.deps.interrupts?.of(runKey) ?? null;
+  /** The wake as read carries any mark written before; the inbox remembers those written since (no read per step). */
+  private interruptedBy(item: InboxItem): string | null {
+    return this.deps.interrupts?.of(item.runKey, item) ?? null;
   }
 
   /** Ends a marked run (and the turns merged into it) as `interrupted`: what it did so far stays in the thread. */
   private interrupt(item: InboxItem, companions: InboxItem[], step: number | null, trace: Record<string, unknown>): void {
-    const by = this.interruptedBy(item.runKey);
+    const by = this.interruptedBy(item);
     this.deps.events.append("run.interrupted", item.runKey, { runKey: item.runKey, interruptedBy: by, step });
     for (const companion of companions) this.end(companion, "interrupted", "interrupted", { coalescedInto: item.runKey, interruptedBy: by });
     this.end(item, "interrupted", "interrupted", { ...trace, stopReason: "interrupted", interruptedBy: by });
   }
 
-  private end(item: InboxItem, status: RunStatus, code: string | null, trace: Record<string, unknown>): void {
-    const run = this.deps.inbox.finish(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
+  /** `knownToolCalls`: the run's tool calls when the loop knows them (a fresh run that called none), else counted. */
+  private end(item: InboxItem, status: RunStatus, code: string | null, trace: Record<string, unknown>, knownToolCalls?: number): void {
+    const { run, traceRows } = this.deps.inbox.finishWithTrace(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
     const type = status === "failed_terminal" ? "run.failed" : "run.completed";
     this.deps.events.append(type, item.runKey, { runKey: item.runKey, status, errorCode: code, run });
     if (this.deps.recordOutcome) {
       const usage = (trace.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
-      let toolCalls = 0;
-      for (let step = 0, n = 1; n > 0 && step < config.run.maxStepsPerRun; step++) toolCalls += n = this.deps.actions.forStep(item.runKey, step).length;
-      this.deps.recordOutcome({ status, reason: item.reason, toolCalls, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costMicros: this.deps.trace.view(item.runKey).usage.costMicros });
+      let toolCalls = knownToolCalls ?? 0;
+      if (knownToolCalls === undefined) for (let step = 0, n = 1; n > 0 && step < config.run.maxStepsPerRun; step++) toolCalls += n = this.deps.actions.forStep(item.runKey, step).length;
+      // The cost as RunTrace.view sums it, from the rows the end just read (no second read of them).
+      this.deps.recordOutcome({ status, reason: item.reason, toolCalls, inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costMicros: costOf(traceRows) });
     }
     // Delegation: a child's delegated run reports to its parent (src/objects/agent/child-report.ts).
     this.deps.runEnded?.(run);
@@ -291,4 +299,11 @@ const PERSON_WAKES: ReadonlySet<WakeReason> = new Set<WakeReason>(["userInitiate
 function errorCode(error: unknown): string {
   if (error && typeof error === "object" && "code" in error && typeof error.code === "string") return error.code;
   return "run_error";
+}
+
+/** The cost of a run's usage rows, as `RunTrace.view` totals it (a row without one adds nothing). */
+function costOf(rows: ReadonlyArray<{ kind: string; data: Record<string, unknown> }>): number {
+  let cost = 0;
+  for (const row of rows) if (row.kind === "usage") cost += (row.data as { costMicros?: number }).costMicros ?? 0;
+  return cost;
 }

@@ -5,7 +5,8 @@ import { runKeys, threadIds } from "../../../core/ids/run-keys";
 import { failure, type Result } from "../../../core/runtime/result";
 import type { Authority } from "../../../schema/agents/messages";
 import type { WakeJob } from "../../../schema/agents/wake";
-import { consumeCounter } from "../../shared/counters";
+import { counterStatements } from "../../shared/counters";
+import { consumeSlidingLog, toSlidingLog, type SlidingLogDecision } from "../../../core/governance/sliding-log";
 import type { RunGovernor } from "../runs";
 import type { Drainer } from "./drain";
 import type { EventLog } from "../events";
@@ -45,7 +46,7 @@ export class WakeAdmission {
   constructor(private readonly deps: WakeAdmissionDeps) {}
 
   async submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
-    const { db, events, profile, inbox, governor } = this.deps;
+    const { events, profile, inbox, governor } = this.deps;
     const admitted = profile.admit();
     if (!admitted.ok) return admitted;
     const agentId = admitted.agent.id;
@@ -64,16 +65,15 @@ export class WakeAdmission {
         return failure("run_in_progress", `a run of session ${turn.sessionId} is in flight (${admission.inFlight[0]}); retry when it has finished, or send with doubleTexting enqueue | merge | interrupt`);
       }
       const perMinute = this.deps.turnsPerMinute();
-      const limit = consumeCounter(db, rateLimitKeys.agentTurns(agentId), perMinute, 60_000);
+      const limit = this.consumeTurn(rateLimitKeys.agentTurns(agentId), perMinute);
       if (!limit.allowed) {
         return { ok: false, code: "rate_limited", message: `this agent accepts ${perMinute} turns per minute; retry in ${limit.retryAfterSeconds}s`, retryAfterSeconds: limit.retryAfterSeconds };
       }
     }
     // Subscribe before enqueueing so the stream cannot miss the run's first events. A new run has none yet: it
-    // follows from the log's head, so the turn reads no old rows however old the agent is; a retry of a known run
-    // replays that run's own events (through the runKey index) and then follows live.
-    const after = known ? 0 : events.headSeq();
-    const stream = turn.stream ? events.subscribe(after, { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
+    // only follows live, so the turn reads no old rows however old the agent is (and no head or replay read at all);
+    // a retry of a known run replays that run's own events (through the runKey index) and then follows live.
+    const stream = turn.stream ? events.subscribe(known ? 0 : "live", { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
     // Every accepted turn keeps its session open (a closed one reopens: docs/decisions.md "Sessions and extension slots").
     // The TTL is the tenant's override as read by the brake check above (a retried turn keeps the last one read).
     this.deps.sessions.touch(turn.sessionId, threadId, governor.sessionIdleTtlSeconds(config.sessions.idleTtlSeconds));
@@ -87,6 +87,25 @@ export class WakeAdmission {
     if (outcome.status === "accepted") await this.announceDoubleTexting(admission, runKey);
     this.deps.drain.start();
     return { ok: true, runKey, outcome: outcome.status, stream };
+  }
+
+  /**
+   * The per-agent turn limit's sliding log, as last stored, kept (issue 12 §8: every turn read it before its write).
+   * Exact: this method is the only writer of its counter row and keeps what it writes; `forget` after an erasure.
+   */
+  private turnLog: { key: string; stamps: unknown } | null = null;
+
+  forget(): void {
+    this.turnLog = null;
+  }
+
+  private consumeTurn(key: string, perMinute: number): SlidingLogDecision {
+    const { read, write } = counterStatements(this.deps.db);
+    const stored = this.turnLog?.key === key ? this.turnLog.stamps : read.get({ key })?.state;
+    const decision = consumeSlidingLog(toSlidingLog(stored), Date.now(), perMinute, 60_000);
+    if (decision.allowed) write.run({ key, state: decision.nextLog });
+    this.turnLog = { key, stamps: decision.allowed ? decision.nextLog : stored };
+    return decision;
   }
 
   /** What the session's stream shows of the policy's outcome; an interrupt marks its runs (and cancels their open approvals). */

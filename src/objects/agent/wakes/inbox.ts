@@ -6,7 +6,7 @@ import type { WakeJob } from "../../../schema/agents/wake";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime } from "../rows";
+import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, type TraceEntry } from "../rows";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
 
@@ -63,17 +63,22 @@ export class WakeInbox {
   }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
-    const existing = this.getRun(job.runKey);
-    if (existing) return { status: "duplicate", runKey: job.runKey, runStatus: existing.status };
     const now = nowIso();
-    this.db.transaction((tx) => {
+    // The run row's key decides: a known runKey inserts nothing (one statement instead of a read first; issue 12 §8).
+    const accepted = this.db.transaction((tx) => {
+      const inserted = tx
+        .insert(schema.runs)
+        .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "queued", attempt: 0, enqueuedAt: now, trace: {} })
+        .onConflictDoNothing()
+        .returning({ runKey: schema.runs.runKey })
+        .get();
+      if (!inserted) return false;
       tx.insert(schema.wakeInbox)
         .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, enqueuedAt: now })
         .run();
-      tx.insert(schema.runs)
-        .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "queued", attempt: 0, enqueuedAt: now, trace: {} })
-        .run();
+      return true;
     });
+    if (!accepted) return { status: "duplicate", runKey: job.runKey, runStatus: this.getRun(job.runKey)!.status };
     this.events.append("wake.enqueued", job.runKey, { runKey: job.runKey, reason: job.reason, threadId: job.threadId });
     return { status: "accepted", runKey: job.runKey, runStatus: "queued" };
   }
@@ -104,11 +109,25 @@ export class WakeInbox {
     const row = this.db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).get();
     if (!row || typeof row.input.interruptedBy === "string") return false;
     this.db.update(schema.wakeInbox).set({ input: { ...row.input, interruptedBy: by } }).where(eq(schema.wakeInbox.runKey, runKey)).run();
+    this.marks.set(runKey, by);
     return true;
   }
 
-  /** The turn that interrupted `runKey`, while the run is not yet terminal; null when none did. */
-  interruptOf(runKey: string): string | null {
+  /**
+   * Marks written by this object since it started (`requestInterrupt` is the only writer of `interruptedBy`), until
+   * the run's wake is finished: with the input a wake was read with, they say whether it is marked without a read.
+   */
+  private readonly marks = new Map<string, string>();
+
+  /**
+   * The turn that interrupted `runKey`, while the run is not yet terminal; null when none did. `item`: the wake as
+   * read from the inbox — its input holds any mark written before, `marks` any written since (issue 12 §8: the run
+   * loop asks at every step boundary).
+   */
+  interruptOf(runKey: string, item?: Pick<InboxItem, "runKey" | "input">): string | null {
+    const marked = this.marks.get(runKey);
+    if (marked !== undefined) return marked;
+    if (item?.runKey === runKey) return typeof item.input.interruptedBy === "string" ? item.input.interruptedBy : null;
     const row = this.interruptQuery.get({ runKey });
     return typeof row?.input.interruptedBy === "string" ? row.input.interruptedBy : null;
   }
@@ -146,15 +165,19 @@ export class WakeInbox {
     return this.pending(1).length;
   }
 
-  /** A resumption after a saga is not a new attempt; a restart after a crash is. */
-  markRunning(runKey: string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
-    const run = this.getRun(runKey)!;
-    this.db
+  /**
+   * A resumption after a saga is not a new attempt; a restart after a crash is. `run`: the run as just read (or its
+   * key, read here); the update returns the stored row, so the caller's copy costs no read after it (issue 12 §8).
+   */
+  markRunning(runOrKey: Run | string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
+    const run = typeof runOrKey === "string" ? this.getRun(runOrKey)! : runOrKey;
+    const row = this.db
       .update(schema.runs)
       .set({ status: "running", attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: storedRunTime(run.startedAt ?? nowIso(), run.enqueuedAt) })
-      .where(eq(schema.runs.runKey, runKey))
-      .run();
-    return this.getRun(runKey)!;
+      .where(eq(schema.runs.runKey, run.runKey))
+      .returning()
+      .get();
+    return toRun(row!);
   }
 
   /**
@@ -163,24 +186,37 @@ export class WakeInbox {
    * (RunTrace) read the folded rows and then any row written after the run ended.
    */
   finish(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): Run {
+    return this.finishWithTrace(runKey, status, fields).run;
+  }
+
+  /**
+   * `finish`, answering also every trace row of the run (`RunTrace.rows` as it reads after the end: the rows folded
+   * before, then those read here to fold), so the run's end needs no second read of them (issue 12 §8). The update
+   * returns the stored row: no read after it either.
+   */
+  finishWithTrace(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): { run: Run; traceRows: TraceEntry[] } {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
-    this.db.transaction((tx) => {
+    return this.db.transaction((tx) => {
       const row = this.runQuery.get({ runKey });
-      const trace = row ? this.endTrace(row, fields.trace) : fields.trace;
+      const rows = this.traceRowsQuery.all({ runKey });
+      const traceRows = row ? [...unfoldEntries(row.trace, row), ...rows] : rows;
+      const trace = row ? this.endTrace(row, fields.trace, rows) : fields.trace;
       const endedAt = nowIso();
-      tx.update(schema.runs)
+      const ended = tx
+        .update(schema.runs)
         .set({ status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null, ...(trace ? { trace } : {}) })
         .where(eq(schema.runs.runKey, runKey))
-        .run();
+        .returning()
+        .get();
       if (trace && isFolded(trace)) tx.delete(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).run();
       tx.delete(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).run();
+      this.marks.delete(runKey);
+      return { run: toRun(ended!), traceRows };
     });
-    return this.getRun(runKey)!;
   }
 
   /** The trace to store as the run ends (undefined: leave the stored one), with the run's trace rows folded in when they fit. */
-  private endTrace(row: typeof schema.runs.$inferSelect, written: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-    const rows = this.traceRowsQuery.all({ runKey: row.runKey });
+  private endTrace(row: typeof schema.runs.$inferSelect, written: Record<string, unknown> | undefined, rows: TraceEntry[]): Record<string, unknown> | undefined {
     if (!written && rows.length === 0) return undefined;
     const before = unfoldEntries(row.trace, row);
     const trace = written ?? unpackRunTrace(row.trace, row);
@@ -206,6 +242,11 @@ export class WakeInbox {
     const run = this.getRun(job.runKey)!;
     this.events.append("run.failed", job.runKey, { runKey: job.runKey, status: run.status, errorCode, run });
     return { settled: true, run };
+  }
+
+  /** The storage was erased: marks of runs that are gone are dropped. */
+  forget(): void {
+    this.marks.clear();
   }
 
   getRun(runKey: string): Run | null {

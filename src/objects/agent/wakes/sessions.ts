@@ -41,6 +41,27 @@ export class Sessions {
       .set({ status: "open", lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}`, closedAt: null, closeReason: null })
       .where(eq(s.sessionId, sql.placeholder("sessionId")))
       .prepare();
+    this.touchOpen = deps.db
+      .update(s)
+      .set({ lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}` })
+      .where(and(eq(s.sessionId, sql.placeholder("sessionId")), eq(s.status, "open")))
+      .returning({ sessionId: s.sessionId })
+      .prepare();
+  }
+
+  /** The common touch (the session is open): one statement that says whether it was (issue 12 §8). */
+  private readonly touchOpen;
+  /**
+   * The time (whole seconds) of the future `onSessionExpiry` row this object armed or found, 0 when not known: a
+   * re-arm that finds it at or before its target needs no look at the SDK's jobs. Exact: the row goes when it fires
+   * (its time has come, and the knowledge with it), when `applyArm` cancels it (and forgets it first), or with an
+   * erasure (`forget`).
+   */
+  private armedAt = 0;
+
+  /** The storage was erased (the schedule row with it). */
+  forget(): void {
+    this.armedAt = 0;
   }
 
   /** An accepted user turn: opens (or reopens) the session and moves its deadline to now + TTL. */
@@ -48,6 +69,11 @@ export class Sessions {
     const { db, events } = this.deps;
     const now = new Date(nowMs).toISOString();
     const expiresAtMs = nowMs + ttlSeconds * 1000;
+    // An open session only moves its deadline: nothing else to decide, and nothing to read first.
+    if (this.touchOpen.get({ now, expiresAtMs, sessionId })) {
+      this.armInBackground();
+      return { reopened: false };
+    }
     const existing = this.byId.get({ sessionId });
     if (!existing) {
       db.insert(schema.sessions).values({ sessionId, threadId, status: "open", openedAt: now, lastActivityAt: now, expiresAtMs }).run();
@@ -111,18 +137,26 @@ export class Sessions {
     const { db, scheduler } = this.deps;
     const earliest = db.select({ at: min(schema.sessions.expiresAtMs) }).from(schema.sessions).where(eq(schema.sessions.status, "open")).get()?.at ?? null;
     const now = Date.now();
+    // Whole seconds, rounded up (the SDK stores seconds); never in the past, so a backlog drains one batch per alarm.
+    const target = earliest === null ? null : Math.ceil(Math.max(earliest, now + 1000) / 1000);
+    // The row armed before is still to come and fires first: nothing to look up (every turn re-arms; issue 12 §8).
+    if (target !== null && this.armedAt * 1000 > now && this.armedAt <= target) return;
     // A row already due is the one the SDK is running (it deletes it afterwards): only future rows count.
     const rows = (await scheduler.listSchedules()).filter((row) => row.callback === SESSION_EXPIRY_CALLBACK && row.time * 1000 > now);
-    if (earliest === null) {
+    this.armedAt = 0;
+    if (target === null) {
       for (const row of rows) await scheduler.cancelSchedule(row.id);
       return;
     }
-    // Whole seconds, rounded up (the SDK stores seconds); never in the past, so a backlog drains one batch per alarm.
-    const target = Math.ceil(Math.max(earliest, now + 1000) / 1000);
     // An earlier row fires first and re-arms from there: deadlines only move later as sessions are used.
-    if (rows.some((row) => row.time <= target)) return;
+    const earlier = rows.filter((row) => row.time <= target);
+    if (earlier.length > 0) {
+      this.armedAt = Math.min(...earlier.map((row) => row.time));
+      return;
+    }
     for (const row of rows) await scheduler.cancelSchedule(row.id);
     await scheduler.schedule(new Date(target * 1000), SESSION_EXPIRY_CALLBACK);
+    this.armedAt = target;
   }
 
   private closeRow(row: typeof schema.sessions.$inferSelect, reason: SessionCloseReason, nowMs: number): SessionView {
