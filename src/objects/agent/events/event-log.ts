@@ -6,7 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { lean } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/lean-query";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -38,6 +38,8 @@ export class EventLog {
   private readonly headQuery;
   private readonly afterQuery;
   private readonly runAfterQuery;
+  /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` renders per call. */
+  private readonly insertQuery;
 
   constructor(
     private readonly db: Db,
@@ -48,6 +50,8 @@ export class EventLog {
     const after = gt(e.seq, sql.placeholder("after"));
     this.afterQuery = lean(db.select().from(e).where(after).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
     this.runAfterQuery = lean(db.select().from(e).where(and(eq(e.runKey, sql.placeholder("runKey")), after)).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
+    const p = sql.placeholder;
+    this.insertQuery = rawStatement<{ seq: number }>(db, sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${p("type")}, ${p("runKey")}, ${p("data")}, ${p("createdAt")}) RETURNING seq`);
   }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
@@ -60,9 +64,8 @@ export class EventLog {
   /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
-    // Raw SQL: the query builder cost more than the insert on this path (every message, every run step; issue 12 §8).
     const createdAt = nowIso();
-    const row = this.db.get<{ seq: number }>(sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${type}, ${runKey}, ${JSON.stringify(storedEventData(type, runKey, data))}, ${createdAt}) RETURNING seq`);
+    const row = this.insertQuery.get({ type, runKey, data: JSON.stringify(storedEventData(type, runKey, data)), createdAt })!;
     const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
     this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);

@@ -18,7 +18,7 @@ export class EventFeed {
   /** A batch forwarded by an agent; events already recorded (a re-sent batch) are skipped. */
   async recordAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): Promise<number> {
     const appended = this.db.transaction((tx) => {
-      const added = this.log.appendAgentEvents(tx as unknown as TenantDb, agentId, events);
+      const added = this.log.appendAgentEvents(agentId, events);
       this.outbound.match(tx as unknown as TenantDb, added);
       return added;
     });

@@ -6,6 +6,7 @@ import * as schema from "../../../db/tenant-schema";
 import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
+import { rawStatement } from "../../shared/lean-query";
 import type { TenantDb } from "../types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
@@ -42,10 +43,19 @@ const encoder = new TextEncoder();
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
 
+  /** Every run report inserts its events (issue 12 §8): rendered once, where `tx.all(sql…)` renders per call. */
+  private readonly insertAgentEvents;
+
   constructor(
     private readonly db: TenantDb,
     private readonly agentEvents?: AgentEventSource,
-  ) {}
+  ) {
+    const p = sql.placeholder;
+    this.insertAgentEvents = rawStatement<{ seq: number; agentSeq: number }>(db, sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at)
+      SELECT json_extract(value, '$.type'), ${p("agentId")}, json_extract(value, '$.agentSeq'), json_extract(value, '$.runKey'), json_extract(value, '$.data'), json_extract(value, '$.createdAt')
+      FROM json_each(${p("rows")}) WHERE true ORDER BY CAST(key AS INTEGER)
+      ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`);
+  }
 
   /**
    * Records the events not seen before, in agent order; returns only the new ones. One statement per batch
@@ -53,14 +63,12 @@ export class TenantEventLog {
    * limit), are inserted in agent-seq order so the tenant seqs follow it, and a row already present
    * (same agent and agent seq: a re-sent batch) is skipped by the unique index.
    */
-  appendAgentEvents(tx: TenantDb, agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
+  appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
     if (events.length === 0) return [];
     const sorted = [...events].sort((a, b) => a.seq - b.seq);
     const rows = sorted.map((event) => ({ type: event.type, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt }));
-    const inserted = tx.all<{ seq: number; agentSeq: number }>(sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at)
-      SELECT json_extract(value, '$.type'), ${agentId}, json_extract(value, '$.agentSeq'), json_extract(value, '$.runKey'), json_extract(value, '$.data'), json_extract(value, '$.createdAt')
-      FROM json_each(${JSON.stringify(rows)}) WHERE true ORDER BY CAST(key AS INTEGER)
-      ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`);
+    // Runs inside the caller's transaction: a Durable Object has one SQLite connection.
+    const inserted = this.insertAgentEvents.all({ agentId, rows: JSON.stringify(rows) });
     const bySeq = new Map<number, ForwardedAgentEvent>();
     for (const event of sorted) if (!bySeq.has(event.seq)) bySeq.set(event.seq, event);
     // RETURNING order is unspecified in SQLite: the tenant seqs give the insertion order back.
