@@ -2,7 +2,6 @@ import { config, rateLimitsFrom } from "../../config";
 import { DEFAULT_COMPACTION_RETRY_POLICY } from "../../core/memory/compaction-job";
 import * as schema from "../../db/agent-schema";
 import type { Env } from "../../env";
-import { completeText } from "../../gateway/complete-text";
 import { agentModelGateway } from "../../gateway/model-gateway";
 import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
@@ -17,13 +16,12 @@ import { AgentLifecycle, armSagaWatch, Watchdog, disarmSagaWatch, type AgentSche
 import { logFailure } from "../shared/background";
 import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, RunView, UsageStore } from "./runs";
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
-import { Compaction, CompactionDriver, Summarizer } from "./compaction";
+import { Compaction, CompactionDriver, Summarizer, summaryModelCall } from "./compaction";
 import { MemoryContext, History, searchMessages, Reports } from "./memory";
 import { Drainer, Interrupts, Sessions, WakeAdmission, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
-import { H } from "../../core/ids/hash";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
@@ -171,7 +169,10 @@ export class AgentWiring {
       applyLifecycle: (command) => this.lifecycle.apply(command),
       retryLater: () => this.watchdog.arm(),
     });
-    this.summarizer = new Summarizer(DEFAULT_COMPACTION_RETRY_POLICY, (request) => this.summarize(request));
+    this.summarizer = new Summarizer(
+      DEFAULT_COMPACTION_RETRY_POLICY,
+      summaryModelCall({ env: this.env, agent: () => this.profile.get()!, check: (agent, traceKey) => this.governor.check(agent, traceKey, "step"), grants: () => this.tenant(), trace: this.runTrace }),
+    );
     this.compaction = new Compaction({
       db: this.db,
       history: this.history,
@@ -334,16 +335,9 @@ export class AgentWiring {
 
   private knownTenantId = "";
 
-  private knownAgentId = "";
-
-  /**
-   * The agent's id, read once: it never changes, and this object's name is derived from it, so an
-   * erased and re-created agent has the same one. Hot paths (every appended message, every plan)
-   * call this; "" until the agent exists.
-   */
+  /** The agent's id from the profile's kept row (hot paths call it: every appended message, every plan); "" until the agent exists. */
   private agentId(): string {
-    if (!this.knownAgentId) this.knownAgentId = this.profile.get()?.id ?? "";
-    return this.knownAgentId;
+    return this.profile.get()?.id ?? "";
   }
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
@@ -356,7 +350,6 @@ export class AgentWiring {
     this.sessions.forget();
     this.wakes.forget();
     this.knownTenantId = "";
-    this.knownAgentId = "";
   }
 
   private tenant() {
@@ -396,17 +389,6 @@ export class AgentWiring {
   private recoverCompaction(): void {
     this.compaction.recover();
     this.compactor.maybeCompact(null);
-  }
-
-  /** A compaction summary call: metered like a run step (its usage counts toward the day's budget) under a key of its own. */
-  private async summarize({ system, prompt }: { system: string; prompt: string }): Promise<string> {
-    const agent = this.profile.get()!;
-    const traceKey = `compaction:${H(system, prompt)}`;
-    // A spent budget or a brake is the seed's "budget gate": the summary takes the extractive path.
-    const halt = await this.governor.check(agent, traceKey, "step");
-    if (halt) throw Object.assign(new Error(halt.code), { code: halt.code });
-    const output = await completeText({ env: this.env, grants: this.tenant(), agent, purpose: "compaction", system, messages: [{ role: "user", content: prompt }], trace: { runKey: traceKey, sink: this.runTrace } });
-    return output.text;
   }
 
   /** Subscribers' notifications travel with the run's report (one call per run). */

@@ -27,20 +27,21 @@ const statements = new WeakMap<SyncDb, { read: { get(values: { key: string }): {
 /**
  * Loads, decides (core) and stores one sliding-window limit inside the calling DO. Exact over any window: a fixed
  * window aligned to the clock lets a burst of 2× the limit through across its edge ("20 turns a minute" would allow 40).
+ * `known`: the row's state as the caller last read or wrote it, when the caller is the row's only writer and keeps it
+ * (issue 12 §8: no read per turn); `stored` in the answer is the row's state afterwards, for the caller to keep.
  */
 export function consumeCounter(
   db: SyncDb,
   key: string,
   limit: number,
   windowMs: number,
+  known?: { state: unknown },
   nowMs: number = Date.now(),
-): SlidingLogDecision {
+): SlidingLogDecision & { stored: unknown } {
   const { read, write } = counterStatements(db);
-  const row = read.get({ key });
-  const decision = consumeSlidingLog(toSlidingLog(row?.state), nowMs, limit, windowMs);
-  if (decision.allowed) {
-    const state = decision.nextLog as unknown as Record<string, unknown>;
-    write.run({ key, state });
-  }
-  return decision;
+  const state = known ? known.state : read.get({ key })?.state;
+  const decision = consumeSlidingLog(toSlidingLog(state), nowMs, limit, windowMs);
+  if (!decision.allowed) return { ...decision, stored: state };
+  write.run({ key, state: decision.nextLog });
+  return { ...decision, stored: decision.nextLog };
 }

@@ -3,3 +3,4 @@
 export { Compaction, memoryText, type PumpOutcome } from "./compaction";
 export { CompactionDriver } from "./driver";
 export { Summarizer } from "./summarizer";
+export { summaryModelCall } from "./summary-call";

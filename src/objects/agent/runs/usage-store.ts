@@ -45,11 +45,9 @@ export class UsageStore {
   }
 
   window(day: string): BudgetWindow {
-    const kept = this.kept;
-    if (kept?.dayKey === day) return { dayKey: day, usage: { ...kept.usage }, toolCallsByTool: { ...kept.toolCallsByTool } };
-    const window = this.read(day);
-    this.kept = window;
-    return { dayKey: day, usage: { ...window.usage }, toolCallsByTool: { ...window.toolCallsByTool } };
+    if (this.kept?.dayKey !== day) this.kept = this.read(day);
+    const { usage, toolCallsByTool } = this.kept;
+    return { dayKey: day, usage: { ...usage }, toolCallsByTool: { ...toolCallsByTool } };
   }
 
   private read(day: string): BudgetWindow {

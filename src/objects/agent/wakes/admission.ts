@@ -5,8 +5,8 @@ import { runKeys, threadIds } from "../../../core/ids/run-keys";
 import { failure, type Result } from "../../../core/runtime/result";
 import type { Authority } from "../../../schema/agents/messages";
 import type { WakeJob } from "../../../schema/agents/wake";
-import { counterStatements } from "../../shared/counters";
-import { consumeSlidingLog, toSlidingLog, type SlidingLogDecision } from "../../../core/governance/sliding-log";
+import { consumeCounter } from "../../shared/counters";
+import type { SlidingLogDecision } from "../../../core/governance/sliding-log";
 import type { RunGovernor } from "../runs";
 import type { Drainer } from "./drain";
 import type { EventLog } from "../events";
@@ -93,18 +93,16 @@ export class WakeAdmission {
    * The per-agent turn limit's sliding log, as last stored, kept (issue 12 §8: every turn read it before its write).
    * Exact: this method is the only writer of its counter row and keeps what it writes; `forget` after an erasure.
    */
-  private turnLog: { key: string; stamps: unknown } | null = null;
+  private turnLog: { key: string; state: unknown } | null = null;
 
   forget(): void {
     this.turnLog = null;
   }
 
   private consumeTurn(key: string, perMinute: number): SlidingLogDecision {
-    const { read, write } = counterStatements(this.deps.db);
-    const stored = this.turnLog?.key === key ? this.turnLog.stamps : read.get({ key })?.state;
-    const decision = consumeSlidingLog(toSlidingLog(stored), Date.now(), perMinute, 60_000);
-    if (decision.allowed) write.run({ key, state: decision.nextLog });
-    this.turnLog = { key, stamps: decision.allowed ? decision.nextLog : stored };
+    const known = this.turnLog?.key === key ? { state: this.turnLog.state } : undefined;
+    const decision = consumeCounter(this.deps.db, key, perMinute, 60_000, known);
+    this.turnLog = { key, state: decision.stored };
     return decision;
   }
 
