@@ -8,6 +8,7 @@ import { CompactionJobs, toJob, type JobRow } from "./jobs";
 import { CompactionPlanner } from "./planner";
 import type { EventLog } from "../events";
 import type { History } from "../memory";
+import { recallIndex } from "../rows";
 import type { AgentProfile } from "../lifecycle";
 import { compactedThroughSeq, SummaryCommitter } from "./summary-commit";
 import type { SummaryText } from "./summarizer";
@@ -42,6 +43,9 @@ export function memoryText(row: { text: string | null; content: unknown }): stri
   if (row.content === null || row.content === undefined) return "";
   return JSON.stringify(row.content).slice(0, 4_000);
 }
+
+/** Messages indexed for recall per compaction pass; a search indexes whatever is left. */
+const RECALL_INDEX_BATCH = 500;
 
 const KINDS = new Set<MemoryMessageKind>(["observation", "user", "assistant", "thought", "action", "toolResult", "summary", "system"]);
 const asKind = (kind: string): MemoryMessageKind => (KINDS.has(kind as MemoryMessageKind) ? (kind as MemoryMessageKind) : "system");
@@ -149,6 +153,9 @@ export class Compaction {
         if (current?.status === "running") this.jobStore.transition(current, { type: "fail", now: this.now(), error: String((error as Error)?.message ?? error).slice(0, 300) });
       }
     }
+    // Recall's index catches up in a bounded batch (rows/recall-index.ts) while compaction works anyway: one FTS5
+    // segment for the messages since the last batch (and the summaries just written), instead of one per message.
+    if (outcome.committed > 0) recallIndex(this.deps.db).catchUp(RECALL_INDEX_BATCH);
     outcome.nextAttemptAt = noneOpen ? null : this.jobStore.nextPendingAt();
     // A job already due (the batch limit was reached) continues only if this batch made progress, so a
     // job that cannot be claimed never turns into a busy loop; a later retry always gets a wake-up.

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { failure, type Result } from "../../../core/runtime/result";
 import type { AgentDb } from "../types";
+import { recallIndex } from "../rows";
 
 /** One recall hit; `rank` is FTS5 bm25 (lower is better, hits come best first). */
 export interface RecallHit {
@@ -29,6 +30,8 @@ export function toFtsQuery(input: string): string | null {
 export function searchMessages(db: AgentDb, query: string, options: { limit: number; threadId?: string | undefined }): RecallHit[] | null {
   const match = toFtsQuery(query);
   if (match === null) return null;
+  // Messages appended since the last batch are indexed first (rows/recall-index.ts): a search sees every message before it.
+  recallIndex(db).catchUp();
   const thread = options.threadId === undefined ? sql`` : sql` AND m.thread_id = ${options.threadId}`;
   const rows = db.all<{ messageId: string; kind: string; threadId: string; snippet: string; rank: number; createdAt: string }>(sql`
     SELECT m.id AS messageId, m.kind AS kind, m.thread_id AS threadId, m.created_at AS createdAt,

@@ -7,3 +7,4 @@ export * from "./folded-trace";
 export * from "./run-times";
 export * from "./summary-metadata";
 export * from "./hot-page";
+export * from "./recall-index";
