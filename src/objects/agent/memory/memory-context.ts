@@ -35,14 +35,11 @@ export interface RunContext {
  */
 export class MemoryContext {
   /**
-   * The context's one read, built once (issue 12 §8): drizzle builds a query's SQL on every call, which cost more than
-   * SQLite running it. Session 10: the hot page and the summaries (with slots and report heads) are branches of one
-   * compound statement (two until then). Every row ends with a marker column: the summary tier (0 warm, 1 cold), 2 for
-   * the slots-and-heads row, 3 for a hot page row.
+   * The hot-path reads, built once (issue 12 §8): drizzle builds a query's SQL on every call, which cost
+   * more than SQLite running it. Placeholders carry what varies.
    */
-  private readonly contextQuery;
-  /** Position of the marker column, the last of every row. */
-  private readonly marker;
+  private readonly hotPage;
+  private readonly summariesQuery;
 
   constructor(
     db: AgentDb,
@@ -50,59 +47,45 @@ export class MemoryContext {
     private readonly agentId: () => string,
     private readonly budget: ContextBudget = DEFAULT_CONTEXT_BUDGET,
   ) {
-    // Summary rows: the summary's columns, the message's text (slots row: the stored slots), the heads (slots row
-    // only), then the marker. Page rows: the page's columns (hot-page.ts), NULLs up to the same width, the marker.
-    const summaryWidth = summaryDecoder.columns.length + 2;
-    const width = Math.max(summaryWidth, HotPageQuery.width);
-    this.marker = width;
-    const pad = (from: number) => Array.from({ length: width - from }, () => ", NULL").join("");
-    const page = HotPageQuery.parts(budget.maxHotMessages, `${pad(HotPageQuery.width)}, 3 AS "__part"`);
-    // Uncondensed summaries, newest first: warm (depth 0) and cold (depth ≥ 1), each under its own limit. Each branch is
-    // the read it was: the `summaries_depth_open` index, then the join.
+    this.hotPage = new HotPageQuery(db, budget.maxHotMessages);
+    // Uncondensed summaries, newest first: warm (depth 0) and cold (depth ≥ 1), each under its own limit, in one
+    // statement (two until session 8). Each branch is the read it was: the `summaries_depth_open` index, then the join.
     const branch = (depth: string, limit: number) =>
-      `SELECT * FROM (SELECT ${summaryDecoder.columns.map((name) => `"s"."${name}"`).join(", ")}, "m"."text", NULL${pad(summaryWidth)}, ${depth === "= 0" ? 0 : 1} FROM "summaries" "s" INNER JOIN "messages" "m" ON "m"."id" = "s"."message_id"
+      `SELECT *, NULL AS "__heads" FROM (SELECT ${summaryDecoder.columns.map((name) => `"s"."${name}"`).join(", ")}, "m"."text" AS "__text", ${depth === "= 0" ? 0 : 1} AS "__tier" FROM "summaries" "s" INNER JOIN "messages" "m" ON "m"."id" = "s"."message_id"
        WHERE "s"."summary_depth" ${depth} AND "s"."condensed_into" IS NULL ORDER BY "s"."seq" DESC LIMIT ${Math.trunc(limit)})`;
     // Session 9: the slots document (the state row's column, as the profile stores it) and the report heads (the whole
-    // table: one row per scope at most) ride along as one more row — two statements of every context before.
+    // table: one row per scope at most) ride along as one more row, tier 2 — two statements of every context before.
     const nulls = summaryDecoder.columns.map(() => "NULL").join(", ");
-    const extras = `SELECT ${nulls}, (SELECT "slots" FROM "agent_state" LIMIT 1), (SELECT json_group_array(json_array("scope", "report_id", "updated_at")) FROM "report_heads")${pad(summaryWidth)}, 2`;
-    this.contextQuery = rawRowsStatement(
-      db,
-      sql`${page.with} ${page.select} UNION ALL ${sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)} UNION ALL ${extras}`)}`,
-    );
+    const extras = `SELECT ${nulls}, (SELECT "slots" FROM "agent_state" LIMIT 1), 2, (SELECT json_group_array(json_array("scope", "report_id", "updated_at")) FROM "report_heads")`;
+    this.summariesQuery = rawRowsStatement(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)} UNION ALL ${extras}`));
   }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {
     const agentId = this.agentId();
-    const pageRaw: SqlStorageValue[][] = [];
-    const warmSummaries: SummaryRef[] = [];
-    const coldSummaries: SummaryRef[] = [];
-    const width = summaryDecoder.columns.length;
-    let slots: unknown = {};
-    let heads: HeadRow[] = [];
-    for (const raw of this.contextQuery.all({ threadId })) {
-      const part = raw[this.marker];
-      if (part === 3) {
-        pageRaw.push(raw);
-        continue;
-      }
-      // The summary's columns, then the message's text (slots row: the stored slots) and (slots row) the heads.
-      const text = raw[width];
-      if (part === 2) {
-        // The state row's `slots` JSON as drizzle's json column decodes it; no state row reads as no slots.
-        if (typeof text === "string") slots = JSON.parse(text) as unknown;
-        heads = (JSON.parse(String(raw[width + 1] ?? "[]")) as [string, string, number][]).map(([scope, reportId, updatedAt]) => ({ scope, reportId, updatedAt }));
-        continue;
-      }
-      (part ? coldSummaries : warmSummaries).push({ ...summaryDecoder.decode(raw), text: typeof text === "string" ? text : "" });
-    }
-    // The pointer, the page after it and the resolution of stored `''` (message-row.ts) came in the same statement (hot-page.ts).
-    const hotRows = HotPageQuery.resolve(pageRaw);
+    // The pointer, the page after it and the resolution of stored `''` (message-row.ts) in one statement (hot-page.ts).
+    const hotRows = this.hotPage.read(threadId);
     const rows = new Map<string, Message>();
     const hotMessages: MemoryMessage[] = hotRows.map((row) => {
       rows.set(row.id, toMessage(agentId, row));
       return { id: row.id, seq: row.seq, threadId: row.threadId, kind: row.kind as MemoryMessageKind, text: memoryText(row) };
     });
+    const warmSummaries: SummaryRef[] = [];
+    const coldSummaries: SummaryRef[] = [];
+    const width = summaryDecoder.columns.length;
+    let slots: unknown = {};
+    let heads: HeadRow[] = [];
+    for (const raw of this.summariesQuery.all()) {
+      // The summary's columns, then the message's text (tier 2: the stored slots), the tier, and (tier 2) the heads.
+      const text = raw[width];
+      const tier = raw[width + 1];
+      if (tier === 2) {
+        // The state row's `slots` JSON as drizzle's json column decodes it; no state row reads as no slots.
+        if (typeof text === "string") slots = JSON.parse(text) as unknown;
+        heads = (JSON.parse(String(raw[width + 2] ?? "[]")) as [string, string, number][]).map(([scope, reportId, updatedAt]) => ({ scope, reportId, updatedAt }));
+        continue;
+      }
+      (tier ? coldSummaries : warmSummaries).push({ ...summaryDecoder.decode(raw), text: typeof text === "string" ? text : "" });
+    }
     const parsedSlots = parseSlots(slots ?? {});
     const latest = this.reports.firstHead(REPORT_SCOPES_FOR_CONTEXT, nowMs, heads);
     return {

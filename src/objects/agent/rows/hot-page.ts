@@ -1,5 +1,7 @@
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
+import { rawRowsStatement } from "../../shared/lean-query";
+import type { AgentDb } from "../types";
 import { PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
 
 type StoredMessageRow = typeof schema.messages.$inferSelect;
@@ -28,54 +30,47 @@ function decodeMessage(r: SqlStorageValue[]): StoredMessageRow {
 }
 
 /**
- * A run context's hot page as one branch of the context's one statement (issue 12 §8; session 8: one statement of its
- * own, session 10: a branch of memory-context.ts's): the thread's compaction pointer, the newest `limit` raw messages
- * after it (summary messages left out), and what resolving their stored `''` needs — until session 7 four statements
- * (pointer, page, summaries between, a probe before the page).
+ * A run context's hot page in ONE statement (issue 12 §8, session 8): the thread's compaction pointer, the newest
+ * `limit` raw messages after it (summary messages left out), and what resolving their stored `''` needs — until
+ * session 7 four statements (pointer, page, summaries between, a probe before the page).
  *
  * Resolution (issue 12 §6, message-row.ts): a row's previous message is the next row of the page unless a summary
  * message lies between them (summary messages are exactly the `summaries` rows, which record their seq and thread), so
- * the summary messages in the page's seq range (returned as JSON on the newest row; read from the summary messages' own
- * partial index over the page's span, so flat in history — migration 0013) and the message before the page's oldest
+ * the summary messages in the page's seq range (returned as JSON on the newest row; read from `messages_thread_seq` over
+ * the page's span, so flat in history — the `summaries` index had only the thread to seek on, session 9) and the message before the page's oldest
  * row (on that row, only when it stores `''`) resolve the whole page. Summary messages carry no run key, and a message
  * after one stores its run key in full (`History.append`), so a `''` run key always refers to a page row.
  */
 export class HotPageQuery {
-  /** Columns of a page row: the message's, then the two that resolve stored `''`. */
-  static readonly width = PAGE_COLUMNS.length + 2;
+  private readonly statement;
 
-  /**
-   * The page's `WITH` clause and the select of its rows — the first branch of a compound, for a caller that reads more
-   * beside the page in the same statement (the context, memory-context.ts: session 10). `trailing` is appended to
-   * every row (the caller's padding and marker columns). Rows come in no particular order: `resolve` orders them.
-   */
-  static parts(limit: number, trailing: string): { with: SQL; select: SQL } {
+  constructor(db: AgentDb, limit: number) {
     const t = sql.placeholder("threadId");
     const columnList = PAGE_COLUMNS.map((name) => `"${name}"`).join(", ");
     const pageColumns = PAGE_COLUMNS.map((name) => `"page"."${name}"`).join(", ");
-    return {
-      with: sql`WITH "page" AS MATERIALIZED (
+    this.statement = rawRowsStatement(
+      db,
+      sql`WITH "page" AS MATERIALIZED (
             SELECT ${sql.raw(columnList)} FROM "messages"
             WHERE "thread_id" = ${t} AND "kind" != 'summary'
               AND "seq" > coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${t}), 0)
             ORDER BY "seq" DESC LIMIT ${sql.raw(String(Math.trunc(limit)))}),
-          "ends" AS (SELECT min("seq") AS "lo", max("seq") AS "hi" FROM "page")`,
-      select: sql`SELECT ${sql.raw(pageColumns)},
+          "ends" AS (SELECT min("seq") AS "lo", max("seq") AS "hi" FROM "page")
+          SELECT ${sql.raw(pageColumns)},
             CASE WHEN "page"."seq" = "ends"."hi" AND "ends"."lo" < "ends"."hi" THEN
               (SELECT json_group_array(json_array("s"."id", "s"."seq")) FROM "messages" "s"
                WHERE "s"."thread_id" = ${t} AND "s"."seq" > "ends"."lo" AND "s"."seq" < "ends"."hi" AND "s"."kind" = 'summary') END AS "__between",
             CASE WHEN "page"."seq" = "ends"."lo" AND ("page"."prev_message_id" = '' OR "page"."run_key" = '') THEN
               (SELECT json_array("p"."id", "p"."run_key") FROM "messages" "p"
-               WHERE "p"."thread_id" = ${t} AND "p"."seq" < "page"."seq" ORDER BY "p"."seq" DESC LIMIT 1) END AS "__before"${sql.raw(trailing)}
-          FROM "page", "ends"`,
-    };
+               WHERE "p"."thread_id" = ${t} AND "p"."seq" < "page"."seq" ORDER BY "p"."seq" DESC LIMIT 1) END AS "__before"
+          FROM "page", "ends" ORDER BY "page"."seq" DESC`,
+    );
   }
 
-  /** Decodes and resolves the page's raw rows (as `parts` selects them, any trailing columns ignored), newest first. */
-  static resolve(raw: SqlStorageValue[][]): StoredMessageRow[] {
+  /** The page, newest first, each row decoded as drizzle would and with `prevMessageId` and `runKey` resolved. */
+  read(threadId: string): StoredMessageRow[] {
+    const raw = this.statement.all({ threadId });
     if (raw.length === 0) return [];
-    // Newest first by seq (column 0), whatever order the statement produced them in.
-    raw.sort((a, b) => (b[0] as number) - (a[0] as number));
     const rows = raw.map(decodeMessage);
     if (!rows.some((row) => row.prevMessageId === PREVIOUS_IN_THREAD || row.runKey === SAME_RUN_AS_PREVIOUS)) return rows;
     // The two extra columns follow the message's.
