@@ -141,28 +141,3 @@ describe("recall index (lazy)", () => {
     await inDo(stub, (_instance, state) => integrityCheck(state));
   });
 });
-
-describe("migration 0013: summary messages' own index", () => {
-  it("the hot page reads the same rows through it, and its between-read seeks only summary messages", async () => {
-    const { stub } = await setup();
-    await inDo(stub, async (instance, state) => {
-      const sql = state.storage.sql;
-      for (let i = 0; i < 50; i++) instance.parts.history.append({ id: `h-${i}`, threadId: "t", kind: i % 2 ? "assistant" : "user", text: `heron message ${i} `.repeat(40) });
-      expect((await instance.parts.compactor.runNow("t")).committed).toBeGreaterThan(0);
-      // Messages after the summaries, so summary messages lie between the page's rows.
-      for (let i = 50; i < 60; i++) instance.parts.history.append({ id: `h-${i}`, threadId: "t", kind: i % 2 ? "assistant" : "user", text: `heron message ${i}` });
-      const read = () => [...instance.parts.memoryContext.inputs("t").rows.values()];
-      const withIndex = read();
-      sql.exec("DROP INDEX messages_summary_seq");
-      const without = read();
-      sql.exec(migrations.migrations.m0013.replace(/^\s*--.*$/gm, "").trim());
-      expect(read()).toEqual(without);
-      expect(withIndex).toEqual(without);
-      // One of the page's rows follows a summary message: resolved through the between-read.
-      const prevs = without.map((m) => (m.metadata as { prevMessageId?: string }).prevMessageId ?? "");
-      expect(prevs.some((prev) => prev !== "" && !prev.startsWith("h-"))).toBe(true);
-      const plan = sql.exec<{ detail: string }>("EXPLAIN QUERY PLAN SELECT id, seq FROM messages WHERE thread_id = 't' AND seq > 1 AND seq < 99 AND kind = 'summary'").toArray();
-      expect(plan.map((row) => row.detail).join("\n")).toContain("COVERING INDEX messages_summary_seq");
-    });
-  });
-});
