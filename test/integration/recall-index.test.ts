@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import migrations from "../../migrations/agent";
+import { config } from "../../src/config";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { recallIndex } from "../../src/objects/agent/rows";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
@@ -95,6 +96,23 @@ describe("recall index (lazy)", () => {
       integrityCheck(state);
     });
     expect(agent.id).toBeTruthy();
+  });
+
+  it("the retention pass indexes a bounded batch of threads that never compact, and says when more is left", async () => {
+    const { stub } = await setup();
+    await inDo(stub, (instance, state) => {
+      // 600 short messages over many threads: none compacts, so only a search or the retention pass indexes them.
+      for (let i = 0; i < 600; i++) instance.parts.history.append({ id: `s-${i}`, threadId: `visitor-${i % 50}`, kind: "user", text: `oryx ${i}` });
+      expect(marks(state).indexed).toBe(0);
+      const first = instance.parts.retention.prune(config.retention, Date.now());
+      // One pass indexes at most its batch (500) and asks for the next pass soon, since more is left.
+      expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM messages_fts_docsize").one().n).toBe(config.retention.batchRows);
+      expect(first.more).toBe(true);
+      const second = instance.parts.retention.prune(config.retention, Date.now());
+      expect(marks(state).indexed).toBe(marks(state).newest);
+      expect(second.more).toBe(false);
+      integrityCheck(state);
+    });
   });
 
   it("retention keeps indexed messages recallable; an erasure takes the index with them", async () => {

@@ -3,6 +3,7 @@ import { config } from "../../../config";
 import { capFloorSeq, cutoffIso, type RetentionPolicy } from "../../../core/memory/retention";
 import * as schema from "../../../db/agent-schema";
 import { pruneLogPrefix, pruneWhere, readMark } from "../../shared/pruning";
+import { recallIndex } from "../rows";
 import type { AgentScheduler } from "../lifecycle";
 import type { AgentDb } from "../types";
 
@@ -64,7 +65,11 @@ export class AgentRetention {
     // Only `done` jobs: a failed_terminal job stays until it is retried by hand (pruning it would re-admit its span on its own).
     const doneBefore = nowMs - policy.compactionJobsDays * 86_400_000;
     const jobs = pruneWhere(db, "compaction_jobs", and(eq(schema.compactionJobs.status, "done"), lt(schema.compactionJobs.updatedAt, doneBefore))!, batch);
-    return { deleted: { events: events.deleted, compactionJobs: jobs.deleted }, more: events.full || jobs.full };
+    // Not a bound but the same bounded-batch chore: messages of threads that never compact are indexed here, so the
+    // first search after a long quiet stretch does not index them all at once (session 10's lazy recall index).
+    const index = recallIndex(db);
+    index.catchUp(batch);
+    return { deleted: { events: events.deleted, compactionJobs: jobs.deleted }, more: events.full || jobs.full || index.lagging() };
   }
 
   /** Every event seq up to this one is gone. */

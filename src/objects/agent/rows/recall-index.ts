@@ -8,12 +8,14 @@ import type { AgentDb } from "../types";
  * seq order, so the index holds exactly the messages with text up to a high-water mark; the mark is the index's own
  * `messages_fts_docsize` table (one row per indexed message, keyed by seq), so no second record can disagree with it.
  * Every search first indexes what lies above it (`catchUp()` unbounded): recall answers for every message appended
- * before the query, as the trigger did. Compaction indexes bounded batches after it commits, so that backlog stays
- * about one compaction's worth of messages. Erasure's `deleteAll` takes the index and its mark together.
+ * before the query, as the trigger did. Compaction indexes bounded batches after it commits, and the retention pass
+ * indexes bounded batches on its alarm (continuing soon while more is left), so the backlog a search can meet is
+ * bounded by time even for threads that never compact. Erasure's `deleteAll` takes the index and its mark together.
  */
 export class RecallIndex {
   private readonly markQuery;
   private readonly indexAbove;
+  private readonly unindexedQuery;
 
   constructor(db: AgentDb) {
     this.markQuery = rawStatement<{ mark: number }>(db, sql`SELECT coalesce(max("id"), 0) AS "mark" FROM "messages_fts_docsize"`);
@@ -23,6 +25,7 @@ export class RecallIndex {
       db,
       sql`INSERT INTO "messages_fts"(rowid, "text") SELECT "seq", "text" FROM "messages" WHERE "seq" > ${sql.placeholder("mark")} AND "text" IS NOT NULL ORDER BY "seq" LIMIT ${sql.placeholder("limit")}`,
     );
+    this.unindexedQuery = rawStatement(db, sql`SELECT 1 AS "one" FROM "messages" WHERE "seq" > ${sql.placeholder("mark")} AND "text" IS NOT NULL LIMIT 1`);
   }
 
   /** The newest indexed seq (0: none); every message with text at or below it is indexed, none above it. */
@@ -34,6 +37,11 @@ export class RecallIndex {
   catchUp(limit = -1): void {
     // SQLite reads a negative LIMIT as none.
     this.indexAbove.all({ mark: this.mark(), limit });
+  }
+
+  /** Whether some message with text is still unindexed. */
+  lagging(): boolean {
+    return this.unindexedQuery.get({ mark: this.mark() }) !== undefined;
   }
 }
 
