@@ -32,14 +32,19 @@ async function settled(tenantId: string, agentId: string): Promise<void> {
   await eventually(() => inDo(agentDo(tenantId, agentId), (instance) => !instance.parts.loop.busy && instance.parts.forwarder.idle));
 }
 
-/** The tenant acknowledged every event of the agent's log (the stored forwarding cursor is at its head). */
+/** The tenant acknowledged every event of the agent's log (the forwarding cursor is at its head; its row may lag). */
 async function forwardedThroughHead(tenantId: string, agentId: string): Promise<boolean> {
-  return inDo(agentDo(tenantId, agentId), (_instance, state) => {
-    const cursor = state.storage.sql.exec<{ state: string }>("SELECT state FROM counters WHERE key = 'tenant-stream:forwarded-seq'").toArray()[0]?.state;
+  return inDo(agentDo(tenantId, agentId), (instance, state) => {
     const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
-    return cursor !== undefined && JSON.parse(cursor).seq === head;
+    return instance.parts.forwarder.forwardedThrough() === head;
   });
 }
+
+/** The stored forwarding cursor. */
+const storedCursor = (state: DurableObjectState): number | undefined => {
+  const row = state.storage.sql.exec<{ state: string }>("SELECT state FROM counters WHERE key = 'tenant-stream:forwarded-seq'").toArray()[0]?.state;
+  return row === undefined ? undefined : JSON.parse(row).seq;
+};
 
 describe("agent statements per chat turn (issue 12 §8)", () => {
   it(`a warm streaming chat turn runs at most ${MAX_AGENT_STATEMENTS_PER_TURN} statements on the agent, its report included`, { timeout: 60_000 }, async () => {
@@ -63,6 +68,21 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     const statements = after - before;
     expect(statements).toBeGreaterThan(20);
     expect(statements).toBeLessThanOrEqual(MAX_AGENT_STATEMENTS_PER_TURN);
+  });
+
+  it("the acknowledged forwarding cursor is written without a commit of its own: by the next run's end, or alone after a quiet second", { timeout: 60_000 }, async () => {
+    const { key, tenantId } = await createTenant();
+    const agent = await createAgent(key);
+    await streamingTurn(key, agent.id, "first");
+    await settled(tenantId, agent.id);
+    expect(await forwardedThroughHead(tenantId, agent.id)).toBe(true);
+    // Quiet: the row catches up on its own (a restart before that re-sends, which the tenant dedupes by seq).
+    await eventually(() => inDo(agentDo(tenantId, agent.id), (instance, state) => storedCursor(state) === instance.parts.forwarder.forwardedThrough()));
+    // Busy: the next run's end carries the previous answer's cursor in its own write.
+    await streamingTurn(key, agent.id, "second");
+    const acknowledged = await inDo(agentDo(tenantId, agent.id), (instance) => instance.parts.forwarder.forwardedThrough());
+    await streamingTurn(key, agent.id, "third");
+    await inDo(agentDo(tenantId, agent.id), (_instance, state) => expect(storedCursor(state)).toBeGreaterThanOrEqual(acknowledged));
   });
 
   it("the watchdog asks the SDK once while the row it armed is there, again when the row's time has come or the storage was erased", async () => {

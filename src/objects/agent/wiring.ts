@@ -345,7 +345,7 @@ export class AgentWiring {
     this.watchdog.forget();
     this.profile.forget();
     this.inbox.forget();
-    this.forwarder.forget();
+    this.forwarder.discard();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();

@@ -23,6 +23,8 @@ interface PendingReport {
   nextSeq: number;
 }
 const BATCH = 200;
+/** How long an acknowledged cursor waits for another write to carry it before it is written on its own. */
+const CURSOR_WRITE_DELAY_MS = 1_000;
 
 export interface ForwarderDeps {
   db: AgentDb;
@@ -93,12 +95,32 @@ export class EventForwarder {
   }
 
   /**
-   * Drops the cursor and the parts kept in memory (written first if a write is due): the next use reads them. For a
-   * write that bypassed this class (the erasure of every row; the bench's and tests' aged logs set the cursor).
+   * Drops the cursor and the parts kept in memory (the parts written first if their write is due; a cursor not yet
+   * written is dropped, since the caller wrote the cursor row itself): the next use reads them. For the bench's and
+   * tests' aged logs, which set the cursor row past this class.
    */
   forget(): void {
+    this.cursorDirty = false;
     this.writePending();
+    this.drop();
+  }
+
+  /** Every row is gone (erasure): what is kept goes unwritten, so nothing of the erased agent is written back. */
+  discard(): void {
+    this.dirty = false;
+    this.drop();
+  }
+
+  private drop(): void {
     this.kept = null;
+    this.cursorDirty = false;
+    if (this.cursorTimer) clearTimeout(this.cursorTimer);
+    this.cursorTimer = null;
+  }
+
+  /** The highest event seq the tenant acknowledged, as this class knows it (its row may lag: see `setCursor`). */
+  forwardedThrough(): number {
+    return this.cursor();
   }
 
   /** No flush is under way or scheduled and every kept part is written (tests wait for a run's report with it). */
@@ -218,15 +240,39 @@ export class EventForwarder {
     queueMicrotask(() => this.writePending());
   }
 
-  /** One row per agent, kept when empty: it holds the part numbering. */
+  /** One row per agent, kept when empty: it holds the part numbering. A cursor not yet written goes with it. */
   private writePending(): void {
+    this.writeCursor();
     if (!this.dirty || !this.kept) return;
     this.dirty = false;
     this.counters.write.run({ key: PENDING_KEY, state: this.kept.pending });
   }
 
+  /** The cursor moved and its row has not (see `setCursor`). */
+  private cursorDirty = false;
+  private cursorTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * The tenant acknowledged up to `seq`. Its row is written by the next write this class makes anyway (the next run's
+   * end, in that run's commit), or after `CURSOR_WRITE_DELAY_MS` of quiet: a write of its own right after the tenant's
+   * answer was a commit of its own on every run (issue 12 §8). A restart before the write re-sends from the stored
+   * cursor, which adds nothing: the tenant keeps events by `(agentId, seq)` — as after a crash between its answer and
+   * the write (run-report-durability's beforeAck case).
+   */
   private setCursor(seq: number): void {
     this.state().cursor = seq;
-    this.counters.write.run({ key: CURSOR_KEY, state: { seq } });
+    this.cursorDirty = true;
+    this.cursorTimer ??= setTimeout(() => {
+      this.cursorTimer = null;
+      this.writeCursor();
+    }, CURSOR_WRITE_DELAY_MS);
+  }
+
+  private writeCursor(): void {
+    if (this.cursorTimer) clearTimeout(this.cursorTimer);
+    this.cursorTimer = null;
+    if (!this.cursorDirty || !this.kept) return;
+    this.cursorDirty = false;
+    this.counters.write.run({ key: CURSOR_KEY, state: { seq: this.kept.cursor } });
   }
 }

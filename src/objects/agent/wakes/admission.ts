@@ -85,7 +85,8 @@ export class WakeAdmission {
       input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId, ...doubleTextingInput(admission) },
     });
     if (outcome.status === "accepted") await this.announceDoubleTexting(admission, runKey);
-    this.deps.drain.start();
+    if (stream) this.deps.drain.startInline();
+    else this.deps.drain.start();
     return { ok: true, runKey, outcome: outcome.status, stream };
   }
 

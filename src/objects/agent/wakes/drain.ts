@@ -14,10 +14,23 @@ export class Drainer {
 
   start(): void {
     // A builtin-model run is all microtasks, and would otherwise hold back the caller's 202 until it had finished.
-    inBackground(this.deps.waitUntil, () => this.deps.kick(), (error) => {
-      // An injected crash leaves the run mid-flight on purpose; the watchdog or the next call resumes it.
-      if (!(error instanceof InjectedCrash)) logFailure("drain failed", error);
-    });
+    inBackground(this.deps.waitUntil, () => this.deps.kick(), failed);
     this.deps.armWatchdog();
   }
+
+  /**
+   * Drains right behind the caller, in its own stretch of work: for a streaming turn, whose caller waits for the run's
+   * frames anyway. The turn's admission and the run's writes then commit together, one commit less per turn (issue 12
+   * §8; each is an fsync locally, replication in production); a run that awaits I/O (a remote model) lets the stream
+   * go back at its first await, as before.
+   */
+  startInline(): void {
+    this.deps.waitUntil(Promise.resolve().then(() => this.deps.kick()).catch(failed));
+    this.deps.armWatchdog();
+  }
+}
+
+function failed(error: unknown): void {
+  // An injected crash leaves the run mid-flight on purpose; the watchdog or the next call resumes it.
+  if (!(error instanceof InjectedCrash)) logFailure("drain failed", error);
 }
