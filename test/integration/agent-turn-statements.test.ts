@@ -32,12 +32,11 @@ async function settled(tenantId: string, agentId: string): Promise<void> {
   await eventually(() => inDo(agentDo(tenantId, agentId), (instance) => !instance.parts.loop.busy && instance.parts.forwarder.idle));
 }
 
-/** The tenant acknowledged every event of the agent's log (the stored forwarding cursor is at its head). */
+/** The tenant acknowledged every event of the agent's log (the forwarding cursor, as the forwarder keeps it, is at its head; the stored row follows with the next run's end). */
 async function forwardedThroughHead(tenantId: string, agentId: string): Promise<boolean> {
-  return inDo(agentDo(tenantId, agentId), (_instance, state) => {
-    const cursor = state.storage.sql.exec<{ state: string }>("SELECT state FROM counters WHERE key = 'tenant-stream:forwarded-seq'").toArray()[0]?.state;
+  return inDo(agentDo(tenantId, agentId), (instance, state) => {
     const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
-    return cursor !== undefined && JSON.parse(cursor).seq === head;
+    return instance.parts.forwarder.forwardedThrough === head;
   });
 }
 

@@ -98,10 +98,18 @@ export class EventForwarder {
    */
   forget(): void {
     this.writePending();
+    // An unwritten cursor is dropped, not written: the row as stored (or as the bypassing writer set it) wins, and a
+    // cursor that lags only re-sends events the tenant skips.
+    this.cursorDirty = false;
     this.kept = null;
   }
 
-  /** No flush is under way or scheduled and every kept part is written (tests wait for a run's report with it). */
+  /** The highest event seq the tenant acknowledged (as kept in memory: the stored row may lag; see `setCursor`). */
+  get forwardedThrough(): number {
+    return this.cursor();
+  }
+
+  /** No flush is under way or scheduled and every kept part is written (tests wait for a run's report with it; the cursor may still lag). */
   get idle(): boolean {
     return this.flushing === null && !this.dirty;
   }
@@ -187,6 +195,8 @@ export class EventForwarder {
   private kept: { cursor: number; pending: PendingReport } | null = null;
   /** The kept parts changed and are not written yet (their write is queued as a microtask). */
   private dirty = false;
+  /** The kept cursor moved past the stored one; it is written with the next parts' write (`setCursor`). */
+  private cursorDirty = false;
 
   private state(): { cursor: number; pending: PendingReport } {
     if (!this.kept) {
@@ -218,15 +228,26 @@ export class EventForwarder {
     queueMicrotask(() => this.writePending());
   }
 
-  /** One row per agent, kept when empty: it holds the part numbering. */
+  /** One row per agent, kept when empty: it holds the part numbering. A cursor that moved since is written with it. */
   private writePending(): void {
     if (!this.dirty || !this.kept) return;
     this.dirty = false;
     this.counters.write.run({ key: PENDING_KEY, state: this.kept.pending });
+    if (this.cursorDirty) {
+      this.cursorDirty = false;
+      this.counters.write.run({ key: CURSOR_KEY, state: { seq: this.kept.cursor } });
+    }
   }
 
+  /**
+   * Moved in memory only, after the tenant's answer: the stored row follows with the next parts' write (the next run's
+   * end, in the commit that run makes anyway) instead of a commit of its own after every report (issue 12 §8; one
+   * fsync a turn in the local runtime). Until then a restart re-sends the events after the stored cursor, which adds
+   * nothing: the tenant skips every event at or below the highest seq it recorded for the agent (RunReports.record),
+   * even one its retention has pruned since — the same state as a crash between the answer and a write.
+   */
   private setCursor(seq: number): void {
     this.state().cursor = seq;
-    this.counters.write.run({ key: CURSOR_KEY, state: { seq } });
+    this.cursorDirty = true;
   }
 }
