@@ -1,4 +1,4 @@
-import { env, SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { tenantStub } from "../../src/objects/shared/stubs";
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createTenant, eventually, readSseUntil, waitForRun } from "./helpers";
@@ -138,6 +138,21 @@ describe("GET /v1/events/stream (tenant-wide)", () => {
       ["state.changed", 9_001],
       ["report.published", 9_002],
     ]);
+  });
+
+  it("skips a re-sent agent event at or below the agent's recorded head even after the tenant pruned it (an agent's stored cursor may lag)", async () => {
+    const { tenantId, key } = await createTenant("stream-pruned");
+    const agent = await createAgent(key);
+    const tenant = tenantStub(env as never, tenantId);
+    const event = (seq: number) => ({ seq, type: "state.changed", runKey: null, data: { state: { revision: seq } }, createdAt: new Date().toISOString() });
+    const report = (events: ReturnType<typeof event>[]) => tenant.reportRun(agent.id, { events, agent: null, activities: [], outcomes: [], calls: [] });
+    expect(await report([event(9_101), event(9_102)])).toMatchObject({ ok: true, recorded: 2 });
+    // Retention prunes them (by age or row cap): the unique index no longer knows them.
+    const rows = (sql: string) => runInDurableObject(env.TENANT.get(env.TENANT.idFromName(tenantId)), (_instance, state) => state.storage.sql.exec(sql, agent.id).toArray());
+    await rows("DELETE FROM tenant_events WHERE agent_id = ?");
+    // The agent restarted with its cursor before them: it re-sends them with a new one.
+    expect(await report([event(9_101), event(9_102), event(9_103)])).toMatchObject({ ok: true, recorded: 1 });
+    expect((await rows("SELECT agent_seq AS agentSeq FROM tenant_events WHERE agent_id = ? ORDER BY seq")).map((row) => row.agentSeq)).toEqual([9_103]);
   });
 
   it("rejects a malformed cursor with 400 and another tenant sees none of it", async () => {

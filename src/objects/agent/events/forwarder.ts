@@ -256,8 +256,9 @@ export class EventForwarder {
    * The tenant acknowledged up to `seq`. Its row is written by the next write this class makes anyway (the next run's
    * end, in that run's commit), or after `CURSOR_WRITE_DELAY_MS` of quiet: a write of its own right after the tenant's
    * answer was a commit of its own on every run (issue 12 §8). A restart before the write re-sends from the stored
-   * cursor, which adds nothing: the tenant keeps events by `(agentId, seq)` — as after a crash between its answer and
-   * the write (run-report-durability's beforeAck case).
+   * cursor, which adds nothing: the tenant skips every event at or below the highest seq it recorded for the agent,
+   * even one its retention pruned since (`RunReports.record`) — as after a crash between its answer and the write
+   * (run-report-durability's beforeAck case).
    */
   private setCursor(seq: number): void {
     this.state().cursor = seq;

@@ -17,13 +17,21 @@ export class EventFeed {
 
   /** A batch forwarded by an agent; events already recorded (a re-sent batch) are skipped. */
   async recordAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): Promise<number> {
-    const appended = this.db.transaction((tx) => {
+    const appended = this.appendAgentEvents(agentId, events);
+    await this.afterCommit(appended);
+    return appended.length;
+  }
+
+  /**
+   * The synchronous half of `recordAgentEvents`, for a caller that writes more in the same stretch (a run report's
+   * part numbers: one read of them, no await in between); it passes the answer to `afterCommit` once done.
+   */
+  appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
+    return this.db.transaction((tx) => {
       const added = this.log.appendAgentEvents(agentId, events);
       this.outbound.match(tx as unknown as TenantDb, added);
       return added;
     });
-    await this.afterCommit(appended);
-    return appended.length;
   }
 
   /** A tenant-level event (decision resolved, brake engaged/released). */
@@ -37,7 +45,8 @@ export class EventFeed {
     return event;
   }
 
-  private async afterCommit(events: readonly TenantEvent[]): Promise<void> {
+  /** Live subscribers and the outbound queue get what was appended (the output gate holds both until it is durable). */
+  async afterCommit(events: readonly TenantEvent[]): Promise<void> {
     if (events.length === 0) return;
     this.log.publish(events);
     await this.outbound.sendUnqueued();

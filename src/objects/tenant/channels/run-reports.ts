@@ -7,7 +7,7 @@ import type { EventFeed } from "./event-feed";
 import { TenantMetrics } from "./metrics";
 import type { TenantDb } from "../types";
 
-/** The highest report-part number recorded for an agent (tenant `counters`; removed when the agent is erased). */
+/** The highest report-part number and agent event seq recorded for an agent (tenant `counters`; removed when the agent is erased). */
 export const reportedPartKey = (agentId: string) => `run-report:${agentId}`;
 
 export interface RunReportsDeps {
@@ -37,13 +37,19 @@ export class RunReports {
    * answer carries the current snapshot version, so an agent that missed a push refreshes at its next run.
    */
   async record(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
-    const recorded = report.events.length > 0 ? await this.deps.feed.recordAgentEvents(agentId, report.events) : 0;
-    // From here to the dispatch nothing awaits: the part numbers, the notifications and the counters commit together.
-    const last = this.lastReportedPart(agentId);
-    const fresh = <T extends { seq?: number }>(parts: T[]) => parts.filter((part) => part.seq === undefined || part.seq > last);
+    // Events at or below the agent's highest seq recorded here were recorded before (an agent sends its log in seq
+    // order, from its forwarding cursor): skipped even when this tenant's retention has pruned them since, so an agent
+    // re-sending after a restart (its cursor is stored lazily: docs/decisions.md "Turn commits (session 10)") adds nothing.
+    // From here to the events' publication nothing awaits: the events, the part numbers, the notifications and the
+    // counters commit together, on one read of what was recorded before.
+    const last = this.reported(agentId);
+    const events = report.events.filter((event) => event.seq > last.events);
+    const appended = events.length > 0 ? this.deps.feed.appendAgentEvents(agentId, events) : [];
+    const fresh = <T extends { seq?: number }>(parts: T[]) => parts.filter((part) => part.seq === undefined || part.seq > last.seq);
     const activities = report.agent ? fresh(report.activities) : [];
-    const top = Math.max(last, ...[...report.activities, ...report.outcomes].map((part) => part.seq ?? 0));
-    if (top > last) counterStatements(this.deps.db).write.run({ key: reportedPartKey(agentId), state: { seq: top } });
+    const top = Math.max(last.seq, ...[...report.activities, ...report.outcomes].map((part) => part.seq ?? 0));
+    const eventsTop = Math.max(last.events, ...events.map((event) => event.seq));
+    if (top > last.seq || eventsTop > last.events) counterStatements(this.deps.db).write.run({ key: reportedPartKey(agentId), state: { seq: top, events: eventsTop } });
     let recordedBatch = false;
     for (const activity of activities) recordedBatch = this.deps.recordActivity(report.agent!, activity) || recordedBatch;
     // Every counter this report adds, in one statement (issue 12 §8).
@@ -51,14 +57,16 @@ export class RunReports {
       ...fresh(report.outcomes).flatMap(TenantMetrics.outcomeIncrements),
       ...TenantMetrics.callIncrements([...report.calls, ...takeDoCalls(this.deps.tenantId())]),
     ]);
+    await this.deps.feed.afterCommit(appended);
     // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8).
     if (activities.length > 0 && (recordedBatch || !this.deps.nothingToDispatch())) await this.deps.dispatch();
-    return { ok: true, recorded, snapshotVersion: this.deps.snapshotVersion() };
+    return { ok: true, recorded: appended.length, snapshotVersion: this.deps.snapshotVersion() };
   }
 
-  private lastReportedPart(agentId: string): number {
-    const seq = counterStatements(this.deps.db).read.get({ key: reportedPartKey(agentId) })?.state.seq;
-    return typeof seq === "number" ? seq : 0;
+  /** The highest report part and agent event seq recorded for the agent (0: none; a row from before session 10 has no `events`). */
+  private reported(agentId: string): { seq: number; events: number } {
+    const state = counterStatements(this.deps.db).read.get({ key: reportedPartKey(agentId) })?.state;
+    return { seq: typeof state?.seq === "number" ? state.seq : 0, events: typeof state?.events === "number" ? state.events : 0 };
   }
 
   /** The Prometheus text exposition; `calls` are the DO calls the reading isolate counted for this tenant. */
