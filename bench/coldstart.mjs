@@ -16,7 +16,7 @@ import { Client, openSse } from "./lib/client.mjs";
 import { pool } from "./lib/pool.mjs";
 import { startProbeServer } from "./lib/server.mjs";
 import { argv, option, repoDir } from "./lib/args.mjs";
-import { analyze, inspector, report } from "./lib/profiler.mjs";
+import { analyze, inspector, moduleMap, report } from "./lib/profiler.mjs";
 import { fmt, summarize } from "./lib/stats.mjs";
 
 const agentCount = Number(option("--agents", "200"));
@@ -45,10 +45,65 @@ function groupCpu(groupId) {
   return out;
 }
 
+/**
+ * Where a cold wake's JavaScript goes, per part (issue 12 §7, session 10): each sample is charged to exactly one part —
+ * the innermost frame on its stack that names one (so the parts add up to the JavaScript time); samples under none
+ * of ours but inside the Agents SDK are its own per-call work. Names are the bundle's function names.
+ */
+const PARTS = [
+  ["consumer delivery (RPC call; the runtime's actor start)", "deliver", "src/queues/wake-consumer.ts"],
+  ["AgentDO constructor: our wiring (statement preparation)", "AgentWiring", "src/objects/agent/wiring.ts"],
+  ["AgentDO constructor: Agents SDK and the rest", "AgentDO", "src/objects/agent/agent-do.ts"],
+  ["onStart hooks (recovery checks, first SQL)", "runHooks", "src/objects/shared/hooks.ts"],
+  ["enqueueWake (admission, inbox write)", "enqueueWake", "src/objects/agent/agent-do.ts"],
+  ["the run (run loop, model stream, memory)", "process", "src/objects/agent/runs/run-loop.ts"],
+  ["agent: forwarder (report to the tenant)", "flushAll", "src/objects/agent/events/forwarder.ts"],
+  ["agent: compaction after the run", "", "src/objects/agent/compaction/driver.ts"],
+  ["tenant: run report", "record", "src/objects/tenant/channels/run-reports.ts"],
+];
+function parts(prof, bundle, agents) {
+  const moduleOf = moduleMap(bundle);
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const mod = (f) => (f.url.endsWith("worker.js") ? moduleOf(f.lineNumber) : f.url || "(native)");
+  const partOf = new Map();
+  const classify = (id) => {
+    if (partOf.has(id)) return partOf.get(id);
+    let sdk = false;
+    let found = null;
+    for (let at = id; at !== undefined && !found; at = parent.get(at)) {
+      const f = byId.get(at).callFrame;
+      const m = mod(f);
+      if (m === "npm:agents") sdk = true;
+      const hit = PARTS.find(([, name, module]) => m === module && (name === "" || f.functionName === name));
+      if (hit) found = hit[0];
+    }
+    const name = byId.get(id).callFrame.functionName;
+    const part = found ?? (name === "(garbage collector)" ? "GC" : name === "(program)" ? "V8 outside JavaScript ((program))" : sdk ? "Agents SDK per-call work (spans, invocation scope)" : "other");
+    partOf.set(id, part);
+    return part;
+  };
+  const total = new Map();
+  let busy = 0;
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = Math.min((prof.timeDeltas[i + 1] ?? 0) / 1000, 1);
+    if (byId.get(prof.samples[i]).callFrame.functionName === "(idle)") continue;
+    busy += dt;
+    const part = classify(prof.samples[i]);
+    total.set(part, (total.get(part) ?? 0) + dt);
+  }
+  log(`\nper part (each sample charged once; ms per woken agent of ${fmt(busy / agents, 2)}):`);
+  for (const [k, v] of [...total].sort((a, b) => b[1] - a[1])) log(`  ${fmt(v / agents, 2).padStart(6)}  ${fmt((100 * v) / busy, 1).padStart(5)} %  ${k}`);
+}
+
 // Re-analysis of a saved profile: --analyze <file.cpuprofile> (its bundle is saved beside it as <file>.worker.js).
 if (option("--analyze")) {
   const file = option("--analyze");
-  report(JSON.parse(readFileSync(file, "utf8")), readFileSync(`${file}.worker.js`, "utf8"), agentCount);
+  const saved = JSON.parse(readFileSync(file, "utf8"));
+  const bundle = readFileSync(`${file}.worker.js`, "utf8");
+  report(saved, bundle, agentCount);
+  parts(saved, bundle, agentCount);
   process.exit(0);
 }
 
@@ -130,6 +185,7 @@ try {
     const bundle = readFileSync(join(server.workDir, "bundle", "worker.js"), "utf8");
     writeFileSync(`${outFile}.worker.js`, bundle);
     report(prof, bundle, agentCount);
+    parts(prof, bundle, agentCount);
     log(`→ ${outFile}`);
   }
   cdp?.close();

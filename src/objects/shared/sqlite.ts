@@ -44,10 +44,33 @@ export function openDatabase<TSchema extends Record<string, unknown>>(
     : ctx.storage;
   const db = drizzle(client, { schema });
   void ctx.blockConcurrencyWhile(async () => {
-    await migrate(db, migrations);
+    if (migrationsPending(lastAppliedMigration(ctx.storage), migrations)) await migrate(db, migrations);
     await afterMigrate();
   });
   return db;
+}
+
+/**
+ * `created_at` of the newest applied migration (drizzle stores each entry's journal `when` there), or null when
+ * none is recorded yet. One read instead of drizzle's per-start transaction (CREATE TABLE IF NOT EXISTS, the same
+ * read, and every migration file split): a cold Durable Object start is on a fan-out's path (issue 12 §7).
+ */
+export function lastAppliedMigration(storage: DurableObjectStorage): number | null {
+  try {
+    const row = storage.sql.exec<{ at: number | string | null }>('SELECT max(created_at) AS at FROM "__drizzle_migrations"').toArray()[0];
+    return row?.at === null || row?.at === undefined ? null : Number(row.at);
+  } catch {
+    return null; // no migrations table yet: a new object
+  }
+}
+
+/**
+ * Whether drizzle's migrator would apply anything: it applies each journal entry whose `when` is after the newest
+ * applied `created_at` (all of them when none is recorded), so the same comparison decides it here.
+ */
+export function migrationsPending(lastApplied: number | null, migrations: Migrations): boolean {
+  if (lastApplied === null || !Number.isFinite(lastApplied)) return true;
+  return migrations.journal.entries.some((entry) => lastApplied < entry.when);
 }
 
 export const nowIso = (): string => new Date().toISOString();
