@@ -6,7 +6,7 @@ import { lastAppliedMigration, migrationsPending } from "../../src/objects/share
 import { createAgent, createTenant } from "./helpers";
 
 const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
-const newest = (m: typeof agentMigrations) => Math.max(...m.journal.entries.map((entry) => entry.when));
+const newest = (m: { journal: { entries: ReadonlyArray<{ when: number }> } }) => Math.max(...m.journal.entries.map((entry) => entry.when));
 
 /**
  * Issue 12 §7 (session 10): a started object skips drizzle's migrator (a transaction, a CREATE TABLE IF NOT EXISTS,
