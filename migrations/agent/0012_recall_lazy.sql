@@ -2,8 +2,8 @@
 -- (the trigger flushed an FTS segment per commit: a message insert cost ~3× one without it). What is indexed is
 -- said by the index itself: the rows of its `messages_fts_docsize` shadow table, one per indexed message, keyed
 -- by seq. Messages are indexed in seq order, so every indexed message lies below every unindexed one, and
--- `max(id)` of that table is the high-water mark (memory/recall-index.ts indexes what lies above it before any
--- search, and in bounded batches after compaction). Rows indexed before this migration stay as they are: the mark
+-- `max(id)` of that table is the high-water mark (rows/recall-index.ts indexes what lies above it before any
+-- search, and in bounded batches after compaction and in the retention pass). Rows indexed before this migration stay as they are: the mark
 -- starts at their newest. Deletes and text updates touch the index only for rows it holds (FTS5's external-content
 -- 'delete' of a row it never indexed would corrupt it).
 DROP TRIGGER IF EXISTS `messages_fts_ai`;
