@@ -150,5 +150,9 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     expect(frames.filter((f) => f.event === "text.delta").map((f) => f.data.data.delta).join("")).toBe("echo: after the erasure");
     await settled(tenantId, agent.id);
     expect(await forwardedThroughHead(tenantId, agent.id)).toBe(true);
+    // The Agents SDK's tables were created again with the erasure: the new agent's session expiry is scheduled (the
+    // SDK, which made its tables at the object's start, would otherwise answer "no such table" until a restart).
+    const callbacks = await inDo(agentDo(tenantId, agent.id), async (instance) => (await instance.listSchedules()).map((row: { callback: string }) => row.callback));
+    expect(callbacks).toContain("onSessionExpiry");
   });
 });

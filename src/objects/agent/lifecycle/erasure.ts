@@ -96,13 +96,38 @@ export class AgentErasure {
     const receipt: ErasureReceipt = { agentId: agent.id, tenantId: this.deps.tenantId(), reason, erasedAt: new Date().toISOString(), rows: this.rowCounts() };
     if (reason !== "tenant_erased") await this.deps.reportErased(receipt);
     const storage = this.deps.ctx.storage;
+    const sdkSchema = this.sdkSchema();
     await storage.deleteAlarm();
     await storage.deleteAll();
+    this.restoreSdkSchema(sdkSchema);
     this.deps.forgetRows?.();
     // The object stays addressable: an empty schema makes every later call answer not_found.
     await migrate(this.deps.db, this.deps.migrations);
     logEvent("info", "agent erased", { tenantId: receipt.tenantId, agentId: receipt.agentId, reason });
     return { ok: true, receipt };
+  }
+
+  /**
+   * The Agents SDK's own tables (`cf_*`) as it created them, tables before their indexes. The SDK creates them once per
+   * object start and remembers that it did, so after `deleteAll` a live object (an agent created again in it) would
+   * fail every schedule call with "no such table" until it restarted. They are created again empty from their own DDL.
+   */
+  private sdkSchema(): string[] {
+    return this.deps.ctx.storage.sql
+      .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name LIKE 'cf\\_%' ESCAPE '\\' AND sql IS NOT NULL ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END")
+      .toArray()
+      .map((row) => row.sql);
+  }
+
+  private restoreSdkSchema(statements: readonly string[]): void {
+    for (const statement of statements) {
+      try {
+        this.deps.ctx.storage.sql.exec(statement);
+      } catch (error) {
+        // The erasure itself is done; a table the SDK cannot use again shows up in its own calls, and at the next start it creates it.
+        logFailure("restoring an Agents SDK table after erasure failed", error);
+      }
+    }
   }
 
   private rowCounts(): Record<string, number> {
