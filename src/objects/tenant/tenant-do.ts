@@ -110,11 +110,7 @@ export class TenantDO extends DurableObject<Env> {
   }
   /** `DELETE /v1/tenants/:id`: erases every agent and then every row of this tenant; the record survives in the operator audit object. */
   async eraseTenant(actor: string): Promise<Result<{ erasure: TenantErasure }>> {
-    try {
-      return await this.parts.erasure.eraseTenant(actor);
-    } finally {
-      this.parts.webhookEndpoints.forgetCached();
-    }
+    return this.parts.erasure.eraseTenant(actor);
   }
 
   // ── Journal (SPEC §1): every write records one notification batch, then dispatches ─────────────

@@ -225,7 +225,7 @@ export class TenantWiring {
     });
     this.decisionDesk = new DecisionDesk({ decisions: this.decisions, resolution: this.decisionResolution });
     this.retention = new TenantRetention(this.db);
-    this.erasure = new TenantErasures({ db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit });
+    this.erasure = new TenantErasures({ db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit, forgetRows: () => this.webhookEndpoints.forgetCached() });
     this.onAlarm = [
       // Subscription dispatch after a failed queue send (armed by the dispatcher).
       { name: "retry dispatch", run: () => this.dispatcher.dispatchPending() },

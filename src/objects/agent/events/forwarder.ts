@@ -114,8 +114,7 @@ export class EventForwarder {
   private drop(): void {
     this.kept = null;
     this.cursorDirty = false;
-    if (this.cursorTimer) clearTimeout(this.cursorTimer);
-    this.cursorTimer = null;
+    this.stopCursorTimer();
   }
 
   /** The highest event seq the tenant acknowledged, as this class knows it (its row may lag: see `setCursor`). */
@@ -270,10 +269,14 @@ export class EventForwarder {
   }
 
   private writeCursor(): void {
-    if (this.cursorTimer) clearTimeout(this.cursorTimer);
-    this.cursorTimer = null;
+    this.stopCursorTimer();
     if (!this.cursorDirty || !this.kept) return;
     this.cursorDirty = false;
     this.counters.write.run({ key: CURSOR_KEY, state: { seq: this.kept.cursor } });
+  }
+
+  private stopCursorTimer(): void {
+    if (this.cursorTimer) clearTimeout(this.cursorTimer);
+    this.cursorTimer = null;
   }
 }

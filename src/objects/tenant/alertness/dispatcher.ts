@@ -84,8 +84,10 @@ export class Dispatcher {
           failed = await this.drain();
         } while (this.again && failed === 0);
         this.failedPasses = failed > 0 ? this.failedPasses + 1 : 0;
-        if (failed > 0) this.deps.notifications.notePendingLeft();
-        if (failed > 0) this.deps.retryLater(Math.min(RETRY.baseMs * 2 ** (this.failedPasses - 1), RETRY.maxMs));
+        if (failed > 0) {
+          this.deps.notifications.notePendingLeft();
+          this.deps.retryLater(Math.min(RETRY.baseMs * 2 ** (this.failedPasses - 1), RETRY.maxMs));
+        }
       } catch (error) {
         this.deps.notifications.notePendingLeft();
         console.error(JSON.stringify({ level: "error", msg: "subscription dispatch pass failed", tenantId: this.deps.tenantId(), error: String(error) }));

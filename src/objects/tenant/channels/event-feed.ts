@@ -15,16 +15,9 @@ export class EventFeed {
     private readonly outbound: OutboundDeliveries,
   ) {}
 
-  /** A batch forwarded by an agent; events already recorded (a re-sent batch) are skipped. */
-  async recordAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): Promise<number> {
-    const appended = this.appendAgentEvents(agentId, events);
-    await this.afterCommit(appended);
-    return appended.length;
-  }
-
   /**
-   * The synchronous half of `recordAgentEvents`, for a caller that writes more in the same stretch (a run report's
-   * part numbers: one read of them, no await in between); it passes the answer to `afterCommit` once done.
+   * A batch forwarded by an agent; events already recorded (a re-sent batch) are skipped. Synchronous, so the caller
+   * (a run report) writes its part numbers in the same stretch; it passes the answer to `afterCommit` once done.
    */
   appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
     return this.db.transaction((tx) => {

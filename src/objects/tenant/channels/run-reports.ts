@@ -15,10 +15,10 @@ export interface RunReportsDeps {
   feed: EventFeed;
   metrics: TenantMetrics;
   /** agentStateChangedNotification + agentMessageAppendedNotification, so agents can follow each other. */
-  recordActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): boolean;
+  recordActivity(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): void;
   /** Queues the wakes the recorded notification batches match (after they committed). */
   dispatch(): Promise<void>;
-  /** True when a dispatch pass would find nothing new (see Dispatcher.nothingToDispatch). */
+  /** True when a dispatch pass would find nothing new (see Dispatcher.nothingToDispatch); a batch just recorded makes it false. */
   nothingToDispatch(): boolean;
   snapshotVersion(): number;
   tenantId(): string;
@@ -50,16 +50,16 @@ export class RunReports {
     const top = Math.max(last.seq, ...[...report.activities, ...report.outcomes].map((part) => part.seq ?? 0));
     const eventsTop = Math.max(last.events, ...events.map((event) => event.seq));
     if (top > last.seq || eventsTop > last.events) counterStatements(this.deps.db).write.run({ key: reportedPartKey(agentId), state: { seq: top, events: eventsTop } });
-    let recordedBatch = false;
-    for (const activity of activities) recordedBatch = this.deps.recordActivity(report.agent!, activity) || recordedBatch;
+    for (const activity of activities) this.deps.recordActivity(report.agent!, activity);
     // Every counter this report adds, in one statement (issue 12 §8).
     this.deps.metrics.add([
       ...fresh(report.outcomes).flatMap(TenantMetrics.outcomeIncrements),
       ...TenantMetrics.callIncrements([...report.calls, ...takeDoCalls(this.deps.tenantId())]),
     ]);
     await this.deps.feed.afterCommit(appended);
-    // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8).
-    if (activities.length > 0 && (recordedBatch || !this.deps.nothingToDispatch())) await this.deps.dispatch();
+    // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8). The
+    // notification log marks a batch as unseen at its insert, so one just recorded always runs the pass.
+    if (activities.length > 0 && !this.deps.nothingToDispatch()) await this.deps.dispatch();
     return { ok: true, recorded: appended.length, snapshotVersion: this.deps.snapshotVersion() };
   }
 

@@ -66,7 +66,7 @@ export class AgentActivity {
   }
 
   /** `cascadeDepth`: one more agent hop than the wake that caused the run (see config.run.maxCascadeDepth). */
-  /** Returns whether a batch was recorded (the caller dispatches only then). */
+  /** Returns whether a batch was recorded (the notification log also marks it unseen, which is what the report path reads). */
   recordRun(agent: Pick<Agent, "id" | "kind" | "lifecycle">, activity: AgentRunActivity): boolean {
     const writes = [
       { payloadType: "agentState", payloadId: `${agent.id}@${activity.stateRevision}` },

@@ -13,6 +13,8 @@ export interface TenantErasuresDeps {
   env: Env;
   tenant(): Tenant | null;
   audit: Audit;
+  /** Every row is gone (or going): what the parts keep in memory of their rows is dropped (the live webhook endpoints). */
+  forgetRows(): void;
 }
 
 /** SPEC §7: forgetting one erased agent, and erasing the whole tenant (the record survives in the operator audit object). */
@@ -30,17 +32,22 @@ export class TenantErasures {
     const tenant = this.deps.tenant();
     if (!tenant) return failure("not_found", "tenant not found");
     const { db, storage, migrations, env } = this.deps;
-    const erasure = await eraseTenant(
-      {
-        db,
-        storage,
-        tenantId: tenant.id,
-        migrations,
-        eraseAgent: (agentId) => agentStub(env, tenant.id, agentId).eraseForTenant(),
-        recordErasure: ({ actor: by, ...detail }) => tenantStub(env, OPERATOR_AUDIT_OBJECT).audit(by, "tenant.erased", tenant.id, detail),
-      },
-      actor,
-    );
-    return { ok: true, erasure };
+    try {
+      const erasure = await eraseTenant(
+        {
+          db,
+          storage,
+          tenantId: tenant.id,
+          migrations,
+          eraseAgent: (agentId) => agentStub(env, tenant.id, agentId).eraseForTenant(),
+          recordErasure: ({ actor: by, ...detail }) => tenantStub(env, OPERATOR_AUDIT_OBJECT).audit(by, "tenant.erased", tenant.id, detail),
+        },
+        actor,
+      );
+      return { ok: true, erasure };
+    } finally {
+      // Also after a failure part-way: rows may be gone, so nothing kept of them is trusted.
+      this.deps.forgetRows();
+    }
   }
 }
