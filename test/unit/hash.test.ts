@@ -43,6 +43,8 @@ describe("H", () => {
   it("is lowercase hex SHA-256 of v1| + escaped fields joined by |", () => {
     expect(H("a", "b")).toBe(createHash("sha256").update("v1|a|b").digest("hex"));
     expect(H("a|b")).toBe(createHash("sha256").update("v1|a\\|b").digest("hex"));
+    expect(H()).toBe(createHash("sha256").update("v1|").digest("hex"));
+    expect(H("a\\b|c", 7)).toBe(createHash("sha256").update("v1|a\\\\b\\|c|7").digest("hex"));
   });
 
   it("never collides when a | moves between fields", () => {
