@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import type { TenantDb } from "../types";
+import { rawStatement } from "../../shared/lean-query";
 import type { DoCallCount, RunOutcome } from "../../../schema/contracts";
 
 type Labels = Record<string, string>;
@@ -21,6 +22,8 @@ export const METRIC_FAMILIES: Record<string, { help: string; type: "counter" | "
 
 /** Prometheus label value escaping: backslash, double quote and newline. */
 export function escapeLabelValue(value: string): string {
+  // Every run report formats its counters' labels (outcomes, reasons, method names): most need no escape at all.
+  if (!/[\\"\n]/.test(value)) return value;
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
@@ -52,7 +55,14 @@ export interface MetricIncrement {
 
 /** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
 export class TenantMetrics {
-  constructor(private readonly db: TenantDb) {}
+  /** Every run report adds its counters (issue 12 §8, session 11): rendered once, where `db.run(sql…)` renders per call. */
+  private readonly addRows;
+
+  constructor(private readonly db: TenantDb) {
+    this.addRows = rawStatement(db, sql`INSERT INTO metrics (name, labels, value)
+      SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(${sql.placeholder("rows")}) WHERE true
+      ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`);
+  }
 
   /** The increments one run outcome adds (runs, wakes, tool calls, tokens, cost); zero amounts are left out. */
   static outcomeIncrements(outcome: RunOutcome): MetricIncrement[] {
@@ -80,9 +90,7 @@ export class TenantMetrics {
    */
   add(rows: readonly MetricIncrement[]): void {
     if (rows.length === 0) return;
-    this.db.run(sql`INSERT INTO metrics (name, labels, value)
-      SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(${JSON.stringify(rows)}) WHERE true
-      ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`);
+    this.addRows.all({ rows: JSON.stringify(rows) });
   }
 
   increment(name: string, labels: Labels, by = 1): void {
