@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
 import type { TenantDb } from "../types";
-import { rawStatement } from "../../shared/lean-query";
 import type { DoCallCount, RunOutcome } from "../../../schema/contracts";
 
 type Labels = Record<string, string>;
@@ -55,13 +54,15 @@ export interface MetricIncrement {
 
 /** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
 export class TenantMetrics {
-  /** Every run report adds its counters (issue 12 §8, session 11): rendered once, where `db.run(sql…)` renders per call. */
-  private readonly addRows;
+  /**
+   * Every run report adds its counters (issue 12 §8, session 11): one fixed statement run on the object's SQLite,
+   * where `db.run(sql…)` had drizzle render it on every call. (Not `rawStatement` of ../../shared/lean-query: this
+   * file is also compiled for Node, by the unit test of the text format, which has no Workers types.)
+   */
+  private readonly storage: { sql: { exec(query: string, ...params: unknown[]): { toArray(): unknown[] } } };
 
   constructor(private readonly db: TenantDb) {
-    this.addRows = rawStatement(db, sql`INSERT INTO metrics (name, labels, value)
-      SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(${sql.placeholder("rows")}) WHERE true
-      ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`);
+    this.storage = (db as unknown as { $client: TenantMetrics["storage"] }).$client;
   }
 
   /** The increments one run outcome adds (runs, wakes, tool calls, tokens, cost); zero amounts are left out. */
@@ -90,7 +91,7 @@ export class TenantMetrics {
    */
   add(rows: readonly MetricIncrement[]): void {
     if (rows.length === 0) return;
-    this.addRows.all({ rows: JSON.stringify(rows) });
+    this.storage.sql.exec(ADD_ROWS, JSON.stringify(rows)).toArray();
   }
 
   increment(name: string, labels: Labels, by = 1): void {
@@ -123,6 +124,10 @@ export class TenantMetrics {
     return renderPrometheus([...counters, ...decisions, ...lifecycle]);
   }
 }
+
+const ADD_ROWS = `INSERT INTO metrics (name, labels, value)
+  SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(?) WHERE true
+  ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`;
 
 function increment(name: string, labels: Labels, by = 1): MetricIncrement | undefined {
   if (!Number.isFinite(by) || by <= 0) return undefined;
