@@ -2,10 +2,10 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import type { RunReport } from "../../src/schema/contracts";
-import { api, createAgent, createTenant } from "./helpers";
+import { ADMIN, api, createAgent, createTenant } from "./helpers";
 
 /** Issue 12 §8: the tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed. */
-const BOUND = 8;
+const BOUND = 5;
 
 function chatTurnReport(agent: { id: string }, part: number, firstSeq: number): RunReport {
   const at = new Date().toISOString();
@@ -60,6 +60,25 @@ describe("reportRun statement count (issue 12 §8)", () => {
     expect(metric(text, 'vigil_tokens_total{direction="input"}')).toBe(240);
     expect(metric(text, "vigil_cost_micro_usd_total")).toBe(6);
     expect(metric(text, 'vigil_do_calls_total{method="submitTurn",object="agent"}')).toBeGreaterThanOrEqual(3);
+  });
+
+  it("a report answers the snapshot version a publish just wrote, without reading it; the tenant's erasure drops the kept copy", async () => {
+    const { tenantId, key } = await createTenant("report-snapshot-version");
+    const agent = await createAgent(key);
+    const first = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
+    const before = (first.result as { snapshotVersion: number }).snapshotVersion;
+    // A brake publishes a new version (pushed to the agents before the answer).
+    const brake = await api("POST", "/v1/brakes", { key, body: { scope: "all", behaviour: "pause", reason: "version check" } });
+    expect(brake.status, JSON.stringify(brake.body)).toBe(201);
+    const second = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
+    expect(second.result).toMatchObject({ ok: true, snapshotVersion: before + 1 });
+    // One read of `counters` (the agent's report part numbers); the version is not read again.
+    expect(second.statements.filter((q) => /^select .*from "?counters/i.test(q)), second.statements.join("\n")).toHaveLength(1);
+
+    // Every row gone: the version starts again from the (empty) database, not from the kept copy.
+    expect((await api("DELETE", `/v1/tenants/${tenantId}`, { key: ADMIN })).status).toBe(200);
+    const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+    await runInDurableObject(stub, (instance: TenantDO) => expect(instance.parts.snapshots.version()).toBe(1));
   });
 
   it("a webhook endpoint created or deleted between reports is matched at once (the endpoint cache and the skipped scan are exact)", async () => {

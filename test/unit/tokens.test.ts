@@ -163,4 +163,33 @@ describe("constants and constructors", () => {
     expect(() => tokens.entityId("")).toThrow(TypeError);
     expect(() => tokens.subtype("a|b", "x")).toThrow(/tokenNamespace/);
   });
+
+  it("accepts exactly what validateToken accepts, with the same token (their checks skip zod on the valid path)", () => {
+    const edgeString = fc.oneof(
+      fc.string({ maxLength: 3 }),
+      fc.constantFrom("", "|", "a|b", "x".repeat(128), "x".repeat(129), "x".repeat(512), "x".repeat(513), "😀".repeat(64), "😀".repeat(65)),
+      fc.string({ unit: "grapheme", maxLength: 20 }),
+    );
+    const outcome = (build: () => TypedToken) => {
+      try {
+        return { ok: true as const, token: build() };
+      } catch (error) {
+        expect(error).toBeInstanceOf(TypeError);
+        return { ok: false as const };
+      }
+    };
+    const same = (built: ReturnType<typeof outcome>, candidate: unknown) => {
+      const validated = validateToken(candidate);
+      expect(built.ok).toBe(validated.ok);
+      if (built.ok && validated.ok) expect(built.token).toStrictEqual(validated.token);
+    };
+    fc.assert(
+      fc.property(edgeString, edgeString, (namespace, value) => {
+        same(outcome(() => tokens.semanticKey(value)), { tokenClass: "semanticKey", tokenValue: value });
+        same(outcome(() => tokens.entityId(value)), { tokenClass: "entityId", tokenValue: value });
+        same(outcome(() => tokens.subtype(namespace, value)), { tokenClass: "subtypeToken", tokenNamespace: namespace, tokenValue: value });
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

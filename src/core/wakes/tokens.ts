@@ -176,10 +176,22 @@ function build(candidate: unknown): TypedToken {
   return result.token;
 }
 
+/**
+ * The schema's rules for a value and a namespace, checked without zod: the constructors run on every run report and
+ * journal write (issue 12 §8, session 11). Anything they reject goes through `build`, which throws zod's message.
+ */
+const validValue = (value: unknown): value is string => typeof value === "string" && value.length >= 1 && value.length <= TOKEN_LIMITS.valueMaxLength;
+const validNamespace = (namespace: unknown): namespace is string =>
+  typeof namespace === "string" && namespace.length >= 1 && namespace.length <= TOKEN_LIMITS.namespaceMaxLength && !namespace.includes("|");
+
 /** Token constructors for trusted code; they throw on invalid input (a bug). Untrusted input goes through `validateToken`. */
 export const tokens = {
-  semanticKey: (value: string): SemanticKeyToken => build({ tokenClass: "semanticKey", tokenValue: value }) as SemanticKeyToken,
+  semanticKey: (value: string): SemanticKeyToken =>
+    validValue(value) ? { tokenClass: "semanticKey", tokenValue: value } : (build({ tokenClass: "semanticKey", tokenValue: value }) as SemanticKeyToken),
   subtype: (namespace: string, value: string): SubtypeToken =>
-    build({ tokenClass: "subtypeToken", tokenNamespace: namespace, tokenValue: value }) as SubtypeToken,
-  entityId: (value: string): EntityIdToken => build({ tokenClass: "entityId", tokenValue: value }) as EntityIdToken,
+    validNamespace(namespace) && validValue(value)
+      ? { tokenClass: "subtypeToken", tokenNamespace: namespace, tokenValue: value }
+      : (build({ tokenClass: "subtypeToken", tokenNamespace: namespace, tokenValue: value }) as SubtypeToken),
+  entityId: (value: string): EntityIdToken =>
+    validValue(value) ? { tokenClass: "entityId", tokenValue: value } : (build({ tokenClass: "entityId", tokenValue: value }) as EntityIdToken),
 } as const;

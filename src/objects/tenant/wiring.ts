@@ -225,7 +225,13 @@ export class TenantWiring {
     });
     this.decisionDesk = new DecisionDesk({ decisions: this.decisions, resolution: this.decisionResolution });
     this.retention = new TenantRetention(this.db);
-    this.erasure = new TenantErasures({ db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit, forgetRows: () => this.webhookEndpoints.forgetCached() });
+    this.erasure = new TenantErasures({
+      db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit,
+      forgetRows: () => {
+        this.webhookEndpoints.forgetCached();
+        this.snapshots.forget();
+      },
+    });
     this.onAlarm = [
       // Subscription dispatch after a failed queue send (armed by the dispatcher).
       { name: "retry dispatch", run: () => this.dispatcher.dispatchPending() },

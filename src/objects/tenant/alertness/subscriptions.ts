@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, ne, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Lifecycle } from "../../../core/runtime/lifecycle";
 import type { Predicate } from "../../../core/wakes/predicate";
 import { indexRows, subscriptionSpecSchema, type CandidateSubscription, type Eligibility, type IndexProbe } from "../../../core/wakes/subscription-index";
@@ -11,7 +11,7 @@ import type { Subscription, SubscriptionSpec } from "../../../schema/agents/subs
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";
-import { lean } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/lean-query";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
 export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;
@@ -30,6 +30,8 @@ export interface IndexedCandidate extends CandidateSubscription {
 export class SubscriptionStore {
   /** Every run's report and every dispatch probes the index: the lookup is built once (issue 12 §8). */
   private readonly candidatesQuery;
+  /** Every run report asks it (issue 12 §8, session 11): one statement for any number of probes, rendered once. */
+  private readonly otherSubscriberQuery;
 
   constructor(private readonly db: TenantDb) {
     const t = schema.subscriptionTokens;
@@ -42,6 +44,14 @@ export class SubscriptionStore {
       .innerJoin(a, eq(a.id, s.agentId))
       .where(and(eq(t.tokenClass, sql.placeholder("tokenClass")), eq(t.tokenNamespace, sql.placeholder("tokenNamespace")), eq(t.tokenValue, sql.placeholder("tokenValue"))))
       .prepare());
+    // The probes travel as ONE JSON parameter of [class, namespace, value] triples: `json_each` is the outer loop and each
+    // triple is a primary-key prefix lookup of subscription_tokens (test/integration/subscription-probe.test.ts asks
+    // EXPLAIN QUERY PLAN). An OR over the probes had a different text per probe count and was built by drizzle per call.
+    this.otherSubscriberQuery = rawStatement<{ one: number }>(db, sql`SELECT 1 AS one FROM json_each(${sql.placeholder("probes")}) AS probe
+      JOIN subscription_tokens AS t ON t.token_class = probe.value ->> 0 AND t.token_namespace = probe.value ->> 1 AND t.token_value = probe.value ->> 2
+      JOIN subscriptions AS s ON s.id = t.subscription_id AND s.deleted_at IS NULL
+      JOIN agent_directory AS a ON a.id = s.agent_id
+      WHERE s.agent_id <> ${sql.placeholder("agentId")} LIMIT 1`);
   }
 
   /** The agent's lifecycle from the tenant directory, or null when the agent is not in this tenant. */
@@ -164,22 +174,12 @@ export class SubscriptionStore {
   /**
    * Whether any agent other than `agentId` holds a live subscription indexed under one of these tokens:
    * the same joins as `candidatesFor`, asked once for all probes (issue 12 §8: it was one lookup per probe
-   * on every run report). Each OR term is a primary-key prefix lookup of `subscription_tokens`.
+   * on every run report). Each probe is a primary-key prefix lookup of `subscription_tokens`.
    */
   anyOtherSubscriber(probes: readonly IndexProbe[], agentId: string): boolean {
     if (probes.length === 0) return false;
-    const t = schema.subscriptionTokens;
-    const s = schema.subscriptions;
-    const a = schema.agentDirectory;
-    const row = this.db
-      .select({ one: sql<number>`1` })
-      .from(t)
-      .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
-      .innerJoin(a, eq(a.id, s.agentId))
-      .where(and(ne(s.agentId, agentId), or(...probes.map((probe) => and(eq(t.tokenClass, probe.tokenClass), eq(t.tokenNamespace, probe.tokenNamespace), eq(t.tokenValue, probe.tokenValue))))))
-      .limit(1)
-      .get();
-    return row !== undefined;
+    const triples = probes.map((probe) => [probe.tokenClass, probe.tokenNamespace, probe.tokenValue]);
+    return this.otherSubscriberQuery.get({ probes: JSON.stringify(triples), agentId }) !== undefined;
   }
 
   private tombstone(tx: TenantDb, ids: string[]): void {

@@ -21,6 +21,8 @@ export const METRIC_FAMILIES: Record<string, { help: string; type: "counter" | "
 
 /** Prometheus label value escaping: backslash, double quote and newline. */
 export function escapeLabelValue(value: string): string {
+  // Every run report formats its counters' labels (outcomes, reasons, method names): most need no escape at all.
+  if (!/[\\"\n]/.test(value)) return value;
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
@@ -52,7 +54,16 @@ export interface MetricIncrement {
 
 /** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
 export class TenantMetrics {
-  constructor(private readonly db: TenantDb) {}
+  /**
+   * Every run report adds its counters (issue 12 §8, session 11): one fixed statement run on the object's SQLite,
+   * where `db.run(sql…)` had drizzle render it on every call. (Not `rawStatement` of ../../shared/lean-query: this
+   * file is also compiled for Node, by the unit test of the text format, which has no Workers types.)
+   */
+  private readonly storage: { sql: { exec(query: string, ...params: unknown[]): { toArray(): unknown[] } } };
+
+  constructor(private readonly db: TenantDb) {
+    this.storage = (db as unknown as { $client: TenantMetrics["storage"] }).$client;
+  }
 
   /** The increments one run outcome adds (runs, wakes, tool calls, tokens, cost); zero amounts are left out. */
   static outcomeIncrements(outcome: RunOutcome): MetricIncrement[] {
@@ -80,9 +91,7 @@ export class TenantMetrics {
    */
   add(rows: readonly MetricIncrement[]): void {
     if (rows.length === 0) return;
-    this.db.run(sql`INSERT INTO metrics (name, labels, value)
-      SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(${JSON.stringify(rows)}) WHERE true
-      ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`);
+    this.storage.sql.exec(ADD_ROWS, JSON.stringify(rows)).toArray();
   }
 
   increment(name: string, labels: Labels, by = 1): void {
@@ -115,6 +124,10 @@ export class TenantMetrics {
     return renderPrometheus([...counters, ...decisions, ...lifecycle]);
   }
 }
+
+const ADD_ROWS = `INSERT INTO metrics (name, labels, value)
+  SELECT json_extract(value, '$.name'), json_extract(value, '$.labels'), json_extract(value, '$.value') FROM json_each(?) WHERE true
+  ON CONFLICT (name, labels) DO UPDATE SET value = metrics.value + excluded.value`;
 
 function increment(name: string, labels: Labels, by = 1): MetricIncrement | undefined {
   if (!Number.isFinite(by) || by <= 0) return undefined;

@@ -13,7 +13,7 @@ export interface TenantErasuresDeps {
   env: Env;
   tenant(): Tenant | null;
   audit: Audit;
-  /** Every row is gone (or going): what the parts keep in memory of their rows is dropped (the live webhook endpoints). */
+  /** Every row is gone (or going): what the parts keep in memory of their rows is dropped (the live webhook endpoints, the snapshot version). */
   forgetRows(): void;
 }
 

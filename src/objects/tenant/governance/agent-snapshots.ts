@@ -29,12 +29,25 @@ const VERSION_KEY = "agent-snapshot:version";
  * and, at the latest, by the snapshot's maximum age (config.snapshot.maxAgeSeconds).
  */
 export class AgentSnapshots {
+  /**
+   * The stored version, read once (issue 12 §8, session 11: every run report answers with it). Exact because `publish`
+   * is the row's only writer and sets it with its write, and the tenant's erasure (every row gone) drops it (`forget`).
+   */
+  private known: number | undefined;
+
   constructor(private readonly deps: AgentSnapshotsDeps) {}
 
   version(): number {
-    // Every run report answers with it (issue 12 §8): a statement built once.
-    const version = counterStatements(this.deps.db).read.get({ key: VERSION_KEY })?.state.version;
-    return typeof version === "number" ? version : 1;
+    if (this.known === undefined) {
+      const version = counterStatements(this.deps.db).read.get({ key: VERSION_KEY })?.state.version;
+      this.known = typeof version === "number" ? version : 1;
+    }
+    return this.known;
+  }
+
+  /** Every row is gone (the tenant's erasure): the next read asks the database again. */
+  forget(): void {
+    this.known = undefined;
   }
 
   for(agent: { agentId: string; kind: string }): AgentSnapshot {
@@ -45,6 +58,7 @@ export class AgentSnapshots {
   async publish(audience: SnapshotAudience): Promise<{ pushed: number; failed: number }> {
     const state = { version: this.version() + 1 };
     this.deps.db.insert(counters).values({ key: VERSION_KEY, state }).onConflictDoUpdate({ target: counters.key, set: { state } }).run();
+    this.known = state.version;
     const agents = this.deps.liveAgents().filter((agent) => audience === "all" || ("agentId" in audience ? agent.agentId === audience.agentId : agent.kind === audience.kind));
     let pushed = 0;
     let failed = 0;
