@@ -7,6 +7,7 @@ import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
+import { checkStatementSites, leanSite } from "../shared/statement-sites";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
 import type { ApprovalState } from "../../schema/contracts";
@@ -24,6 +25,9 @@ import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
+
+/** The owning tenant, read once per object (built once per isolate: ../shared/statement-sites.ts). */
+const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -84,6 +88,8 @@ export class AgentWiring {
     private readonly env: Env,
     private readonly scheduler: AgentScheduler,
   ) {
+    // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
+    checkStatementSites(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), testSeamsEnabled(this.env) ? this.rowMeter : undefined);
@@ -329,7 +335,7 @@ export class AgentWiring {
 
   /** The owning tenant, as stored with the profile ("" before the agent exists); read once it exists: it never changes (this object's name is derived from it). */
   tenantId(): string {
-    if (!this.knownTenantId) this.knownTenantId = this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
+    if (!this.knownTenantId) this.knownTenantId = TENANT_ID.bind(this.db).get()?.tenantId ?? "";
     return this.knownTenantId;
   }
 
