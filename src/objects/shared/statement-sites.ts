@@ -59,7 +59,8 @@ function site<TDb, T, P extends { signature: string }>(name: string, plan: (db: 
   };
 }
 
-const clientOf = (db: object): SqlClient => (db as { $client: SqlClient }).$client;
+/** The client drizzle's own prepared queries use: the session's (a database and its transactions share it). */
+const clientOf = (db: object): SqlClient => (db as { session: { client: SqlClient } }).session.client;
 
 /** A drizzle select run lean (`lean` in ./lean-query.ts), built once per isolate. */
 export function leanSite<TDb extends object, TAll, TGet>(name: string, build: (db: TDb) => PreparedSelect<TAll, TGet>): StatementSite<TDb, PreparedSelect<TAll, TGet>> {
@@ -139,8 +140,8 @@ export function preparedSite<TDb extends object, T>(name: string, build: (db: TD
       };
     },
     (plan, db) => {
-      const session = (db as { session: { logger: unknown } }).session;
-      const prepared = new plan.make(clientOf(db), plan.query, session.logger, plan.fields, plan.executeMethod, plan.isResponseInArrayMode, undefined);
+      const session = (db as { session: { client: SqlClient; logger: unknown } }).session;
+      const prepared = new plan.make(session.client, plan.query, session.logger, plan.fields, plan.executeMethod, plan.isResponseInArrayMode, undefined);
       if (plan.joinsNotNullableMap !== undefined) prepared.joinsNotNullableMap = plan.joinsNotNullableMap;
       return prepared as unknown as T;
     },
