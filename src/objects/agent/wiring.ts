@@ -393,8 +393,9 @@ export class AgentWiring {
   }
 
   private recoverCompaction(): void {
-    this.compaction.recover();
-    this.compactor.maybeCompact(null);
+    // No open job: the pump would read none and do nothing. A job inserted later comes from a plan whose caller pumps
+    // (after a run, the compaction alarm, a manual retry, the test seam), so skipping it changes no recovery (session 11).
+    if (this.compaction.recover()) this.compactor.maybeCompact(null);
   }
 
   /** Subscribers' notifications travel with the run's report (one call per run). */

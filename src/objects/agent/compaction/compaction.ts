@@ -119,9 +119,9 @@ export class Compaction {
     return this.planner.planCondensations();
   }
 
-  /** On activation: a job left `running` lost its attempt to a crash or eviction. */
-  recover(): void {
-    this.jobStore.recover();
+  /** On activation: a job left `running` lost its attempt to a crash or eviction. True when any job is open (pending or running). */
+  recover(): boolean {
+    return this.jobStore.recover();
   }
 
   /** Works off due jobs (single-flight per agent, so per thread too), re-planning after each commit. */

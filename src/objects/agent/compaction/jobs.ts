@@ -2,7 +2,8 @@ import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
-import { leanSite, rawSite } from "../../shared/statement-sites";
+import { leanSite, rawRowsSite, rawSite } from "../../shared/statement-sites";
+import { tableRowDecoder } from "../../shared/lean-query";
 
 export type JobRow = typeof schema.compactionJobs.$inferSelect;
 
@@ -23,6 +24,13 @@ const NEXT_PENDING = leanSite("compaction.jobs.nextPending", (db: AgentDb) => {
 const STATE = () => sql`"status" = ${p("status")}, "attempt_count" = ${p("attemptCount")}, "next_attempt_at" = ${p("nextAttemptAt")}, "last_error" = ${p("lastError")}, "updated_at" = ${p("updatedAt")}`;
 const WRITE = rawSite("compaction.jobs.write", () => sql`UPDATE "compaction_jobs" SET ${STATE()} WHERE "id" = ${p("id")}`);
 const WRITE_COMMIT = rawSite("compaction.jobs.writeCommit", () => sql`UPDATE "compaction_jobs" SET ${STATE()}, "summary_message_id" = ${p("summaryMessageId")}, "summarizer" = ${p("summarizer")} WHERE "id" = ${p("id")}`);
+
+const jobRow = tableRowDecoder<JobRow>(schema.compactionJobs);
+/** Every running job, and one pending job if there is any (both through `compaction_jobs_ready`). */
+const RECOVERY = rawRowsSite("compaction.jobs.recovery", () => {
+  const columns = jobRow.columns.map((name) => `"${name}"`).join(", ");
+  return sql.raw(`SELECT ${columns} FROM "compaction_jobs" WHERE "status" = 'running' UNION ALL SELECT * FROM (SELECT ${columns} FROM "compaction_jobs" WHERE "status" = 'pending' LIMIT 1)`);
+});
 
 /** The compaction_jobs rows of one agent: reads, and state changes only through the pure job machine (src/core/memory/compaction-job.ts). */
 export class CompactionJobs {
@@ -60,10 +68,15 @@ export class CompactionJobs {
     return this.nextPendingQuery.get()?.at ?? null;
   }
 
-  /** On activation: a job left `running` lost its attempt to a crash or eviction. */
-  recover(): void {
-    const running = this.db.select().from(schema.compactionJobs).where(eq(schema.compactionJobs.status, "running")).all();
-    for (const row of running) this.write(row, recoverInterruptedJob(toJob(row), this.now(), this.policy));
+  /**
+   * On activation: a job left `running` lost its attempt to a crash or eviction. One read (session 11) answers both
+   * activation questions: every running job (recovered here) and whether any job was open at all (pending or running);
+   * false means the activation's pump has nothing to do.
+   */
+  recover(): boolean {
+    const rows = RECOVERY.bind(this.db).all().map(jobRow.decode);
+    for (const row of rows) if (row.status === "running") this.write(row, recoverInterruptedJob(toJob(row), this.now(), this.policy));
+    return rows.length > 0;
   }
 
   /** Applies the event to the stored job; null (and nothing written) when the machine refuses it. */
