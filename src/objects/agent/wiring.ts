@@ -7,6 +7,7 @@ import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
+import { ActivationSchedules } from "./activation-schedules";
 import { checkStatementSites, leanSite } from "../shared/statement-sites";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -83,16 +84,21 @@ export class AgentWiring {
   readonly onStart: Hook[];
   readonly onWatchdog: Hook[];
 
+  /** The SDK's scheduler, with one listing shared by the activation's hooks (./activation-schedules.ts). */
+  private readonly scheduler: ActivationSchedules;
+
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    private readonly scheduler: AgentScheduler,
+    sdkScheduler: AgentScheduler,
   ) {
+    this.scheduler = new ActivationSchedules(sdkScheduler);
     // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
     checkStatementSites(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
-    this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), testSeamsEnabled(this.env) ? this.rowMeter : undefined);
+    const activate = () => runHooks(this.onStart).finally(() => this.scheduler.activated());
+    this.db = openDatabase(this.ctx, schema, migrations, activate, testSeamsEnabled(this.env) ? this.rowMeter : undefined);
     this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
       db: this.db,
@@ -320,8 +326,10 @@ export class AgentWiring {
       { name: "forward unsent events", run: () => this.forwarder.schedule() },
       // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
       { name: "recover compaction", run: () => this.recoverCompaction() },
-      // The event log's retention pass (on an SDK schedule, armed once it is missing), off the activation path.
-      { name: "arm retention", run: () => this.ctx.waitUntil(new Promise((resolve) => setTimeout(resolve, 0)).then(() => this.retention.arm()).catch(() => undefined)) },
+      // The event log's retention pass (on an SDK schedule, armed once it is missing). Its check asks now, so the
+      // activation's one schedule listing (shared with the timer catch-up) answers it; a missing row is scheduled off
+      // the activation path.
+      { name: "arm retention", run: () => this.ctx.waitUntil(this.retention.armOnActivation((arm) => new Promise((resolve) => setTimeout(resolve, 0)).then(arm)).catch(() => undefined)) },
     ];
 
     /** The watchdog schedule (armed by the drain and child reports): resumes work even if no request arrives. */
