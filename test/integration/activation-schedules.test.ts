@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, eventually } from "./helpers";
+import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 /** The Agents SDK's listing of an object's schedules (every `listSchedules`); its idempotent insert reads by callback instead. */
@@ -59,5 +59,44 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     const listings = await reactivate(stub, repaired);
     expect(listings).toBe(1);
     expect(await runInDurableObject(stub, (_instance, state) => rowsOf(state.storage))).toEqual(before);
+  });
+});
+
+describe("the activation's recovery questions in one read (session 11)", () => {
+  it("answer exactly what the inbox's pending count, the in-flight actions and the parked runs answer, in every state", async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
+    const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "hello" } });
+    expect(sent.status).toBe(202);
+    await waitForRun(key, agent.id, sent.body.runKey);
+    await runInDurableObject(agentDo(tenantId, agent.id), (instance: any, state) => {
+      const parts = instance.parts;
+      const exec = (query: string, ...args: unknown[]) => state.storage.sql.exec(query, ...args);
+      const now = new Date().toISOString();
+      const states: Array<[string, () => void]> = [
+        ["nothing to resume", () => undefined],
+        ["a run parked on a saga", () => exec("UPDATE runs SET status = 'waiting'")],
+        ["an action executing", () => exec("UPDATE runs SET status = 'completed'") && exec("INSERT INTO actions (operation_id, run_key, step, call_index, tool_call_id, tool_name, tool_version, args, action_stable_id, risk_level, preview_only, envelope, status, created_at, updated_at) VALUES ('op-1', ?, 0, 0, 'call-1', 'tool', '1', '{}', 'stable', 'low', 0, '{}', 'executing', ?, ?)", sent.body.runKey, now, now)],
+        ["an action awaiting approval", () => exec("UPDATE actions SET status = 'awaiting_approval'")],
+        ["an action finished", () => exec("UPDATE actions SET status = 'completed'")],
+        ["a wake in the inbox", () => exec("INSERT INTO wake_inbox (run_key, reason, thread_id, authority, input, enqueued_at) VALUES ('rk-x', 'manual', 't', 'system', '{}', ?)", now)],
+        ["both", () => exec("UPDATE runs SET status = 'waiting'")],
+      ];
+      const seen = new Set<string>();
+      for (const [name, arrange] of states) {
+        arrange();
+        const expected = { pending: parts.inbox.pendingCount() > 0, sagas: parts.actions.inFlight().length > 0 || parts.inbox.parkedRunKeys().length > 0 };
+        expect({ name, ...parts.activationWork(true) }).toEqual({ name, ...expected });
+        seen.add(JSON.stringify(expected));
+      }
+      // Every combination was met.
+      expect(seen.size).toBe(4);
+      // Kept between the two hooks only: the first ask keeps the answer, the last drops it.
+      exec("DELETE FROM wake_inbox");
+      expect(parts.activationWork(false)).toEqual({ pending: false, sagas: true });
+      exec("INSERT INTO wake_inbox (run_key, reason, thread_id, authority, input, enqueued_at) VALUES ('rk-y', 'manual', 't', 'system', '{}', ?)", now);
+      expect(parts.activationWork(true)).toEqual({ pending: false, sagas: true });
+      expect(parts.activationWork(true)).toEqual({ pending: true, sagas: true });
+    });
   });
 });

@@ -8,7 +8,8 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { ActivationSchedules } from "./activation-schedules";
-import { checkStatementSites, leanSite } from "../shared/statement-sites";
+import { checkStatementSites, leanSite, rawSite } from "../shared/statement-sites";
+import { sql } from "drizzle-orm";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
 import type { ApprovalState } from "../../schema/contracts";
@@ -29,6 +30,20 @@ import { TenantSnapshotCache } from "./runs";
 
 /** The owning tenant, read once per object (built once per isolate: ../shared/statement-sites.ts). */
 const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
+
+/** Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or `parkedRunKeys()`). */
+interface ActivationWork {
+  pending: boolean;
+  sagas: boolean;
+}
+/** The same conditions as `WakeInbox.pendingCount`, `ActionStore.inFlight` and `WakeInbox.parkedRunKeys`, as one read. */
+const ACTIVATION_WORK = rawSite<{ pending: number; sagas: number }>(
+  "agent.activationWork",
+  () =>
+    sql`SELECT EXISTS (SELECT 1 FROM ${schema.wakeInbox}) AS pending,
+          (EXISTS (SELECT 1 FROM ${schema.actions} WHERE ${schema.actions.status} IN ('executing', 'awaiting_approval'))
+            OR EXISTS (SELECT 1 FROM ${schema.runs} WHERE ${schema.runs.status} = 'waiting')) AS sagas`,
+);
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -317,9 +332,9 @@ export class AgentWiring {
 
     /** Activation, after migrations and before the first request: work a restart or eviction interrupted resumes. */
     this.onStart = [
-      { name: "resume pending runs", run: () => this.resumePendingRuns() },
+      { name: "resume pending runs", run: () => this.resumePendingRuns(this.activationWork(false).pending) },
       // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
-      { name: "recover sagas", run: () => this.recoverSagasInBackground() },
+      { name: "recover sagas", run: () => this.recoverSagasInBackground(this.activationWork(true).sagas) },
       // Timer slots missed while the object slept are caught up on activation.
       { name: "catch up timers", run: () => this.timers.catchUp() },
       // Events a flush did not get to before the object stopped reach the tenant stream now.
@@ -391,14 +406,26 @@ export class AgentWiring {
     this.snapshot.apply(await tenantStub(this.env, owner).upsertAgentDirectory(agent, agent.config.lineage?.parentId ?? null));
   }
 
-  private resumePendingRuns(): void {
-    if (this.inbox.pendingCount() > 0) this.drain.start();
+  private resumePendingRuns(pending = this.inbox.pendingCount() > 0): void {
+    if (pending) this.drain.start();
   }
 
-  private recoverSagasInBackground(): void {
-    if (this.actions.inFlight().length === 0 && this.inbox.parkedRunKeys().length === 0) return;
-    this.ctx.waitUntil(this.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
+  private recoverSagasInBackground(due: boolean): void {
+    if (due) this.ctx.waitUntil(this.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
   }
+
+  /**
+   * The first two activation hooks' questions in one read (session 11), asked by the first and kept for the second
+   * (`last`: dropped then). The drain the first may start runs on a macrotask, so nothing writes the inbox, actions or
+   * runs between the two hooks.
+   */
+  private activationWork(last: boolean): ActivationWork {
+    const row = this.activationAnswer ?? ACTIVATION_WORK.bind(this.db).get()!;
+    this.activationAnswer = last ? null : row;
+    return { pending: row.pending === 1, sagas: row.sagas === 1 };
+  }
+
+  private activationAnswer: { pending: number; sagas: number } | null = null;
 
   private recoverCompaction(): void {
     // No open job: the pump would read none and do nothing. A job inserted later comes from a plan whose caller pumps
