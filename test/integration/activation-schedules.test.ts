@@ -69,7 +69,7 @@ describe("the activation's recovery questions in one read (session 11)", () => {
     const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "hello" } });
     expect(sent.status).toBe(202);
     await waitForRun(key, agent.id, sent.body.runKey);
-    await runInDurableObject(agentDo(tenantId, agent.id), (instance: any, state) => {
+    await runInDurableObject(agentDo(tenantId, agent.id), (instance: any, state: DurableObjectState): void => {
       const parts = instance.parts;
       const exec = (query: string, ...args: unknown[]) => state.storage.sql.exec(query, ...args);
       const now = new Date().toISOString();
