@@ -7,6 +7,9 @@ import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
+import { ActivationSchedules } from "./activation-schedules";
+import { checkStatementSites, leanSite, rawSite } from "../shared/statement-sites";
+import { sql } from "drizzle-orm";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
 import type { ApprovalState } from "../../schema/contracts";
@@ -24,6 +27,23 @@ import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
+
+/** The owning tenant, read once per object (built once per isolate: ../shared/statement-sites.ts). */
+const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
+
+/** Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or `parkedRunKeys()`). */
+interface ActivationWork {
+  pending: boolean;
+  sagas: boolean;
+}
+/** The same conditions as `WakeInbox.pendingCount`, `ActionStore.inFlight` and `WakeInbox.parkedRunKeys`, as one read. */
+const ACTIVATION_WORK = rawSite<{ pending: number; sagas: number }>(
+  "agent.activationWork",
+  () =>
+    sql`SELECT EXISTS (SELECT 1 FROM ${schema.wakeInbox}) AS pending,
+          (EXISTS (SELECT 1 FROM ${schema.actions} WHERE ${schema.actions.status} IN ('executing', 'awaiting_approval'))
+            OR EXISTS (SELECT 1 FROM ${schema.runs} WHERE ${schema.runs.status} = 'waiting')) AS sagas`,
+);
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -79,14 +99,21 @@ export class AgentWiring {
   readonly onStart: Hook[];
   readonly onWatchdog: Hook[];
 
+  /** The SDK's scheduler, with one listing shared by the activation's hooks (./activation-schedules.ts). */
+  private readonly scheduler: ActivationSchedules;
+
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    private readonly scheduler: AgentScheduler,
+    sdkScheduler: AgentScheduler,
   ) {
+    this.scheduler = new ActivationSchedules(sdkScheduler);
+    // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
+    checkStatementSites(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
-    this.db = openDatabase(this.ctx, schema, migrations, () => runHooks(this.onStart), testSeamsEnabled(this.env) ? this.rowMeter : undefined);
+    const activate = () => runHooks(this.onStart).finally(() => this.scheduler.activated());
+    this.db = openDatabase(this.ctx, schema, migrations, activate, testSeamsEnabled(this.env) ? this.rowMeter : undefined);
     this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
       db: this.db,
@@ -305,17 +332,19 @@ export class AgentWiring {
 
     /** Activation, after migrations and before the first request: work a restart or eviction interrupted resumes. */
     this.onStart = [
-      { name: "resume pending runs", run: () => this.resumePendingRuns() },
+      { name: "resume pending runs", run: () => this.resumePendingRuns(this.activationWork(false).pending) },
       // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
-      { name: "recover sagas", run: () => this.recoverSagasInBackground() },
+      { name: "recover sagas", run: () => this.recoverSagasInBackground(this.activationWork(true).sagas) },
       // Timer slots missed while the object slept are caught up on activation.
       { name: "catch up timers", run: () => this.timers.catchUp() },
       // Events a flush did not get to before the object stopped reach the tenant stream now.
       { name: "forward unsent events", run: () => this.forwarder.schedule() },
       // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
       { name: "recover compaction", run: () => this.recoverCompaction() },
-      // The event log's retention pass (on an SDK schedule, armed once it is missing), off the activation path.
-      { name: "arm retention", run: () => this.ctx.waitUntil(new Promise((resolve) => setTimeout(resolve, 0)).then(() => this.retention.arm()).catch(() => undefined)) },
+      // The event log's retention pass (on an SDK schedule, armed once it is missing). Its check asks now, so the
+      // activation's one schedule listing (shared with the timer catch-up) answers it; a missing row is scheduled off
+      // the activation path.
+      { name: "arm retention", run: () => this.ctx.waitUntil(this.retention.armOnActivation((arm) => new Promise((resolve) => setTimeout(resolve, 0)).then(arm)).catch(() => undefined)) },
     ];
 
     /** The watchdog schedule (armed by the drain and child reports): resumes work even if no request arrives. */
@@ -329,7 +358,7 @@ export class AgentWiring {
 
   /** The owning tenant, as stored with the profile ("" before the agent exists); read once it exists: it never changes (this object's name is derived from it). */
   tenantId(): string {
-    if (!this.knownTenantId) this.knownTenantId = this.db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).get()?.tenantId ?? "";
+    if (!this.knownTenantId) this.knownTenantId = TENANT_ID.bind(this.db).get()?.tenantId ?? "";
     return this.knownTenantId;
   }
 
@@ -377,18 +406,31 @@ export class AgentWiring {
     this.snapshot.apply(await tenantStub(this.env, owner).upsertAgentDirectory(agent, agent.config.lineage?.parentId ?? null));
   }
 
-  private resumePendingRuns(): void {
-    if (this.inbox.pendingCount() > 0) this.drain.start();
+  private resumePendingRuns(pending = this.inbox.pendingCount() > 0): void {
+    if (pending) this.drain.start();
   }
 
-  private recoverSagasInBackground(): void {
-    if (this.actions.inFlight().length === 0 && this.inbox.parkedRunKeys().length === 0) return;
-    this.ctx.waitUntil(this.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
+  private recoverSagasInBackground(due: boolean): void {
+    if (due) this.ctx.waitUntil(this.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
   }
+
+  /**
+   * The first two activation hooks' questions in one read (session 11), asked by the first and kept for the second
+   * (`last`: dropped then). The drain the first may start runs on a macrotask, so nothing writes the inbox, actions or
+   * runs between the two hooks.
+   */
+  private activationWork(last: boolean): ActivationWork {
+    const row = this.activationAnswer ?? ACTIVATION_WORK.bind(this.db).get()!;
+    this.activationAnswer = last ? null : row;
+    return { pending: row.pending === 1, sagas: row.sagas === 1 };
+  }
+
+  private activationAnswer: { pending: number; sagas: number } | null = null;
 
   private recoverCompaction(): void {
-    this.compaction.recover();
-    this.compactor.maybeCompact(null);
+    // No open job: the pump would read none and do nothing. A job inserted later comes from a plan whose caller pumps
+    // (after a run, the compaction alarm, a manual retry, the test seam), so skipping it changes no recovery (session 11).
+    if (this.compaction.recover()) this.compactor.maybeCompact(null);
   }
 
   /** Subscribers' notifications travel with the run's report (one call per run). */

@@ -2,26 +2,28 @@ import { eq, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/governance/sliding-log";
 import { counters } from "../../db/common-schema";
-import { lean } from "./lean-query";
+import { leanSite, preparedSite } from "./statement-sites";
 
 type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 
-/** A counter's read and upsert, built once per database: the agent's turn limit and the tenant's report numbering run on every turn (issue 12 §8). */
+/** A counter's read and upsert, bound once per database: the agent's turn limit and the tenant's report numbering run on every turn (issue 12 §8). */
 export function counterStatements(db: SyncDb) {
   let built = statements.get(db);
   if (!built) {
-    built = {
-      read: lean(db.select({ state: counters.state }).from(counters).where(eq(counters.key, sql.placeholder("key"))).prepare()),
-      write: db
-        .insert(counters)
-        .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })
-        .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
-        .prepare(),
-    };
+    built = { read: READ.bind(db), write: WRITE.bind(db) };
     statements.set(db, built);
   }
   return built;
 }
+// The same SQL on the agent's and the tenant's database (one shared table definition): built once per isolate (session 11).
+const READ = leanSite("counters.read", (db: SyncDb) => db.select({ state: counters.state }).from(counters).where(eq(counters.key, sql.placeholder("key"))).prepare());
+const WRITE = preparedSite("counters.write", (db: SyncDb) =>
+  db
+    .insert(counters)
+    .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })
+    .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
+    .prepare(),
+);
 const statements = new WeakMap<SyncDb, { read: { get(values: { key: string }): { state: Record<string, unknown> } | undefined }; write: { run(values: { key: string; state: unknown }): unknown } }>();
 
 /**

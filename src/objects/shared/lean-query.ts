@@ -1,7 +1,7 @@
 import { Column, getTableColumns, is, Param, Placeholder, SQL, type Table } from "drizzle-orm";
 
 /** What `lean` needs of a drizzle prepared select (durable-sqlite's `SQLiteDOPreparedQuery`). */
-interface PreparedSelect<TAll, TGet> {
+export interface PreparedSelect<TAll, TGet> {
   all(values?: Record<string, unknown>): TAll;
   get(values?: Record<string, unknown>): TGet;
 }
@@ -27,19 +27,31 @@ const identity: Decode = (value) => value;
  * Queries whose shape needs drizzle's extra handling (left joins that null a table, custom mappers) keep it.
  */
 export function lean<TAll, TGet>(prepared: PreparedSelect<TAll, TGet>): PreparedSelect<TAll, TGet> {
+  const plan = leanPlan(prepared);
+  return plan ? bindLean<TAll, TGet>(plan, (prepared as unknown as PreparedInternals).client) : prepared;
+}
+
+/** A SQLite client as drizzle's durable-sqlite session uses it (the object's storage, or the row meter's wrapper). */
+export type SqlClient = PreparedInternals["client"];
+
+/**
+ * What `lean` takes from a prepared select, free of any one database: the SQL, each parameter as a function of the
+ * call's placeholder values, the row mapper, and a signature (SQL, parameters, field paths) that two builds of the same
+ * statement share. Null when the shape needs drizzle's own handling (custom mappers, joins that null a table).
+ */
+export interface LeanPlan {
+  readonly text: string;
+  readonly params: readonly ((values: Record<string, unknown>) => unknown)[];
+  readonly mapRow: (row: SqlStorageValue[]) => Record<string, unknown>;
+  readonly signature: string;
+}
+
+export function leanPlan(prepared: PreparedSelect<unknown, unknown>): LeanPlan | null {
   const p = prepared as unknown as PreparedInternals;
   const nullableJoin = p.joinsNotNullableMap !== undefined && Object.values(p.joinsNotNullableMap).some((notNull) => !notNull);
-  if (!p.fields || p.customResultMapper || nullableJoin) return prepared;
-  const { client } = p;
+  if (!p.fields || p.customResultMapper || nullableJoin) return null;
   const text = p.query.sql;
-  const params = p.query.params.map((param): ((values: Record<string, unknown>) => unknown) => {
-    if (is(param, Placeholder)) return (values) => placeholderValue(values, param.name);
-    if (is(param, Param) && is(param.value, Placeholder)) {
-      const { encoder, value } = param;
-      return (values) => encoder.mapToDriverValue(placeholderValue(values, value.name));
-    }
-    return () => param;
-  });
+  const params = paramGetters(p.query.params);
   const fields = p.fields.map(({ path, field }) => ({ path, decode: decoderOf(field) }));
   const flat = fields.every((f) => f.path.length === 1);
   const keys = fields.map((f) => f.path[0]!);
@@ -56,6 +68,12 @@ export function lean<TAll, TGet>(prepared: PreparedSelect<TAll, TGet>): Prepared
         }
         return out;
       };
+  return { text, params, mapRow, signature: querySignature(p.query, p.fields) };
+}
+
+/** The plan run on `client`: one `sql.exec` per call and a loop over the raw rows. */
+export function bindLean<TAll, TGet>(plan: LeanPlan, client: SqlClient): PreparedSelect<TAll, TGet> {
+  const { text, params, mapRow } = plan;
   const exec = (values: Record<string, unknown> = {}) => client.sql.exec(text, ...params.map((param) => param(values))).raw();
   return {
     all: (values) => {
@@ -69,6 +87,31 @@ export function lean<TAll, TGet>(prepared: PreparedSelect<TAll, TGet>): Prepared
       return undefined as TGet;
     },
   };
+}
+
+/** Each built parameter as a function of the call's placeholder values (drizzle's `fillPlaceholders`, decided once). */
+function paramGetters(built: readonly unknown[]): ((values: Record<string, unknown>) => unknown)[] {
+  return built.map((param): ((values: Record<string, unknown>) => unknown) => {
+    if (is(param, Placeholder)) return (values) => placeholderValue(values, param.name);
+    if (is(param, Param) && is(param.value, Placeholder)) {
+      const { encoder, value } = param;
+      return (values) => encoder.mapToDriverValue(placeholderValue(values, value.name));
+    }
+    return () => param;
+  });
+}
+
+/**
+ * What two builds of one statement must share: the SQL, each parameter (a placeholder's name, or a bound value), and
+ * the field paths of the rows. A statement built once per isolate (./statement-sites.ts) compares it in tests.
+ */
+export function querySignature(query: { sql: string; params: readonly unknown[] }, fields?: readonly { path: readonly string[] }[]): string {
+  const params = query.params.map((param) => {
+    if (is(param, Placeholder)) return `:${param.name}`;
+    if (is(param, Param) && is(param.value, Placeholder)) return `:${param.value.name}`;
+    return param instanceof ArrayBuffer || ArrayBuffer.isView(param) ? `bytes(${param.byteLength})` : `${typeof param}(${String(param)})`;
+  });
+  return JSON.stringify([query.sql, params, fields?.map((f) => f.path.join("."))]);
 }
 
 /** Maps a raw row (values in key order) to an object of decoded values; SQL NULL stays null. */
@@ -113,31 +156,63 @@ function decoderOf(field: unknown): Decode {
  * A hand-written statement (drizzle `sql` with `sql.placeholder`s) built once: drizzle's `db.get(sql…)` renders the
  * template on every call. Rows come back as SQLite returns them (column aliases as keys, nothing decoded).
  */
-export function rawStatement<TRow extends Record<string, SqlStorageValue>>(db: object, query: SQL): { all(values?: Record<string, unknown>): TRow[]; get(values?: Record<string, unknown>): TRow | undefined } {
-  const exec = compiled(db, query) as (values?: Record<string, unknown>) => SqlStorageCursor<TRow>;
-  return {
-    all: (values) => exec(values).toArray(),
-    get: (values) => {
-      for (const row of exec(values)) return row;
-      return undefined;
-    },
-  };
+export function rawStatement<TRow extends Record<string, SqlStorageValue>>(db: object, query: SQL): RawStatement<TRow> {
+  return rawCalls<TRow>(compiled(db, query));
 }
 
 /**
  * `rawStatement` returning each row as SQLite's value array (column order of the statement), without building an
  * object per row: for wide rows read often, decoded by position by the caller (issue 12 §8, session 8).
  */
-export function rawRowsStatement(db: object, query: SQL): { all(values?: Record<string, unknown>): SqlStorageValue[][] } {
-  const exec = compiled(db, query);
-  return { all: (values) => Array.from(exec(values).raw()) };
+export function rawRowsStatement(db: object, query: SQL): RawRowsStatement {
+  return rawRowsCalls(compiled(db, query));
 }
 
 /** The statement's SQL rendered once, and a call that binds the placeholders and runs it. */
 function compiled(db: object, query: SQL): (values?: Record<string, unknown>) => SqlStorageCursor<Record<string, SqlStorageValue>> {
-  const internals = db as { dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } }; $client: PreparedInternals["client"] };
-  const built = internals.dialect.sqlToQuery(query);
-  const client = internals.$client;
-  const params = built.params.map((param): ((values: Record<string, unknown>) => unknown) => (is(param, Placeholder) ? (values) => placeholderValue(values, param.name) : () => param));
-  return (values = {}) => client.sql.exec(built.sql, ...params.map((param) => param(values)));
+  return bindRaw(rawPlan(db, query), (db as { $client: SqlClient }).$client);
+}
+
+/** A hand-written statement's SQL and parameters, rendered once (free of any one database). */
+export interface RawPlan {
+  readonly text: string;
+  readonly params: readonly ((values: Record<string, unknown>) => unknown)[];
+  readonly signature: string;
+}
+
+export function rawPlan(db: object, query: SQL): RawPlan {
+  const built = (db as { dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } } }).dialect.sqlToQuery(query);
+  return { text: built.sql, params: paramGetters(built.params), signature: querySignature(built) };
+}
+
+/** The raw plan run on `client`: a call binds the placeholders and returns SQLite's cursor. */
+export function bindRaw(plan: RawPlan, client: SqlClient): (values?: Record<string, unknown>) => SqlStorageCursor<Record<string, SqlStorageValue>> {
+  const { text, params } = plan;
+  return (values = {}) => client.sql.exec(text, ...params.map((param) => param(values)));
+}
+
+/** `rawStatement`'s calls over a cursor factory (shared with the per-isolate sites). */
+export function rawCalls<TRow extends Record<string, SqlStorageValue>>(exec: (values?: Record<string, unknown>) => SqlStorageCursor<Record<string, SqlStorageValue>>): RawStatement<TRow> {
+  const run = exec as (values?: Record<string, unknown>) => SqlStorageCursor<TRow>;
+  return {
+    all: (values) => run(values).toArray(),
+    get: (values) => {
+      for (const row of run(values)) return row;
+      return undefined;
+    },
+  };
+}
+
+/** `rawRowsStatement`'s call over a cursor factory. */
+export function rawRowsCalls(exec: (values?: Record<string, unknown>) => SqlStorageCursor<Record<string, SqlStorageValue>>): RawRowsStatement {
+  return { all: (values) => Array.from(exec(values).raw()) };
+}
+
+export interface RawStatement<TRow> {
+  all(values?: Record<string, unknown>): TRow[];
+  get(values?: Record<string, unknown>): TRow | undefined;
+}
+
+export interface RawRowsStatement {
+  all(values?: Record<string, unknown>): SqlStorageValue[][];
 }

@@ -1,5 +1,5 @@
 import { and, asc, eq, gte, lte, ne, sql } from "drizzle-orm";
-import { lean } from "../../shared/lean-query";
+import { leanSite } from "../../shared/statement-sites";
 import { compactionJobId, DEFAULT_COMPACTION_RETRY_POLICY, selectDueJobs, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryMessageKind } from "../../../core/memory/memory-policy";
 import type { SummarizableItem, SummaryCommitResolution } from "../../../core/memory/summary";
@@ -50,6 +50,29 @@ const RECALL_INDEX_BATCH = 500;
 const KINDS = new Set<MemoryMessageKind>(["observation", "user", "assistant", "thought", "action", "toolResult", "summary", "system"]);
 const asKind = (kind: string): MemoryMessageKind => (KINDS.has(kind as MemoryMessageKind) ? (kind as MemoryMessageKind) : "system");
 
+const p = (name: string) => sql.placeholder(name);
+/** A job's span reads (raw messages; a condensed depth's summaries): bound when a job is worked, built once per isolate (session 11). */
+const RAW_ITEMS = leanSite("compaction.rawItems", (db: AgentDb) => {
+  const m = schema.messages;
+  return db
+    .select({ id: m.id, kind: m.kind, text: m.text, content: m.content })
+    .from(m)
+    .where(and(eq(m.threadId, p("threadId")), gte(m.seq, p("startSeq")), lte(m.seq, p("endSeq")), ne(m.kind, "summary")))
+    .orderBy(asc(m.seq))
+    .prepare();
+});
+const SUMMARY_ITEMS = leanSite("compaction.summaryItems", (db: AgentDb) => {
+  const m = schema.messages;
+  const s = schema.summaries;
+  return db
+    .select({ id: m.id, text: m.text })
+    .from(s)
+    .innerJoin(m, eq(m.id, s.messageId))
+    .where(and(eq(s.summaryDepth, p("depth")), gte(s.seq, p("startSeq")), lte(s.seq, p("endSeq"))))
+    .orderBy(asc(s.seq))
+    .prepare();
+});
+
 /**
  * The compaction service of one agent (seed 000 `AgentMemoryCompactionService`): plans jobs when a
  * thread's hot tier overflows or a depth holds too many summaries (compaction-planner.ts), and works
@@ -60,10 +83,8 @@ export class Compaction {
   private pumping: Promise<PumpOutcome> | null = null;
   private readonly jobStore: CompactionJobs;
   private readonly planner: CompactionPlanner;
-  private readonly committer: SummaryCommitter;
-  /** A job's span reads (raw messages; a condensed depth's summaries), built once (session 9). */
-  private readonly rawItemsQuery;
-  private readonly summaryItemsQuery;
+  /** Used only when a summary lands: made on first use, so a cold wake that commits none binds none of it (session 11). */
+  private committerMade: SummaryCommitter | null = null;
   /** Test seam (VIGIL_FAULTS only, set by the DO): the worker's clock. */
   clock: (() => number) | null = null;
 
@@ -71,27 +92,12 @@ export class Compaction {
     const now = () => this.now();
     this.jobStore = new CompactionJobs(deps.db, deps.policy ?? DEFAULT_COMPACTION_RETRY_POLICY, now);
     this.planner = new CompactionPlanner({ db: deps.db, jobs: this.jobStore, limits: deps.limits ?? DEFAULT_MEMORY_LIMITS, now, agentId: deps.agentId ?? (() => deps.profile.get()?.id ?? "") });
-    this.committer = new SummaryCommitter({ db: deps.db, history: deps.history, profile: deps.profile, jobs: this.jobStore, now });
-    const m = schema.messages;
-    const s = schema.summaries;
-    const p = (name: string) => sql.placeholder(name);
-    this.rawItemsQuery = lean(
-      deps.db
-        .select({ id: m.id, kind: m.kind, text: m.text, content: m.content })
-        .from(m)
-        .where(and(eq(m.threadId, p("threadId")), gte(m.seq, p("startSeq")), lte(m.seq, p("endSeq")), ne(m.kind, "summary")))
-        .orderBy(asc(m.seq))
-        .prepare(),
-    );
-    this.summaryItemsQuery = lean(
-      deps.db
-        .select({ id: m.id, text: m.text })
-        .from(s)
-        .innerJoin(m, eq(m.id, s.messageId))
-        .where(and(eq(s.summaryDepth, p("depth")), gte(s.seq, p("startSeq")), lte(s.seq, p("endSeq"))))
-        .orderBy(asc(s.seq))
-        .prepare(),
-    );
+  }
+
+  private get committer(): SummaryCommitter {
+    const { db, history, profile } = this.deps;
+    this.committerMade ??= new SummaryCommitter({ db, history, profile, jobs: this.jobStore, now: () => this.now() });
+    return this.committerMade;
   }
 
   private now(): number {
@@ -113,9 +119,9 @@ export class Compaction {
     return this.planner.planCondensations();
   }
 
-  /** On activation: a job left `running` lost its attempt to a crash or eviction. */
-  recover(): void {
-    this.jobStore.recover();
+  /** On activation: a job left `running` lost its attempt to a crash or eviction. True when any job is open (pending or running). */
+  recover(): boolean {
+    return this.jobStore.recover();
   }
 
   /** Works off due jobs (single-flight per agent, so per thread too), re-planning after each commit. */
@@ -167,9 +173,9 @@ export class Compaction {
   /** The span's items, oldest first: raw messages (depth 0) or the condensed depth's summaries. */
   private items(job: JobRow): SummarizableItem[] {
     if (job.summaryDepth === 0) {
-      return this.rawItemsQuery.all({ threadId: job.threadId, startSeq: job.startSeq, endSeq: job.endSeq }).map((row) => ({ id: row.id, kind: asKind(row.kind), text: memoryText(row) }));
+      return RAW_ITEMS.bind(this.deps.db).all({ threadId: job.threadId, startSeq: job.startSeq, endSeq: job.endSeq }).map((row) => ({ id: row.id, kind: asKind(row.kind), text: memoryText(row) }));
     }
-    return this.summaryItemsQuery
+    return SUMMARY_ITEMS.bind(this.deps.db)
       .all({ depth: job.summaryDepth - 1, startSeq: job.startSeq, endSeq: job.endSeq })
       .map((row) => ({ id: row.id, kind: "summary" as const, text: row.text ?? "" }));
   }

@@ -2,20 +2,43 @@ import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
-import { lean, rawStatement } from "../../shared/lean-query";
+import { leanSite, rawRowsSite, rawSite } from "../../shared/statement-sites";
+import { tableRowDecoder } from "../../shared/lean-query";
 
 export type JobRow = typeof schema.compactionJobs.$inferSelect;
 
 /** Extra columns a job's `done` records: which summary it produced and by which summarizer. */
 export type JobCommitExtra = Partial<Pick<JobRow, "summaryMessageId" | "summarizer">>;
 
+const p = (name: string) => sql.placeholder(name);
+// Built once per isolate (./statement-sites.ts, session 11).
+const BY_ID = leanSite("compaction.jobs.byId", (db: AgentDb) => db.select().from(schema.compactionJobs).where(eq(schema.compactionJobs.id, p("id"))).prepare());
+const OPEN = leanSite("compaction.jobs.open", (db: AgentDb) => {
+  const j = schema.compactionJobs;
+  return db.select().from(j).where(inArray(j.status, ["pending", "running"])).orderBy(asc(j.nextAttemptAt)).limit(p("limit")).prepare();
+});
+const NEXT_PENDING = leanSite("compaction.jobs.nextPending", (db: AgentDb) => {
+  const j = schema.compactionJobs;
+  return db.select({ at: j.nextAttemptAt }).from(j).where(eq(j.status, "pending")).orderBy(asc(j.nextAttemptAt)).limit(1).prepare();
+});
+const STATE = () => sql`"status" = ${p("status")}, "attempt_count" = ${p("attemptCount")}, "next_attempt_at" = ${p("nextAttemptAt")}, "last_error" = ${p("lastError")}, "updated_at" = ${p("updatedAt")}`;
+const WRITE = rawSite("compaction.jobs.write", () => sql`UPDATE "compaction_jobs" SET ${STATE()} WHERE "id" = ${p("id")}`);
+const WRITE_COMMIT = rawSite("compaction.jobs.writeCommit", () => sql`UPDATE "compaction_jobs" SET ${STATE()}, "summary_message_id" = ${p("summaryMessageId")}, "summarizer" = ${p("summarizer")} WHERE "id" = ${p("id")}`);
+
+const jobRow = tableRowDecoder<JobRow>(schema.compactionJobs);
+/** Every running job, and one pending job if there is any (both through `compaction_jobs_ready`). */
+const RECOVERY = rawRowsSite("compaction.jobs.recovery", () => {
+  const columns = jobRow.columns.map((name) => `"${name}"`).join(", ");
+  return sql.raw(`SELECT ${columns} FROM "compaction_jobs" WHERE "status" = 'running' UNION ALL SELECT * FROM (SELECT ${columns} FROM "compaction_jobs" WHERE "status" = 'pending' LIMIT 1)`);
+});
+
 /** The compaction_jobs rows of one agent: reads, and state changes only through the pure job machine (src/core/memory/compaction-job.ts). */
 export class CompactionJobs {
-  /** Every run's "maybe compact" and every plan read these (issue 12 §8): built once. */
+  /** Every run's "maybe compact" and every plan read these (issue 12 §8). */
   private readonly byId;
   private readonly openQuery;
   private readonly nextPendingQuery;
-  /** A transition's write, and a commit's (which also records the summary), built once (session 9). */
+  /** A transition's write, and a commit's (which also records the summary). */
   private readonly writeQuery;
   private readonly writeCommitQuery;
 
@@ -24,14 +47,11 @@ export class CompactionJobs {
     private readonly policy: CompactionRetryPolicy,
     private readonly now: () => number,
   ) {
-    const j = schema.compactionJobs;
-    this.byId = lean(db.select().from(j).where(eq(j.id, sql.placeholder("id"))).prepare());
-    this.openQuery = lean(db.select().from(j).where(inArray(j.status, ["pending", "running"])).orderBy(asc(j.nextAttemptAt)).limit(sql.placeholder("limit")).prepare());
-    this.nextPendingQuery = lean(db.select({ at: j.nextAttemptAt }).from(j).where(eq(j.status, "pending")).orderBy(asc(j.nextAttemptAt)).limit(1).prepare());
-    const p = (name: string) => sql.placeholder(name);
-    const state = sql`"status" = ${p("status")}, "attempt_count" = ${p("attemptCount")}, "next_attempt_at" = ${p("nextAttemptAt")}, "last_error" = ${p("lastError")}, "updated_at" = ${p("updatedAt")}`;
-    this.writeQuery = rawStatement(db, sql`UPDATE "compaction_jobs" SET ${state} WHERE "id" = ${p("id")}`);
-    this.writeCommitQuery = rawStatement(db, sql`UPDATE "compaction_jobs" SET ${state}, "summary_message_id" = ${p("summaryMessageId")}, "summarizer" = ${p("summarizer")} WHERE "id" = ${p("id")}`);
+    this.byId = BY_ID.bind(db);
+    this.openQuery = OPEN.bind(db);
+    this.nextPendingQuery = NEXT_PENDING.bind(db);
+    this.writeQuery = WRITE.bind(db);
+    this.writeCommitQuery = WRITE_COMMIT.bind(db);
   }
 
   get(jobId: string): JobRow | undefined {
@@ -48,10 +68,15 @@ export class CompactionJobs {
     return this.nextPendingQuery.get()?.at ?? null;
   }
 
-  /** On activation: a job left `running` lost its attempt to a crash or eviction. */
-  recover(): void {
-    const running = this.db.select().from(schema.compactionJobs).where(eq(schema.compactionJobs.status, "running")).all();
-    for (const row of running) this.write(row, recoverInterruptedJob(toJob(row), this.now(), this.policy));
+  /**
+   * On activation: a job left `running` lost its attempt to a crash or eviction. One read (session 11) answers both
+   * activation questions: every running job (recovered here) and whether any job was open at all (pending or running);
+   * false means the activation's pump has nothing to do.
+   */
+  recover(): boolean {
+    const rows = RECOVERY.bind(this.db).all().map(jobRow.decode);
+    for (const row of rows) if (row.status === "running") this.write(row, recoverInterruptedJob(toJob(row), this.now(), this.policy));
+    return rows.length > 0;
   }
 
   /** Applies the event to the stored job; null (and nothing written) when the machine refuses it. */

@@ -5,10 +5,55 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
-import { lean, rawStatement } from "../../shared/lean-query";
+import { leanSite, preparedSite, rawSite } from "../../shared/statement-sites";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
+
+const ph = (name: string) => sql.placeholder(name);
+/** A thread's raw (not summary) messages after `after`. */
+const rawAfter = () => and(eq(schema.messages.threadId, ph("threadId")), gt(schema.messages.seq, ph("after")), ne(schema.messages.kind, "summary"));
+/** A depth's summaries not yet condensed. */
+const openAtDepth = () => and(eq(schema.summaries.summaryDepth, ph("depth")), isNull(schema.summaries.condensedInto));
+
+// The full plan's and the admission's statements (session 9), built once per isolate (./statement-sites.ts, session 11).
+const BACKLOG_TOTALS = leanSite("compaction.planner.backlogTotals", (db: AgentDb) => {
+  const m = schema.messages;
+  const newest = db.select({ tokens: TOKENS_SQL.as("tokens") }).from(m).where(rawAfter()).orderBy(desc(m.seq)).limit(ph("cap")).as("newest");
+  return db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${newest.tokens}), 0)` }).from(newest).prepare();
+});
+const OLDEST = leanSite("compaction.planner.oldest", (db: AgentDb) => {
+  const m = schema.messages;
+  return db.select({ id: m.id, seq: m.seq, tokens: TOKENS_SQL }).from(m).where(rawAfter()).orderBy(asc(m.seq)).limit(ph("limit")).prepare();
+});
+const OPEN_DEPTH_COUNT = leanSite("compaction.planner.openDepthCount", (db: AgentDb) => db.select({ n: sql<number>`count(*)` }).from(schema.summaries).where(openAtDepth()).prepare());
+const OLDEST_OPEN = leanSite("compaction.planner.oldestOpen", (db: AgentDb) =>
+  db.select().from(schema.summaries).where(openAtDepth()).orderBy(asc(schema.summaries.seq)).limit(ph("limit")).prepare(),
+);
+const THREAD_OPEN_JOBS = leanSite("compaction.planner.threadOpenJobs", (db: AgentDb) => {
+  const j = schema.compactionJobs;
+  return db.select().from(j).where(and(eq(j.agentId, ph("agentId")), eq(j.threadId, ph("threadId")), inArray(j.status, ["pending", "running"]))).prepare();
+});
+const JOB_COLUMNS = ["id", "agentId", "threadId", "startMessageId", "endMessageId", "summaryDepth", "startSeq", "endSeq", "coveredFromSeq", "coveredThroughSeq", "status", "attemptCount", "nextAttemptAt", "lastError", "createdAt", "updatedAt"] as const;
+const INSERT_JOB = preparedSite("compaction.planner.insertJob", (db: AgentDb) =>
+  db
+    .insert(schema.compactionJobs)
+    .values(Object.fromEntries(JOB_COLUMNS.map((name) => [name, ph(name)])) as unknown as typeof schema.compactionJobs.$inferInsert)
+    .prepare(),
+);
+/**
+ * A plan's one read (issue 12 §8): the rows appended after `after` (count, tokens, newest counted; the token formula is
+ * TOKENS_SQL) and, beside them, the thread's newest seq (an index lookup). Session 8: the thread's compaction pointer
+ * rides along (`pointer`), and rows are counted after the greater of `after` and the pointer (-1: from the pointer),
+ * so a steady-state plan is this one statement, not two.
+ */
+const ADDED = rawSite<{ n: number; tokens: number; last: number | null; newest: number | null; pointer: number }>("compaction.planner.added", () => {
+  const m = schema.messages;
+  const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${sql.placeholder("threadId")}), 0)`;
+  return sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest, ${pointer} AS pointer
+          FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
+          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > max(${sql.placeholder("after")}, ${pointer}) AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`;
+});
 
 /** Threads whose running totals are kept at once; another thread's first plan after eviction counts ≤ the cap's rows. */
 const MAX_TRACKED_THREADS = 256;
@@ -40,12 +85,9 @@ export class CompactionPlanner {
    * the count is under the planning cap (a backlog takes the capped full count every time, as before).
    */
   private readonly totals = new Map<string, ThreadTotals>();
-  /**
-   * A plan's one read (issue 12 §8), built once: the rows appended after `after` (count, tokens, newest counted; the
-   * token formula is TOKENS_SQL) and, beside them, the thread's newest seq (an index lookup).
-   */
+  /** A plan's one read (ADDED). */
   private readonly addedQuery;
-  /** The full plan's and the admission's statements, built once (session 9; drizzle built them on every plan). */
+  /** The full plan's and the admission's statements (drizzle built them on every plan before session 9). */
   private readonly backlogTotalsQuery;
   private readonly oldestQuery;
   private readonly openDepthCountQuery;
@@ -54,29 +96,14 @@ export class CompactionPlanner {
   private readonly insertJob;
 
   constructor(private readonly deps: CompactionPlannerDeps) {
-    const m = schema.messages;
-    const ph = (name: string) => sql.placeholder(name);
-    const raw = and(eq(m.threadId, ph("threadId")), gt(m.seq, ph("after")), ne(m.kind, "summary"));
-    const newest = deps.db.select({ tokens: TOKENS_SQL.as("tokens") }).from(m).where(raw).orderBy(desc(m.seq)).limit(ph("cap")).as("newest");
-    this.backlogTotalsQuery = lean(deps.db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${newest.tokens}), 0)` }).from(newest).prepare());
-    this.oldestQuery = lean(deps.db.select({ id: m.id, seq: m.seq, tokens: TOKENS_SQL }).from(m).where(raw).orderBy(asc(m.seq)).limit(ph("limit")).prepare());
-    const s = schema.summaries;
-    const open = and(eq(s.summaryDepth, ph("depth")), isNull(s.condensedInto));
-    this.openDepthCountQuery = lean(deps.db.select({ n: sql<number>`count(*)` }).from(s).where(open).prepare());
-    this.oldestOpenQuery = lean(deps.db.select().from(s).where(open).orderBy(asc(s.seq)).limit(ph("limit")).prepare());
-    const j = schema.compactionJobs;
-    this.threadOpenJobsQuery = lean(deps.db.select().from(j).where(and(eq(j.agentId, ph("agentId")), eq(j.threadId, ph("threadId")), inArray(j.status, ["pending", "running"]))).prepare());
-    const jobColumns = ["id", "agentId", "threadId", "startMessageId", "endMessageId", "summaryDepth", "startSeq", "endSeq", "coveredFromSeq", "coveredThroughSeq", "status", "attemptCount", "nextAttemptAt", "lastError", "createdAt", "updatedAt"] as const;
-    this.insertJob = deps.db.insert(j).values(Object.fromEntries(jobColumns.map((name) => [name, ph(name)])) as unknown as typeof j.$inferInsert).prepare();
-    // Session 8: the thread's compaction pointer rides along (`pointer`), and rows are counted after the greater of
-    // `after` and the pointer (-1: from the pointer), so a steady-state plan is this one statement, not two.
-    const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${sql.placeholder("threadId")}), 0)`;
-    this.addedQuery = rawStatement<{ n: number; tokens: number; last: number | null; newest: number | null; pointer: number }>(
-      deps.db,
-      sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest, ${pointer} AS pointer
-          FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
-          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > max(${sql.placeholder("after")}, ${pointer}) AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`,
-    );
+    const { db } = deps;
+    this.backlogTotalsQuery = BACKLOG_TOTALS.bind(db);
+    this.oldestQuery = OLDEST.bind(db);
+    this.openDepthCountQuery = OPEN_DEPTH_COUNT.bind(db);
+    this.oldestOpenQuery = OLDEST_OPEN.bind(db);
+    this.threadOpenJobsQuery = THREAD_OPEN_JOBS.bind(db);
+    this.insertJob = INSERT_JOB.bind(db);
+    this.addedQuery = ADDED.bind(db);
   }
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */

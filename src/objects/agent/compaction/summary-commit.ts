@@ -9,23 +9,54 @@ import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
 import { leanSummaryMetadata } from "../rows";
-import { lean, rawStatement } from "../../shared/lean-query";
+import { leanSite, preparedSite, rawSite } from "../../shared/statement-sites";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
   let query = throughQueries.get(db);
   if (!query) {
-    query = preparedThrough(db);
+    query = THROUGH.bind(db);
     throughQueries.set(db, query);
   }
   return query.get({ threadId })?.seq ?? 0;
 }
 
-/** Built once per database: every plan and every context assembly reads the pointer (issue 12 §8). */
-const throughQueries = new WeakMap<AgentDb, ReturnType<typeof preparedThrough>>();
-function preparedThrough(db: AgentDb) {
-  return lean(db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, sql.placeholder("threadId"))).prepare());
-}
+/** Bound once per database: every plan and every context assembly reads the pointer (issue 12 §8). */
+const throughQueries = new WeakMap<AgentDb, ReturnType<typeof THROUGH.bind>>();
+const THROUGH = leanSite("compaction.compactedThrough", (db: AgentDb) =>
+  db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, sql.placeholder("threadId"))).prepare(),
+);
+
+const p = (name: string) => sql.placeholder(name);
+// A commit's statements (session 9: drizzle built each of them on every commit), built once per isolate (session 11).
+const SUMMARY_BY_ID = leanSite("compaction.commit.summaryById", (db: AgentDb) => db.select().from(schema.summaries).where(eq(schema.summaries.messageId, p("id"))).prepare());
+const INSERT_SUMMARY = preparedSite("compaction.commit.insertSummary", (db: AgentDb) =>
+  db
+    .insert(schema.summaries)
+    .values({
+      messageId: p("messageId"),
+      seq: p("seq"),
+      threadId: p("threadId"),
+      summaryDepth: p("summaryDepth"),
+      startMessageId: p("startMessageId"),
+      endMessageId: p("endMessageId"),
+      startSeq: p("startSeq"),
+      endSeq: p("endSeq"),
+      coveredFromSeq: p("coveredFromSeq"),
+      coveredThroughSeq: p("coveredThroughSeq"),
+      summaryContentHash: p("summaryContentHash"),
+      summarizerContractVersion: p("summarizerContractVersion"),
+      condensedInto: null,
+      createdAt: p("createdAt"),
+    })
+    .prepare(),
+);
+const UPSERT_POINTER = rawSite(
+  "compaction.commit.upsertPointer",
+  () => sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at") VALUES (${p("threadId")}, ${p("through")}, ${p("summaryId")}, ${p("updatedAt")})
+          ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"`,
+);
+const MOVE_POINTER = rawSite("compaction.commit.movePointer", () => sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${p("summaryId")}, "revision" = ${p("revision")}`);
 
 export interface SummaryCommitDeps {
   db: AgentDb;
@@ -37,10 +68,7 @@ export interface SummaryCommitDeps {
 
 /** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
 export class SummaryCommitter {
-  /**
-   * The commit's statements, built once (session 9): drizzle built each of them on every commit, which cost more than
-   * SQLite running them (a summary lands every few appends while a thread grows; issue 12 §8).
-   */
+  /** The commit's statements (a summary lands every few appends while a thread grows; issue 12 §8). */
   private readonly summaryById;
   private readonly insertSummary;
   private readonly upsertPointer;
@@ -48,34 +76,10 @@ export class SummaryCommitter {
 
   constructor(private readonly deps: SummaryCommitDeps) {
     const { db } = deps;
-    const s = schema.summaries;
-    const p = (name: string) => sql.placeholder(name);
-    this.summaryById = lean(db.select().from(s).where(eq(s.messageId, p("id"))).prepare());
-    this.insertSummary = db
-      .insert(s)
-      .values({
-        messageId: p("messageId"),
-        seq: p("seq"),
-        threadId: p("threadId"),
-        summaryDepth: p("summaryDepth"),
-        startMessageId: p("startMessageId"),
-        endMessageId: p("endMessageId"),
-        startSeq: p("startSeq"),
-        endSeq: p("endSeq"),
-        coveredFromSeq: p("coveredFromSeq"),
-        coveredThroughSeq: p("coveredThroughSeq"),
-        summaryContentHash: p("summaryContentHash"),
-        summarizerContractVersion: p("summarizerContractVersion"),
-        condensedInto: null,
-        createdAt: p("createdAt"),
-      })
-      .prepare();
-    this.upsertPointer = rawStatement(
-      db,
-      sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at") VALUES (${p("threadId")}, ${p("through")}, ${p("summaryId")}, ${p("updatedAt")})
-          ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"`,
-    );
-    this.movePointer = rawStatement(db, sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${p("summaryId")}, "revision" = ${p("revision")}`);
+    this.summaryById = SUMMARY_BY_ID.bind(db);
+    this.insertSummary = INSERT_SUMMARY.bind(db);
+    this.upsertPointer = UPSERT_POINTER.bind(db);
+    this.movePointer = MOVE_POINTER.bind(db);
   }
 
   /**

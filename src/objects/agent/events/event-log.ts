@@ -6,7 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { lean, rawStatement } from "../../shared/lean-query";
+import { leanSite, rawSite } from "../../shared/statement-sites";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -26,6 +26,27 @@ export interface StreamFilter {
   visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
+// Built once per isolate (../../shared/statement-sites.ts, session 11).
+const HEAD = leanSite("events.head", (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
+const AFTER = leanSite("events.after", (db: Db) => {
+  const e = schema.events;
+  return db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare();
+});
+const RUN_AFTER = leanSite("events.runAfter", (db: Db) => {
+  const e = schema.events;
+  return db
+    .select()
+    .from(e)
+    .where(and(eq(e.runKey, sql.placeholder("runKey")), gt(e.seq, sql.placeholder("after"))))
+    .orderBy(asc(e.seq))
+    .limit(sql.placeholder("limit"))
+    .prepare();
+});
+const INSERT = rawSite<{ seq: number }>(
+  "events.insert",
+  () => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${sql.placeholder("type")}, ${sql.placeholder("runKey")}, ${sql.placeholder("data")}, ${sql.placeholder("createdAt")}) RETURNING seq`,
+);
+
 const encoder = new TextEncoder();
 
 /**
@@ -34,24 +55,21 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
-  /** Every streaming turn reads the head (issue 12 §8): built once. */
+  /** Every streaming turn reads the head (issue 12 §8). */
   private readonly headQuery;
   private readonly afterQuery;
   private readonly runAfterQuery;
-  /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` renders per call. */
+  /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` rendered per call. */
   private readonly insertQuery;
 
   constructor(
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
   ) {
-    const e = schema.events;
-    this.headQuery = lean(db.select({ seq: e.seq }).from(e).orderBy(desc(e.seq)).limit(1).prepare());
-    const after = gt(e.seq, sql.placeholder("after"));
-    this.afterQuery = lean(db.select().from(e).where(after).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
-    this.runAfterQuery = lean(db.select().from(e).where(and(eq(e.runKey, sql.placeholder("runKey")), after)).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare());
-    const p = sql.placeholder;
-    this.insertQuery = rawStatement<{ seq: number }>(db, sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${p("type")}, ${p("runKey")}, ${p("data")}, ${p("createdAt")}) RETURNING seq`);
+    this.headQuery = HEAD.bind(db);
+    this.afterQuery = AFTER.bind(db);
+    this.runAfterQuery = RUN_AFTER.bind(db);
+    this.insertQuery = INSERT.bind(db);
   }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */

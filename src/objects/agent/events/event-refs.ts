@@ -1,7 +1,7 @@
 import { sql, type InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { lean } from "../../shared/lean-query";
+import { leanSite } from "../../shared/statement-sites";
 import { toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
@@ -54,15 +54,15 @@ function refOf(row: EventRow): EventRef | null {
   return key === "message" || key === "run" ? { key, id: ref.slice(colon + 1) } : null;
 }
 
-/** The two reference reads, built once per database (every forwarded batch and replay hydrates; issue 12 §8). */
+/** The two reference reads (every forwarded batch and replay hydrates; issue 12 §8), built once per isolate (session 11). */
+// The id list is ONE bound parameter, a JSON array read by json_each (as ../../shared/sql-in.ts's inList).
+const among = (column: typeof schema.messages.id | typeof schema.runs.runKey) => sql`${column} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`;
+const MESSAGES = leanSite("events.refs.messages", (db: AgentDb) => db.select(messageRow).from(schema.messages).where(among(schema.messages.id)).prepare());
+const RUNS = leanSite("events.refs.runs", (db: AgentDb) => db.select().from(schema.runs).where(among(schema.runs.runKey)).prepare());
+/** Bound once per database, on the first batch that refers to anything. */
 const referenceQueries = new WeakMap<AgentDb, ReturnType<typeof buildReferenceQueries>>();
 function buildReferenceQueries(db: AgentDb) {
-  // The id list is ONE bound parameter, a JSON array read by json_each (as ../../shared/sql-in.ts's inList).
-  const among = (column: typeof schema.messages.id | typeof schema.runs.runKey) => sql`${column} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`;
-  return {
-    messages: lean(db.select(messageRow).from(schema.messages).where(among(schema.messages.id)).prepare()),
-    runs: lean(db.select().from(schema.runs).where(among(schema.runs.runKey)).prepare()),
-  };
+  return { messages: MESSAGES.bind(db), runs: RUNS.bind(db) };
 }
 
 /** Rows → public events, resolving references with one indexed read per kind per batch. */

@@ -7,7 +7,7 @@ import type { AgentEvent } from "../../../schema/agents/runs";
 import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
-import { lean } from "../../shared/lean-query";
+import { leanSite } from "../../shared/statement-sites";
 import { counterStatements } from "../../shared/counters";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
@@ -23,6 +23,10 @@ interface PendingReport {
   nextSeq: number;
 }
 const BATCH = 200;
+/** The events after the cursor, a batch at a time; built once per isolate (../../shared/statement-sites.ts, session 11). */
+const EVENTS_AFTER = leanSite("events.forwarder.after", (db: AgentDb) =>
+  db.select().from(schema.events).where(gt(schema.events.seq, sql.placeholder("after"))).orderBy(asc(schema.events.seq)).limit(BATCH).prepare(),
+);
 /** How long an acknowledged cursor waits for another write to carry it before it is written on its own. */
 const CURSOR_WRITE_DELAY_MS = 1_000;
 
@@ -71,8 +75,7 @@ export class EventForwarder {
 
   constructor(private readonly deps: ForwarderDeps) {
     this.counters = counterStatements(deps.db);
-    const e = schema.events;
-    this.eventsAfterQuery = lean(deps.db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(BATCH).prepare());
+    this.eventsAfterQuery = EVENTS_AFTER.bind(deps.db);
   }
 
   /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */

@@ -32,11 +32,23 @@ export interface AgentPruneOutcome {
 export class AgentRetention {
   constructor(private readonly deps: AgentRetentionDeps) {}
 
-  /** Arms the next pass unless one is already scheduled (on activation). */
+  /** Arms the next pass unless one is already scheduled. */
   async arm(atMs: number = Date.now() + config.retention.intervalSeconds * 1_000): Promise<void> {
-    const { scheduler } = this.deps;
-    if (!this.deps.exists() || (await scheduler.listSchedules()).some((row) => row.callback === CALLBACK)) return;
-    await scheduler.schedule(new Date(atMs), CALLBACK);
+    if (await this.missing()) await this.deps.scheduler.schedule(new Date(atMs), CALLBACK);
+  }
+
+  /**
+   * On activation: asks at once whether a pass is scheduled (the activation's shared schedule listing answers it), and
+   * only when none is, schedules one through `later` (off the activation path). Nothing else schedules a pass while
+   * none exists (a pass schedules the next one only when it runs), so the answer still holds when `later` runs.
+   */
+  async armOnActivation(later: (arm: () => Promise<void>) => Promise<void>): Promise<void> {
+    if (!(await this.missing())) return;
+    await later(() => this.deps.scheduler.schedule(new Date(Date.now() + config.retention.intervalSeconds * 1_000), CALLBACK).then(() => undefined));
+  }
+
+  private async missing(): Promise<boolean> {
+    return this.deps.exists() && !(await this.deps.scheduler.listSchedules()).some((row) => row.callback === CALLBACK);
   }
 
   /** The `onRetentionDue` callback: one pass, then the next one (soon while a batch was full). */

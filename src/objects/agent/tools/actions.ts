@@ -5,7 +5,13 @@ import * as schema from "../../../db/agent-schema";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
-import { lean } from "../../shared/lean-query";
+import { leanSite } from "../../shared/statement-sites";
+
+/** A step's planned actions, built once per isolate (../../shared/statement-sites.ts, session 11). */
+const STEP = leanSite("tools.actions.step", (db: AgentDb) => {
+  const a = schema.actions;
+  return db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare();
+});
 
 export type ActionStatus = "planned" | "executing" | "awaiting_approval" | "completed" | "failed";
 
@@ -42,8 +48,7 @@ export class ActionStore {
   private readonly stepQuery;
 
   constructor(private readonly db: AgentDb) {
-    const a = schema.actions;
-    this.stepQuery = lean(db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare());
+    this.stepQuery = STEP.bind(db);
   }
 
   forStep(runKey: string, step: number): PlannedAction[] {
