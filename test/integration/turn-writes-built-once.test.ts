@@ -56,7 +56,7 @@ describe("the turn's writes built once store and return what the per-call statem
       expect(expectedEnqueue.inserted).toEqual({ runKey: job.runKey });
       expect(inbox.enqueue(job)).toEqual({ status: "accepted", runKey: job.runKey, runStatus: "queued" });
       expect(snap(job.runKey)).toEqual(expectedEnqueue.rows);
-      expect(snap(job.runKey).wakes[0].input).toBe(JSON.stringify(job.input));
+      expect(snap(job.runKey).wakes[0]?.input).toBe(JSON.stringify(job.input));
       expect(inbox.enqueue(job)).toEqual({ status: "duplicate", runKey: job.runKey, runStatus: "queued" });
       expect(snap(job.runKey)).toEqual(expectedEnqueue.rows);
 

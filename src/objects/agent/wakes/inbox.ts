@@ -10,6 +10,7 @@ import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, sto
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
 import { columnPlaceholder as slot } from "../../shared/column-placeholder";
+import { syncTransaction } from "../../shared/sync-transaction";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -97,7 +98,7 @@ export class WakeInbox {
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
     const now = nowIso();
     // The run row's key decides: a known runKey inserts nothing (one statement instead of a read first; issue 12 §8).
-    const accepted = this.db.transaction(() => {
+    const accepted = syncTransaction(this.db, () => {
       const inserted = this.insertRun.get({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, now });
       if (!inserted) return false;
       this.insertWake.run({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, now });
@@ -216,7 +217,7 @@ export class WakeInbox {
    */
   finishWithTrace(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): { run: Run; traceRows: TraceEntry[] } {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
-    return this.db.transaction(() => {
+    return syncTransaction(this.db, () => {
       const row = this.runQuery.get({ runKey });
       const rows = this.traceRowsQuery.all({ runKey });
       const traceRows = row ? [...unfoldEntries(row.trace, row), ...rows] : rows;
