@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
+import { leanRun } from "../../shared/lean-write";
 import { type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
@@ -26,7 +27,7 @@ export class RunTrace {
     this.tableRows = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
     // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
     const seq = sql<number>`(SELECT coalesce(max(${t.seq}), 0) + 1 FROM ${t} WHERE ${t.runKey} = ${sql.placeholder("runKey")})`;
-    this.insertRow = db.insert(t).values({ runKey: sql.placeholder("runKey"), seq, kind: sql.placeholder("kind"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") }).prepare();
+    this.insertRow = leanRun(db.insert(t).values({ runKey: sql.placeholder("runKey"), seq, kind: sql.placeholder("kind"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") }).prepare());
   }
 
   attempt(runKey: string, entry: AttemptEntry): void {

@@ -11,6 +11,7 @@ import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
 import { columnPlaceholder as slot } from "../../shared/column-placeholder";
 import { syncTransaction } from "../../shared/sync-transaction";
+import { leanRun } from "../../shared/lean-write";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -83,16 +84,18 @@ export class WakeInbox {
         .returning({ runKey: r.runKey })
         .prepare(),
     );
-    this.insertWake = db
-      .insert(w)
-      .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") })
-      .prepare();
+    this.insertWake = leanRun(
+      db
+        .insert(w)
+        .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") })
+        .prepare(),
+    );
     this.runningUpdate = lean(db.update(r).set({ status: "running", attempt: slot<number>("attempt"), startedAt: slot<string>("startedAt") }).where(byRunKey).returning().prepare());
     const end = { status: slot<string>("status"), endedAt: slot<string>("endedAt"), errorCode: slot<string | null>("errorCode") };
     this.endUpdate = lean(db.update(r).set(end).where(byRunKey).returning().prepare());
     this.endUpdateWithTrace = lean(db.update(r).set({ ...end, trace: slot<Record<string, unknown>>("trace") }).where(byRunKey).returning().prepare());
-    this.deleteTraceRows = db.delete(schema.runTrace).where(eq(schema.runTrace.runKey, ph("runKey"))).prepare();
-    this.deleteWake = db.delete(w).where(eq(w.runKey, ph("runKey"))).prepare();
+    this.deleteTraceRows = leanRun(db.delete(schema.runTrace).where(eq(schema.runTrace.runKey, ph("runKey"))).prepare());
+    this.deleteWake = leanRun(db.delete(w).where(eq(w.runKey, ph("runKey"))).prepare());
   }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
