@@ -34,6 +34,8 @@ export interface InboxItem {
 export class WakeInbox {
   /** Reads every turn makes several times (admission, drain, each step), built once (issue 12 §8). */
   private readonly readyQuery;
+  /** `readyQuery` with each wake's run row (the drain asks for the run of the wake it takes, at once). */
+  private readonly readyWithRunQuery;
   private readonly runQuery;
   private readonly interruptQuery;
   private readonly traceRowsQuery;
@@ -54,6 +56,14 @@ export class WakeInbox {
   ) {
     this.readyQuery = lean(db
       .select({ inbox: schema.wakeInbox })
+      .from(schema.wakeInbox)
+      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
+      .where(ne(schema.runs.status, "waiting"))
+      .orderBy(asc(schema.wakeInbox.seq))
+      .limit(sql.placeholder("limit"))
+      .prepare());
+    this.readyWithRunQuery = lean(db
+      .select({ inbox: schema.wakeInbox, run: schema.runs })
       .from(schema.wakeInbox)
       .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
       .where(ne(schema.runs.status, "waiting"))
@@ -115,6 +125,18 @@ export class WakeInbox {
   /** The oldest waiting wake (FIFO per agent). */
   next(): InboxItem | null {
     return this.pending(1)[0] ?? null;
+  }
+
+  /**
+   * `next()` and its run, read in the same statement (session 11: the drain read the run by key right after; the
+   * ready read joins the run row anyway). The same wake `next()` answers: the oldest ready one not awaiting others.
+   */
+  nextWithRun(): { item: InboxItem; run: Run } | null {
+    for (const { inbox: row, run } of this.readyWithRunQuery.all({ limit: 1 + BLOCKED_SLACK })) {
+      const item: InboxItem = { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
+      if (!this.awaitsUnsettled(item)) return { item, run: toRun(run) };
+    }
+    return null;
   }
 
   /**
