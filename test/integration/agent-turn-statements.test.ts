@@ -12,11 +12,12 @@ const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: 
  * Issue 12 §8 (session 9): the streaming turn is CPU-bound in the agent's isolate, and its SQLite statements are
  * the largest part. Before session 9 a warm streaming chat turn ran about 82 statements on the agent (the SDK's
  * watchdog arm, repeated run / agent / counter / usage reads, the forwarder's read-modify-writes); this test counts
- * 42 now (the run, its report, the session re-arm, the compaction planning after it). The sequence of turns is the
- * same every time, so the count is too; the bound leaves a little room: a read put back on the path fails it.
+ * 42 after session 9 (the run, its report, the session re-arm, the compaction planning after it) and 38–39 since
+ * session 11 (the drain reads a wake's run in the same statement as the wake; the acknowledged cursor rides with a
+ * write or not, hence the one of difference). The bound leaves a little room: reads put back on the path fail it.
  * Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 45;
+const MAX_AGENT_STATEMENTS_PER_TURN = 41;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });

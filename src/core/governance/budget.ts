@@ -49,10 +49,22 @@ export function isValidTimeZone(timeZone: string): boolean {
  * @throws RangeError for an unknown time zone.
  */
 export function dayKey(nowMs: number, timeZone: string): string {
+  // A run asks for its day at every gate and usage booking, all within milliseconds (issue 12 §8, session 11:
+  // formatToParts was most of the governor's own time). Every zone's UTC offsets and transitions are whole seconds
+  // (tzdata stores seconds), so a local midnight falls on a whole UTC second and the day cannot change within one:
+  // the key of the last second asked is kept per zone.
+  const second = Math.floor(nowMs / 1000);
+  const last = lastDayKeys.get(timeZone);
+  if (last !== undefined && last.second === second) return last.key;
   const parts = formatterFor(timeZone).formatToParts(new Date(nowMs));
   const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((part) => part.type === type)?.value ?? "";
-  return `${get("year").padStart(4, "0")}-${get("month")}-${get("day")}`;
+  const key = `${get("year").padStart(4, "0")}-${get("month")}-${get("day")}`;
+  lastDayKeys.set(timeZone, { second, key });
+  return key;
 }
+
+/** Per zone, the day key of the UTC second last asked (`dayKey`); at most one entry per zone in use. */
+const lastDayKeys = new Map<string, { second: number; key: string }>();
 
 /**
  * The first instant of the next local day (when the budget resets). Found by bisection on `dayKey`

@@ -14,6 +14,8 @@ export class AgentProfile {
   /** Read several times by every turn (admission, run, context, report), so built once (issue 12 §8). */
   private readonly metaQuery;
   private readonly stateQuery;
+  /** Every run's end (`recordWake`): one fixed shape, built once (session 11); what varies per call is bound. */
+  private readonly wakeUpdate;
 
   constructor(
     private readonly db: AgentDb,
@@ -21,6 +23,20 @@ export class AgentProfile {
   ) {
     this.metaQuery = lean(db.select().from(schema.agentMeta).prepare());
     this.stateQuery = lean(db.select().from(schema.agentState).prepare());
+    const s = schema.agentState;
+    this.wakeUpdate = lean(
+      db
+        .update(s)
+        .set({
+          revision: sql`${s.revision} + 1`,
+          lastWakeAt: sql`${sql.placeholder("at")}`,
+          // No head given keeps the stored one (a message id is never NULL); a failure counts up, a success resets.
+          recentHeadMessageId: sql`coalesce(${sql.placeholder("head")}, ${s.recentHeadMessageId})`,
+          consecutiveFailureCount: sql`CASE WHEN ${sql.placeholder("failed")} THEN ${s.consecutiveFailureCount} + 1 ELSE 0 END`,
+        })
+        .returning()
+        .prepare(),
+    );
   }
 
   /**
@@ -173,17 +189,7 @@ export class AgentProfile {
 
   /** Every run's end: one statement (the update returns the row) instead of read, update, read (issue 12 §8). */
   recordWake(at: string, headMessageId: string | null, failed: boolean): AgentState {
-    const s = schema.agentState;
-    const row = this.db
-      .update(s)
-      .set({
-        revision: sql`${s.revision} + 1`,
-        lastWakeAt: at,
-        recentHeadMessageId: headMessageId ?? sql`${s.recentHeadMessageId}`,
-        consecutiveFailureCount: failed ? sql`${s.consecutiveFailureCount} + 1` : 0,
-      })
-      .returning()
-      .get();
+    const row = this.wakeUpdate.get({ at, head: headMessageId, failed: failed ? 1 : 0 });
     return toState(row!);
   }
 }

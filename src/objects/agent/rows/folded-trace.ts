@@ -40,18 +40,22 @@ export function foldEntries(entries: readonly TraceEntry[], row: FoldContext): F
   for (const entry of entries) {
     const ms = Date.parse(entry.createdAt);
     const at = Number.isFinite(base) && Number.isFinite(ms) && new Date(base + (ms - base)).toISOString() === entry.createdAt ? ms - base : entry.createdAt;
+    // `at` reads back as `entry.createdAt` by construction (checked just above, or the string itself), so the checks
+    // below unfold with that time instead of formatting it again, and the entry is serialized once (session 11).
+    const expected = JSON.stringify(entry);
+    const readsBack = (candidate: Folded) => JSON.stringify(unfoldAt(candidate, entry.createdAt, previous)) === expected;
     let folded: Folded = [CODES[entry.kind] ?? entry.kind, entry.data, at];
     if (entry.kind === "attempt" && entry.data.status === null) {
       const { status: _null, ...lean } = entry.data;
       const candidate: Folded = [ATTEMPT_WITHOUT_STATUS, lean, at];
-      if (JSON.stringify(unfoldOne(candidate, base, previous)) === JSON.stringify(entry)) folded = candidate;
+      if (readsBack(candidate)) folded = candidate;
     }
     if (entry.kind === "usage" && previous) {
       const lean = Object.fromEntries(Object.entries(entry.data).filter(([key]) => !(INHERITED as readonly string[]).includes(key)));
       const candidate: Folded = [INHERITING_USAGE, lean, at];
-      if (JSON.stringify(unfoldOne(candidate, base, previous)) === JSON.stringify(entry)) folded = candidate;
+      if (readsBack(candidate)) folded = candidate;
     }
-    if (JSON.stringify(unfoldOne(folded, base, previous)) !== JSON.stringify(entry)) return null;
+    if (!readsBack(folded)) return null;
     out.push(folded);
     previous = entry;
   }
@@ -68,8 +72,13 @@ export function unfoldEntries(stored: Record<string, unknown>, row: FoldContext)
   return out;
 }
 
-function unfoldOne([code, data, at]: Folded, base: number, previous: TraceEntry | null): TraceEntry {
-  const createdAt = typeof at === "number" ? new Date(base + at).toISOString() : at;
+function unfoldOne(folded: Folded, base: number, previous: TraceEntry | null): TraceEntry {
+  const at = folded[2];
+  return unfoldAt(folded, typeof at === "number" ? new Date(base + at).toISOString() : at, previous);
+}
+
+/** A folded entry as the row it was, its time already read back (`createdAt`). */
+function unfoldAt([code, data]: Folded, createdAt: string, previous: TraceEntry | null): TraceEntry {
   if (code === INHERITING_USAGE && previous) {
     const inherited = (key: (typeof INHERITED)[number]) => (previous.data[key] === undefined ? {} : { [key]: previous.data[key] });
     return { kind: "usage", data: { ...inherited("provider"), ...inherited("model"), ...data, ...inherited("step") }, createdAt };

@@ -1,8 +1,16 @@
 import { H } from "../../../core/ids/hash";
 import { FOLD, type FoldContext, foldEntries, modelOfEntries, type TraceEntry, unfoldEntries, usageOfEntries } from "./folded-trace";
 
-/** The id of a run's reply at a step (`runMessageIds.reply` in wakes/input.ts is this function). */
-export const replyMessageIdOf = (runKey: string, step: number): string => H(runKey, "assistant", step);
+/**
+ * The id of a run's reply at a step (`runMessageIds.reply` in wakes/input.ts is this function). A run's end asks for
+ * the same id several times (the reply's append, then packing its trace checks each candidate form by unpacking it),
+ * and the hash is pure JavaScript (issue 12 §8, session 11): the last id computed is kept, a pure function's answer.
+ */
+export function replyMessageIdOf(runKey: string, step: number): string {
+  if (lastReply.runKey !== runKey || lastReply.step !== step) lastReply = { runKey, step, id: H(runKey, "assistant", step) };
+  return lastReply.id;
+}
+let lastReply: { runKey: string; step: number; id: string } = { runKey: "", step: Number.NaN, id: "" };
 
 /** What a run row holds beside its trace: enough to restore the trace fields the lean form leaves out. */
 export interface TraceRowContext extends FoldContext {

@@ -79,16 +79,16 @@ export class RunLoop {
   }
 
   private async drain(): Promise<void> {
-    for (let item = this.deps.inbox.next(); item; item = this.deps.inbox.next()) {
-      const parked = await this.process(item);
+    for (let next = this.deps.inbox.nextWithRun(); next; next = this.deps.inbox.nextWithRun()) {
+      const { item } = next;
+      const parked = await this.process(item, next.run);
       this.deps.runSettled?.(item.runKey, parked === true);
     }
   }
 
-  /** Handles one inbox item; true when its run parked on a saga. */
-  private async process(item: InboxItem): Promise<boolean | void> {
+  /** Handles one inbox item (`run`: its run, read with it); true when its run parked on a saga. */
+  private async process(item: InboxItem, run: Run | null): Promise<boolean | void> {
     const { inbox, profile, events } = this.deps;
-    const run = inbox.getRun(item.runKey);
     if (!run || inbox.isTerminal(run)) {
       inbox.finish(item.runKey, run?.status ?? "failed_terminal", { errorCode: run?.errorCode ?? "orphaned_wake" });
       return;

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/sql-in";
+import { leanRun } from "../../shared/lean-write";
 import { type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
@@ -16,12 +17,17 @@ export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
 export class RunTrace {
   private readonly runRow;
   private readonly tableRows;
+  /** A row added (attempts and usage on every model call): built once (session 11), the run's next seq read inside it. */
+  private readonly insertRow;
 
   constructor(private readonly db: AgentDb) {
     const r = schema.runs;
     const t = schema.runTrace;
     this.runRow = db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare();
     this.tableRows = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
+    // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
+    const seq = sql<number>`(SELECT coalesce(max(${t.seq}), 0) + 1 FROM ${t} WHERE ${t.runKey} = ${sql.placeholder("runKey")})`;
+    this.insertRow = leanRun(db.insert(t).values({ runKey: sql.placeholder("runKey"), seq, kind: sql.placeholder("kind"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") }).prepare());
   }
 
   attempt(runKey: string, entry: AttemptEntry): void {
@@ -95,9 +101,7 @@ export class RunTrace {
   }
 
   private add(runKey: string, kind: RunTraceKind, data: Record<string, unknown>): void {
-    // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
-    const seq = sql<number>`(SELECT coalesce(max(${schema.runTrace.seq}), 0) + 1 FROM ${schema.runTrace} WHERE ${schema.runTrace.runKey} = ${runKey})`;
-    this.db.insert(schema.runTrace).values({ runKey, seq, kind, data, createdAt: nowIso() }).run();
+    this.insertRow.run({ runKey, kind, data, createdAt: nowIso() });
   }
 }
 

@@ -3,6 +3,7 @@ import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, 
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
+import { leanRun } from "../../shared/lean-write";
 
 const TOTAL = "";
 
@@ -18,11 +19,13 @@ export class UsageStore {
   constructor(private readonly db: AgentDb) {
     const u = schema.usageDaily;
     this.dayQuery = lean(db.select().from(u).where(eq(u.day, sql.placeholder("day"))).prepare());
-    this.incrementStatement = db
-      .insert(u)
-      .values({ day: sql.placeholder("day"), dimension: sql.placeholder("dimension"), subject: sql.placeholder("subject"), value: sql.placeholder("amount") })
-      .onConflictDoUpdate({ target: [u.day, u.dimension, u.subject], set: { value: sql`${u.value} + excluded.${sql.identifier(u.value.name)}` } })
-      .prepare();
+    this.incrementStatement = leanRun(
+      db
+        .insert(u)
+        .values({ day: sql.placeholder("day"), dimension: sql.placeholder("dimension"), subject: sql.placeholder("subject"), value: sql.placeholder("amount") })
+        .onConflictDoUpdate({ target: [u.day, u.dimension, u.subject], set: { value: sql`${u.value} + excluded.${sql.identifier(u.value.name)}` } })
+        .prepare(),
+    );
   }
 
   /** Adds consumed resources to `day`; a tool call also counts against the tool's own day counter. */

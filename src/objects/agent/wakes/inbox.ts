@@ -9,6 +9,9 @@ import type { EventLog } from "../events";
 import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, type TraceEntry } from "../rows";
 import type { AgentDb } from "../types";
 import { lean } from "../../shared/lean-query";
+import { columnPlaceholder as slot } from "../../shared/column-placeholder";
+import { syncTransaction } from "../../shared/sync-transaction";
+import { leanRun } from "../../shared/lean-write";
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -31,10 +34,21 @@ export interface InboxItem {
 export class WakeInbox {
   /** Reads every turn makes several times (admission, drain, each step), built once (issue 12 §8). */
   private readonly readyQuery;
+  /** `readyQuery` with each wake's run row (the drain asks for the run of the wake it takes, at once). */
+  private readonly readyWithRunQuery;
   private readonly runQuery;
   private readonly interruptQuery;
   private readonly traceRowsQuery;
   private readonly unsettledQuery;
+  /** The turn's writes, built once with placeholders (issue 12 §8, session 11: drizzle built each on every call). */
+  private readonly insertRun;
+  private readonly insertWake;
+  private readonly runningUpdate;
+  /** The run's end, with and without a new trace: the stored trace is left as it is when there is none to write. */
+  private readonly endUpdate;
+  private readonly endUpdateWithTrace;
+  private readonly deleteTraceRows;
+  private readonly deleteWake;
 
   constructor(
     private readonly db: AgentDb,
@@ -42,6 +56,14 @@ export class WakeInbox {
   ) {
     this.readyQuery = lean(db
       .select({ inbox: schema.wakeInbox })
+      .from(schema.wakeInbox)
+      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
+      .where(ne(schema.runs.status, "waiting"))
+      .orderBy(asc(schema.wakeInbox.seq))
+      .limit(sql.placeholder("limit"))
+      .prepare());
+    this.readyWithRunQuery = lean(db
+      .select({ inbox: schema.wakeInbox, run: schema.runs })
       .from(schema.wakeInbox)
       .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
       .where(ne(schema.runs.status, "waiting"))
@@ -60,22 +82,39 @@ export class WakeInbox {
         .prepare(),
     );
     this.interruptQuery = lean(db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare());
+    const r = schema.runs;
+    const w = schema.wakeInbox;
+    const ph = sql.placeholder;
+    const byRunKey = eq(r.runKey, ph("runKey"));
+    this.insertRun = lean(
+      db
+        .insert(r)
+        .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), status: "queued", attempt: 0, enqueuedAt: ph("now"), trace: {} })
+        .onConflictDoNothing()
+        .returning({ runKey: r.runKey })
+        .prepare(),
+    );
+    this.insertWake = leanRun(
+      db
+        .insert(w)
+        .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") })
+        .prepare(),
+    );
+    this.runningUpdate = lean(db.update(r).set({ status: "running", attempt: slot<number>("attempt"), startedAt: slot<string>("startedAt") }).where(byRunKey).returning().prepare());
+    const end = { status: slot<string>("status"), endedAt: slot<string>("endedAt"), errorCode: slot<string | null>("errorCode") };
+    this.endUpdate = lean(db.update(r).set(end).where(byRunKey).returning().prepare());
+    this.endUpdateWithTrace = lean(db.update(r).set({ ...end, trace: slot<Record<string, unknown>>("trace") }).where(byRunKey).returning().prepare());
+    this.deleteTraceRows = leanRun(db.delete(schema.runTrace).where(eq(schema.runTrace.runKey, ph("runKey"))).prepare());
+    this.deleteWake = leanRun(db.delete(w).where(eq(w.runKey, ph("runKey"))).prepare());
   }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
     const now = nowIso();
     // The run row's key decides: a known runKey inserts nothing (one statement instead of a read first; issue 12 §8).
-    const accepted = this.db.transaction((tx) => {
-      const inserted = tx
-        .insert(schema.runs)
-        .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, status: "queued", attempt: 0, enqueuedAt: now, trace: {} })
-        .onConflictDoNothing()
-        .returning({ runKey: schema.runs.runKey })
-        .get();
+    const accepted = syncTransaction(this.db, () => {
+      const inserted = this.insertRun.get({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, now });
       if (!inserted) return false;
-      tx.insert(schema.wakeInbox)
-        .values({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, enqueuedAt: now })
-        .run();
+      this.insertWake.run({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, now });
       return true;
     });
     if (!accepted) return { status: "duplicate", runKey: job.runKey, runStatus: this.getRun(job.runKey)!.status };
@@ -86,6 +125,18 @@ export class WakeInbox {
   /** The oldest waiting wake (FIFO per agent). */
   next(): InboxItem | null {
     return this.pending(1)[0] ?? null;
+  }
+
+  /**
+   * `next()` and its run, read in the same statement (session 11: the drain read the run by key right after; the
+   * ready read joins the run row anyway). The same wake `next()` answers: the oldest ready one not awaiting others.
+   */
+  nextWithRun(): { item: InboxItem; run: Run } | null {
+    for (const { inbox: row, run } of this.readyWithRunQuery.all({ limit: 1 + BLOCKED_SLACK })) {
+      const item: InboxItem = { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
+      if (!this.awaitsUnsettled(item)) return { item, run: toRun(run) };
+    }
+    return null;
   }
 
   /**
@@ -171,12 +222,7 @@ export class WakeInbox {
    */
   markRunning(runOrKey: Run | string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
     const run = typeof runOrKey === "string" ? this.getRun(runOrKey)! : runOrKey;
-    const row = this.db
-      .update(schema.runs)
-      .set({ status: "running", attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: storedRunTime(run.startedAt ?? nowIso(), run.enqueuedAt) })
-      .where(eq(schema.runs.runKey, run.runKey))
-      .returning()
-      .get();
+    const row = this.runningUpdate.get({ runKey: run.runKey, attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: storedRunTime(run.startedAt ?? nowIso(), run.enqueuedAt) });
     return toRun(row!);
   }
 
@@ -196,20 +242,16 @@ export class WakeInbox {
    */
   finishWithTrace(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): { run: Run; traceRows: TraceEntry[] } {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
-    return this.db.transaction((tx) => {
+    return syncTransaction(this.db, () => {
       const row = this.runQuery.get({ runKey });
       const rows = this.traceRowsQuery.all({ runKey });
       const traceRows = row ? [...unfoldEntries(row.trace, row), ...rows] : rows;
       const trace = row ? this.endTrace(row, fields.trace, rows) : fields.trace;
       const endedAt = nowIso();
-      const ended = tx
-        .update(schema.runs)
-        .set({ status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null, ...(trace ? { trace } : {}) })
-        .where(eq(schema.runs.runKey, runKey))
-        .returning()
-        .get();
-      if (trace && isFolded(trace)) tx.delete(schema.runTrace).where(eq(schema.runTrace.runKey, runKey)).run();
-      tx.delete(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).run();
+      const end = { runKey, status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null };
+      const ended = trace ? this.endUpdateWithTrace.get({ ...end, trace }) : this.endUpdate.get(end);
+      if (trace && isFolded(trace)) this.deleteTraceRows.run({ runKey });
+      this.deleteWake.run({ runKey });
       this.marks.delete(runKey);
       return { run: toRun(ended!), traceRows };
     });

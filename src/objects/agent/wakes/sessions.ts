@@ -32,6 +32,8 @@ export class Sessions {
   /** Every accepted turn reads its session (issue 12 §8): built once. */
   private readonly byId;
   private readonly update;
+  /** The earliest open deadline, read by every re-arm (every turn): built once (session 11). */
+  private readonly earliestOpen;
 
   constructor(private readonly deps: SessionsDeps) {
     const s = schema.sessions;
@@ -41,12 +43,15 @@ export class Sessions {
       .set({ status: "open", lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}`, closedAt: null, closeReason: null })
       .where(eq(s.sessionId, sql.placeholder("sessionId")))
       .prepare();
-    this.touchOpen = deps.db
-      .update(s)
-      .set({ lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}` })
-      .where(and(eq(s.sessionId, sql.placeholder("sessionId")), eq(s.status, "open")))
-      .returning({ sessionId: s.sessionId })
-      .prepare();
+    this.touchOpen = lean(
+      deps.db
+        .update(s)
+        .set({ lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}` })
+        .where(and(eq(s.sessionId, sql.placeholder("sessionId")), eq(s.status, "open")))
+        .returning({ sessionId: s.sessionId })
+        .prepare(),
+    );
+    this.earliestOpen = lean(deps.db.select({ at: min(s.expiresAtMs) }).from(s).where(eq(s.status, "open")).prepare());
   }
 
   /** The common touch (the session is open): one statement that says whether it was (issue 12 §8). */
@@ -134,8 +139,8 @@ export class Sessions {
   }
 
   private async applyArm(): Promise<void> {
-    const { db, scheduler } = this.deps;
-    const earliest = db.select({ at: min(schema.sessions.expiresAtMs) }).from(schema.sessions).where(eq(schema.sessions.status, "open")).get()?.at ?? null;
+    const { scheduler } = this.deps;
+    const earliest = this.earliestOpen.get()?.at ?? null;
     const now = Date.now();
     // Whole seconds, rounded up (the SDK stores seconds); never in the past, so a backlog drains one batch per alarm.
     const target = earliest === null ? null : Math.ceil(Math.max(earliest, now + 1000) / 1000);
