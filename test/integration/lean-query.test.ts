@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/agent-schema";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import { lean, rawStatement } from "../../src/objects/shared/lean-query";
+import { lean, rawStatement } from "../../src/objects/shared/statements/lean-query";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));

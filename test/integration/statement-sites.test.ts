@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/agent-schema";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import type { AgentDb } from "../../src/objects/agent/types";
-import { checkStatementSites, leanSite, preparedSite, rawSite, StatementSiteMismatch } from "../../src/objects/shared/statement-sites";
+import { checkStatementSites, leanSite, preparedSite, rawSite, StatementSiteMismatch } from "../../src/objects/shared/statements/statement-sites";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));

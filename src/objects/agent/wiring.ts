@@ -8,7 +8,7 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { ActivationSchedules } from "./activation-schedules";
-import { checkStatementSites, leanSite, rawSite } from "../shared/statement-sites";
+import { checkStatementSites, leanSite, rawSite } from "../shared/statements/statement-sites";
 import { sql } from "drizzle-orm";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -28,7 +28,7 @@ import type { AgentDb } from "./types";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
-/** The owning tenant, read once per object (built once per isolate: ../shared/statement-sites.ts). */
+/** The owning tenant, read once per object (built once per isolate: ../shared/statements/statement-sites.ts). */
 const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
 
 /** Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or `parkedRunKeys()`). */

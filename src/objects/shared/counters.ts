@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/governance/sliding-log";
 import { counters } from "../../db/common-schema";
-import { leanSite, preparedSite } from "./statement-sites";
+import { leanSite, preparedSite } from "./statements/statement-sites";
 
 type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 

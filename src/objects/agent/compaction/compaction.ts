@@ -1,5 +1,5 @@
 import { and, asc, eq, gte, lte, ne, sql } from "drizzle-orm";
-import { leanSite } from "../../shared/statement-sites";
+import { leanSite } from "../../shared/statements/statement-sites";
 import { compactionJobId, DEFAULT_COMPACTION_RETRY_POLICY, selectDueJobs, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryMessageKind } from "../../../core/memory/memory-policy";
 import type { SummarizableItem, SummaryCommitResolution } from "../../../core/memory/summary";

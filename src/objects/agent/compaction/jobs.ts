@@ -2,8 +2,8 @@ import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import { applyCompactionEvent, recoverInterruptedJob, type CompactionJob, type CompactionJobEvent, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
-import { leanSite, rawRowsSite, rawSite } from "../../shared/statement-sites";
-import { tableRowDecoder } from "../../shared/lean-query";
+import { leanSite, rawRowsSite, rawSite } from "../../shared/statements/statement-sites";
+import { tableRowDecoder } from "../../shared/statements/lean-query";
 
 export type JobRow = typeof schema.compactionJobs.$inferSelect;
 
@@ -11,7 +11,7 @@ export type JobRow = typeof schema.compactionJobs.$inferSelect;
 export type JobCommitExtra = Partial<Pick<JobRow, "summaryMessageId" | "summarizer">>;
 
 const p = (name: string) => sql.placeholder(name);
-// Built once per isolate (./statement-sites.ts, session 11).
+// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
 const BY_ID = leanSite("compaction.jobs.byId", (db: AgentDb) => db.select().from(schema.compactionJobs).where(eq(schema.compactionJobs.id, p("id"))).prepare());
 const OPEN = leanSite("compaction.jobs.open", (db: AgentDb) => {
   const j = schema.compactionJobs;

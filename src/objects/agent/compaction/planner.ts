@@ -5,7 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
-import { leanSite, preparedSite, rawSite } from "../../shared/statement-sites";
+import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
@@ -16,7 +16,7 @@ const rawAfter = () => and(eq(schema.messages.threadId, ph("threadId")), gt(sche
 /** A depth's summaries not yet condensed. */
 const openAtDepth = () => and(eq(schema.summaries.summaryDepth, ph("depth")), isNull(schema.summaries.condensedInto));
 
-// The full plan's and the admission's statements (session 9), built once per isolate (./statement-sites.ts, session 11).
+// The full plan's and the admission's statements (session 9), built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
 const BACKLOG_TOTALS = leanSite("compaction.planner.backlogTotals", (db: AgentDb) => {
   const m = schema.messages;
   const newest = db.select({ tokens: TOKENS_SQL.as("tokens") }).from(m).where(rawAfter()).orderBy(desc(m.seq)).limit(ph("cap")).as("newest");

@@ -9,7 +9,7 @@ import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
 import { leanSummaryMetadata } from "../rows";
-import { leanSite, preparedSite, rawSite } from "../../shared/statement-sites";
+import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {

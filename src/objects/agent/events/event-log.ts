@@ -6,7 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { leanSite, rawSite } from "../../shared/statement-sites";
+import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -26,7 +26,7 @@ export interface StreamFilter {
   visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
-// Built once per isolate (../../shared/statement-sites.ts, session 11).
+// Built once per isolate (../../shared/statements/statement-sites.ts, session 11).
 const HEAD = leanSite("events.head", (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
 const AFTER = leanSite("events.after", (db: Db) => {
   const e = schema.events;

@@ -7,7 +7,7 @@ import type { AgentEvent } from "../../../schema/agents/runs";
 import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statement-sites";
+import { leanSite } from "../../shared/statements/statement-sites";
 import { counterStatements } from "../../shared/counters";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
@@ -23,7 +23,7 @@ interface PendingReport {
   nextSeq: number;
 }
 const BATCH = 200;
-/** The events after the cursor, a batch at a time; built once per isolate (../../shared/statement-sites.ts, session 11). */
+/** The events after the cursor, a batch at a time; built once per isolate (../../shared/statements/statement-sites.ts, session 11). */
 const EVENTS_AFTER = leanSite("events.forwarder.after", (db: AgentDb) =>
   db.select().from(schema.events).where(gt(schema.events.seq, sql.placeholder("after"))).orderBy(asc(schema.events.seq)).limit(BATCH).prepare(),
 );

@@ -7,7 +7,25 @@ import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
 import { toAgent, toState } from "../rows";
 import type { AgentDb } from "../types";
-import { lean } from "../../shared/lean-query";
+import { leanSite } from "../../shared/statements/statement-sites";
+
+// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
+const META = leanSite("profile.meta", (db: AgentDb) => db.select().from(schema.agentMeta).prepare());
+const STATE = leanSite("profile.state", (db: AgentDb) => db.select().from(schema.agentState).prepare());
+const s = schema.agentState;
+const WAKE_UPDATE = leanSite("profile.wakeUpdate", (db: AgentDb) =>
+  db
+    .update(s)
+    .set({
+      revision: sql`${s.revision} + 1`,
+      lastWakeAt: sql`${sql.placeholder("at")}`,
+      // No head given keeps the stored one (a message id is never NULL); a failure counts up, a success resets.
+      recentHeadMessageId: sql`coalesce(${sql.placeholder("head")}, ${s.recentHeadMessageId})`,
+      consecutiveFailureCount: sql`CASE WHEN ${sql.placeholder("failed")} THEN ${s.consecutiveFailureCount} + 1 ELSE 0 END`,
+    })
+    .returning()
+    .prepare(),
+);
 
 /** Identity, configuration and lifecycle of the one agent this DO holds. */
 export class AgentProfile {
@@ -21,22 +39,9 @@ export class AgentProfile {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.metaQuery = lean(db.select().from(schema.agentMeta).prepare());
-    this.stateQuery = lean(db.select().from(schema.agentState).prepare());
-    const s = schema.agentState;
-    this.wakeUpdate = lean(
-      db
-        .update(s)
-        .set({
-          revision: sql`${s.revision} + 1`,
-          lastWakeAt: sql`${sql.placeholder("at")}`,
-          // No head given keeps the stored one (a message id is never NULL); a failure counts up, a success resets.
-          recentHeadMessageId: sql`coalesce(${sql.placeholder("head")}, ${s.recentHeadMessageId})`,
-          consecutiveFailureCount: sql`CASE WHEN ${sql.placeholder("failed")} THEN ${s.consecutiveFailureCount} + 1 ELSE 0 END`,
-        })
-        .returning()
-        .prepare(),
-    );
+    this.metaQuery = META.bind(db);
+    this.stateQuery = STATE.bind(db);
+    this.wakeUpdate = WAKE_UPDATE.bind(db);
   }
 
   /**

@@ -7,7 +7,7 @@ import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage, messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../rows";
 import type { AgentDb } from "../types";
-import { lean, rawStatement } from "../../shared/lean-query";
+import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 
 export interface NewMessage {
   id: string;
@@ -21,6 +21,25 @@ export interface NewMessage {
   /** What to store instead of `metadata` when readers restore the rest (a summary's span: summary-metadata.ts). */
   storedMetadata?: Record<string, unknown> | undefined;
 }
+
+// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
+const m = schema.messages;
+const BY_ID = leanSite("history.byId", (db: AgentDb) => db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare());
+const p = (name: string) => sql.placeholder(name);
+// The head's run key as stored: '' there means its own previous message's, so only a key stored in full is
+// referred to ('' for "the same run key as the previous message", message-row.ts). The insert lands after the
+// head, so `prev` (the row before the new one) is that head.
+const INSERT = rawSite<{ seq: number; prev: string | null }>(
+  "history.insert",
+  () => sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
+      SELECT ${p("id")}, ${p("threadId")}, ${p("kind")}, ${p("text")}, ${p("content")},
+        CASE WHEN "h"."id" IS NULL THEN NULL ELSE ${PREVIOUS_IN_THREAD} END,
+        CASE WHEN ${p("runKey")} IS NOT NULL AND "h"."run_key" = ${p("runKey")} THEN ${SAME_RUN_AS_PREVIOUS} ELSE ${p("runKey")} END,
+        ${p("authority")}, ${p("metadata")}, ${p("createdAt")}
+      FROM (SELECT 1) LEFT JOIN (SELECT "id", "run_key" FROM "messages" WHERE "thread_id" = ${p("threadId")} ORDER BY "seq" DESC LIMIT 1) "h" ON 1
+      WHERE 1 ON CONFLICT ("id") DO NOTHING
+      RETURNING "seq" AS "seq", (SELECT "q"."id" FROM "messages" "q" WHERE "q"."thread_id" = "messages"."thread_id" AND "q"."seq" < "messages"."seq" ORDER BY "q"."seq" DESC LIMIT 1) AS "prev"`,
+);
 
 /**
  * Immutable, linked message rows. Ids are deterministic (derived from the runKey by the caller),
@@ -36,23 +55,8 @@ export class History {
     private readonly events: EventLog,
     private readonly agentId: () => string,
   ) {
-    const m = schema.messages;
-    this.byId = lean(db.select(messageRow).from(m).where(eq(m.id, sql.placeholder("id"))).prepare());
-    const p = (name: string) => sql.placeholder(name);
-    // The head's run key as stored: '' there means its own previous message's, so only a key stored in full is
-    // referred to ('' for "the same run key as the previous message", message-row.ts). The insert lands after the
-    // head, so `prev` (the row before the new one) is that head.
-    this.insertQuery = rawStatement<{ seq: number; prev: string | null }>(
-      db,
-      sql`INSERT INTO messages (id, thread_id, kind, text, content, prev_message_id, run_key, authority, metadata, created_at)
-          SELECT ${p("id")}, ${p("threadId")}, ${p("kind")}, ${p("text")}, ${p("content")},
-            CASE WHEN "h"."id" IS NULL THEN NULL ELSE ${PREVIOUS_IN_THREAD} END,
-            CASE WHEN ${p("runKey")} IS NOT NULL AND "h"."run_key" = ${p("runKey")} THEN ${SAME_RUN_AS_PREVIOUS} ELSE ${p("runKey")} END,
-            ${p("authority")}, ${p("metadata")}, ${p("createdAt")}
-          FROM (SELECT 1) LEFT JOIN (SELECT "id", "run_key" FROM "messages" WHERE "thread_id" = ${p("threadId")} ORDER BY "seq" DESC LIMIT 1) "h" ON 1
-          WHERE 1 ON CONFLICT ("id") DO NOTHING
-          RETURNING "seq" AS "seq", (SELECT "q"."id" FROM "messages" "q" WHERE "q"."thread_id" = "messages"."thread_id" AND "q"."seq" < "messages"."seq" ORDER BY "q"."seq" DESC LIMIT 1) AS "prev"`,
-    );
+    this.byId = BY_ID.bind(db);
+    this.insertQuery = INSERT.bind(db);
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */

@@ -10,7 +10,7 @@ import { toModelMessages } from "../runs";
 import { toMessage, HotPageQuery } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
-import { rawRowsStatement, tableRowDecoder } from "../../shared/lean-query";
+import { rawRowsStatement, tableRowDecoder } from "../../shared/statements/lean-query";
 
 const summaryDecoder = tableRowDecoder<typeof schema.summaries.$inferSelect>(schema.summaries);
 

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import { rawRowsStatement } from "../../shared/lean-query";
+import { rawRowsStatement } from "../../shared/statements/lean-query";
 import type { AgentDb } from "../types";
 import { PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "./message-row";
 

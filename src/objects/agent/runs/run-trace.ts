@@ -1,14 +1,27 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
-import { inList } from "../../shared/sql-in";
-import { leanRun } from "../../shared/lean-write";
+import { inList } from "../../shared/statements/sql-in";
+import { preparedSite, writeSite } from "../../shared/statements/statement-sites";
 import { type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
 import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";
 
 export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
+
+// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
+const r = schema.runs;
+const t = schema.runTrace;
+const RUN_ROW = preparedSite("runTrace.run", (db: AgentDb) => db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare());
+const TABLE_ROWS = preparedSite("runTrace.rows", (db: AgentDb) =>
+  db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare(),
+);
+// seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
+const INSERT_ROW = writeSite("runTrace.insert", (db: AgentDb) => {
+  const seq = sql<number>`(SELECT coalesce(max(${t.seq}), 0) + 1 FROM ${t} WHERE ${t.runKey} = ${sql.placeholder("runKey")})`;
+  return db.insert(t).values({ runKey: sql.placeholder("runKey"), seq, kind: sql.placeholder("kind"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") }).prepare();
+});
 
 /**
  * Append-only trace rows of a run, written as things happen (a run parked on a saga or cut short by
@@ -21,13 +34,9 @@ export class RunTrace {
   private readonly insertRow;
 
   constructor(private readonly db: AgentDb) {
-    const r = schema.runs;
-    const t = schema.runTrace;
-    this.runRow = db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare();
-    this.tableRows = db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare();
-    // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
-    const seq = sql<number>`(SELECT coalesce(max(${t.seq}), 0) + 1 FROM ${t} WHERE ${t.runKey} = ${sql.placeholder("runKey")})`;
-    this.insertRow = leanRun(db.insert(t).values({ runKey: sql.placeholder("runKey"), seq, kind: sql.placeholder("kind"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") }).prepare());
+    this.runRow = RUN_ROW.bind(db);
+    this.tableRows = TABLE_ROWS.bind(db);
+    this.insertRow = INSERT_ROW.bind(db);
   }
 
   attempt(runKey: string, entry: AttemptEntry): void {

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import { inList } from "../../shared/sql-in";
+import { inList } from "../../shared/statements/sql-in";
 import type { Run } from "../../../schema/agents/runs";
 import type { ChildrenStore } from "../delegation";
 import type { RunTrace } from "./run-trace";

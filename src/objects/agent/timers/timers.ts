@@ -15,13 +15,13 @@ import { decisionJson, toDecisionRecord, toTimer, type TimerRow } from "./record
 import type { AgentDb } from "../types";
 import type { EnqueueOutcome, WakeInbox } from "../wakes";
 import { pageByCreated } from "../../shared/keyset";
-import { leanSite } from "../../shared/statement-sites";
+import { leanSite } from "../../shared/statements/statement-sites";
 
 /** Active timers one agent may hold. */
 export const MAX_ACTIVE_TIMERS = 100;
 /** Decisions shown with each timer. */
 const RECENT_DECISIONS = 10;
-// Every activation's catch-up reads both (issue 12 §7): built once per isolate (../../shared/statement-sites.ts, session 11).
+// Every activation's catch-up reads both (issue 12 §7): built once per isolate (../../shared/statements/statement-sites.ts, session 11).
 const DUE_CANDIDATES = leanSite("timers.active", (db: AgentDb) => {
   const t = schema.timers;
   return db.select().from(t).where(and(eq(t.status, "active"), isNotNull(t.nextRunAt))).orderBy(asc(t.nextRunAt)).prepare();

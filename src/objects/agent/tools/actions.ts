@@ -5,9 +5,9 @@ import * as schema from "../../../db/agent-schema";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statement-sites";
+import { leanSite } from "../../shared/statements/statement-sites";
 
-/** A step's planned actions, built once per isolate (../../shared/statement-sites.ts, session 11). */
+/** A step's planned actions, built once per isolate (../../shared/statements/statement-sites.ts, session 11). */
 const STEP = leanSite("tools.actions.step", (db: AgentDb) => {
   const a = schema.actions;
   return db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare();

@@ -8,10 +8,51 @@ import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, type TraceEntry } from "../rows";
 import type { AgentDb } from "../types";
-import { lean } from "../../shared/lean-query";
-import { columnPlaceholder as slot } from "../../shared/column-placeholder";
-import { syncTransaction } from "../../shared/sync-transaction";
-import { leanRun } from "../../shared/lean-write";
+import { columnPlaceholder as slot } from "../../shared/statements/column-placeholder";
+import { syncTransaction } from "../../shared/statements/sync-transaction";
+import { leanSite, writeSite } from "../../shared/statements/statement-sites";
+
+// The inbox's statements, built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
+const ph = sql.placeholder;
+const r = schema.runs;
+const w = schema.wakeInbox;
+const t = schema.runTrace;
+const byRunKey = () => eq(r.runKey, ph("runKey"));
+const READY = leanSite("inbox.ready", (db: AgentDb) =>
+  db.select({ inbox: w }).from(w).innerJoin(r, eq(r.runKey, w.runKey)).where(ne(r.status, "waiting")).orderBy(asc(w.seq)).limit(ph("limit")).prepare(),
+);
+const READY_WITH_RUN = leanSite("inbox.readyWithRun", (db: AgentDb) =>
+  db.select({ inbox: w, run: r }).from(w).innerJoin(r, eq(r.runKey, w.runKey)).where(ne(r.status, "waiting")).orderBy(asc(w.seq)).limit(ph("limit")).prepare(),
+);
+const RUN = leanSite("inbox.run", (db: AgentDb) => db.select().from(r).where(byRunKey()).prepare());
+const TRACE_ROWS = leanSite("inbox.traceRows", (db: AgentDb) => db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, ph("runKey"))).orderBy(asc(t.seq)).prepare());
+const UNSETTLED = leanSite("inbox.unsettled", (db: AgentDb) =>
+  db
+    .select({ runKey: w.runKey })
+    .from(w)
+    .where(and(eq(w.threadId, ph("threadId")), ne(w.runKey, ph("except"))))
+    .orderBy(asc(w.seq))
+    .prepare(),
+);
+const INTERRUPT = leanSite("inbox.interrupt", (db: AgentDb) => db.select({ input: w.input }).from(w).where(eq(w.runKey, ph("runKey"))).prepare());
+/** The turn's writes, with placeholders (issue 12 §8, session 11: drizzle built each on every call). */
+const INSERT_RUN = leanSite("inbox.insertRun", (db: AgentDb) =>
+  db
+    .insert(r)
+    .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), status: "queued", attempt: 0, enqueuedAt: ph("now"), trace: {} })
+    .onConflictDoNothing()
+    .returning({ runKey: r.runKey })
+    .prepare(),
+);
+const INSERT_WAKE = writeSite("inbox.insertWake", (db: AgentDb) =>
+  db.insert(w).values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") }).prepare(),
+);
+const RUNNING = leanSite("inbox.running", (db: AgentDb) => db.update(r).set({ status: "running", attempt: slot<number>("attempt"), startedAt: slot<string>("startedAt") }).where(byRunKey()).returning().prepare());
+const end = () => ({ status: slot<string>("status"), endedAt: slot<string>("endedAt"), errorCode: slot<string | null>("errorCode") });
+const END = leanSite("inbox.end", (db: AgentDb) => db.update(r).set(end()).where(byRunKey()).returning().prepare());
+const END_WITH_TRACE = leanSite("inbox.endWithTrace", (db: AgentDb) => db.update(r).set({ ...end(), trace: slot<Record<string, unknown>>("trace") }).where(byRunKey()).returning().prepare());
+const DELETE_TRACE_ROWS = writeSite("inbox.deleteTraceRows", (db: AgentDb) => db.delete(t).where(eq(t.runKey, ph("runKey"))).prepare());
+const DELETE_WAKE = writeSite("inbox.deleteWake", (db: AgentDb) => db.delete(w).where(eq(w.runKey, ph("runKey"))).prepare());
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -54,58 +95,19 @@ export class WakeInbox {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.readyQuery = lean(db
-      .select({ inbox: schema.wakeInbox })
-      .from(schema.wakeInbox)
-      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
-      .where(ne(schema.runs.status, "waiting"))
-      .orderBy(asc(schema.wakeInbox.seq))
-      .limit(sql.placeholder("limit"))
-      .prepare());
-    this.readyWithRunQuery = lean(db
-      .select({ inbox: schema.wakeInbox, run: schema.runs })
-      .from(schema.wakeInbox)
-      .innerJoin(schema.runs, eq(schema.runs.runKey, schema.wakeInbox.runKey))
-      .where(ne(schema.runs.status, "waiting"))
-      .orderBy(asc(schema.wakeInbox.seq))
-      .limit(sql.placeholder("limit"))
-      .prepare());
-    this.runQuery = lean(db.select().from(schema.runs).where(eq(schema.runs.runKey, sql.placeholder("runKey"))).prepare());
-    const t = schema.runTrace;
-    this.traceRowsQuery = lean(db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare());
-    this.unsettledQuery = lean(
-      db
-        .select({ runKey: schema.wakeInbox.runKey })
-        .from(schema.wakeInbox)
-        .where(and(eq(schema.wakeInbox.threadId, sql.placeholder("threadId")), ne(schema.wakeInbox.runKey, sql.placeholder("except"))))
-        .orderBy(asc(schema.wakeInbox.seq))
-        .prepare(),
-    );
-    this.interruptQuery = lean(db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, sql.placeholder("runKey"))).prepare());
-    const r = schema.runs;
-    const w = schema.wakeInbox;
-    const ph = sql.placeholder;
-    const byRunKey = eq(r.runKey, ph("runKey"));
-    this.insertRun = lean(
-      db
-        .insert(r)
-        .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), status: "queued", attempt: 0, enqueuedAt: ph("now"), trace: {} })
-        .onConflictDoNothing()
-        .returning({ runKey: r.runKey })
-        .prepare(),
-    );
-    this.insertWake = leanRun(
-      db
-        .insert(w)
-        .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") })
-        .prepare(),
-    );
-    this.runningUpdate = lean(db.update(r).set({ status: "running", attempt: slot<number>("attempt"), startedAt: slot<string>("startedAt") }).where(byRunKey).returning().prepare());
-    const end = { status: slot<string>("status"), endedAt: slot<string>("endedAt"), errorCode: slot<string | null>("errorCode") };
-    this.endUpdate = lean(db.update(r).set(end).where(byRunKey).returning().prepare());
-    this.endUpdateWithTrace = lean(db.update(r).set({ ...end, trace: slot<Record<string, unknown>>("trace") }).where(byRunKey).returning().prepare());
-    this.deleteTraceRows = leanRun(db.delete(schema.runTrace).where(eq(schema.runTrace.runKey, ph("runKey"))).prepare());
-    this.deleteWake = leanRun(db.delete(w).where(eq(w.runKey, ph("runKey"))).prepare());
+    this.readyQuery = READY.bind(db);
+    this.readyWithRunQuery = READY_WITH_RUN.bind(db);
+    this.runQuery = RUN.bind(db);
+    this.traceRowsQuery = TRACE_ROWS.bind(db);
+    this.unsettledQuery = UNSETTLED.bind(db);
+    this.interruptQuery = INTERRUPT.bind(db);
+    this.insertRun = INSERT_RUN.bind(db);
+    this.insertWake = INSERT_WAKE.bind(db);
+    this.runningUpdate = RUNNING.bind(db);
+    this.endUpdate = END.bind(db);
+    this.endUpdateWithTrace = END_WITH_TRACE.bind(db);
+    this.deleteTraceRows = DELETE_TRACE_ROWS.bind(db);
+    this.deleteWake = DELETE_WAKE.bind(db);
   }
 
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {

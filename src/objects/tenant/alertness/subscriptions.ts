@@ -11,7 +11,7 @@ import type { Subscription, SubscriptionSpec } from "../../../schema/agents/subs
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";
-import { lean, rawStatement } from "../../shared/lean-query";
+import { lean, rawStatement } from "../../shared/statements/lean-query";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
 export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;

@@ -56,7 +56,7 @@ export interface MetricIncrement {
 export class TenantMetrics {
   /**
    * Every run report adds its counters (issue 12 §8, session 11): one fixed statement run on the object's SQLite,
-   * where `db.run(sql…)` had drizzle render it on every call. (Not `rawStatement` of ../../shared/lean-query: this
+   * where `db.run(sql…)` had drizzle render it on every call. (Not `rawStatement` of ../../shared/statements/lean-query: this
    * file is also compiled for Node, by the unit test of the text format, which has no Workers types.)
    */
   private readonly storage: { sql: { exec(query: string, ...params: unknown[]): { toArray(): unknown[] } } };

@@ -5,8 +5,8 @@ import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/tenant-schema";
 import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
-import { inList } from "../../shared/sql-in";
-import { rawStatement } from "../../shared/lean-query";
+import { inList } from "../../shared/statements/sql-in";
+import { rawStatement } from "../../shared/statements/lean-query";
 import type { TenantDb } from "../types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;

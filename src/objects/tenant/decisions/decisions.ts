@@ -8,7 +8,7 @@ import { runKeys, threadIds } from "../../../core/ids/run-keys";
 import type { WakeJob } from "../../../schema/agents/wake";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
-import { inList } from "../../shared/sql-in";
+import { inList } from "../../shared/statements/sql-in";
 import { toCore, type ToolApprovals } from "./tool-approvals";
 import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "../types";

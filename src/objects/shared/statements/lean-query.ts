@@ -89,6 +89,40 @@ export function bindLean<TAll, TGet>(plan: LeanPlan, client: SqlClient): Prepare
   };
 }
 
+/** What `leanRun` needs of a drizzle prepared write (durable-sqlite's `SQLiteDOPreparedQuery`). */
+export interface PreparedWrite {
+  run(values?: Record<string, unknown>): unknown;
+}
+
+/** A prepared write's SQL and parameter bindings, free of any one database (`RawPlan`'s shape). */
+export function writePlan(prepared: PreparedWrite): RawPlan {
+  const { query } = prepared as unknown as PreparedInternals;
+  return { text: query.sql, params: paramGetters(query.params), signature: querySignature(query) };
+}
+
+/**
+ * A drizzle prepared write (an insert, update or delete without RETURNING) run without drizzle's per-call work
+ * (issue 12 §8, session 11): its `run` classifies every parameter with `is()` on every call to fill the
+ * placeholders. Here each parameter's binding is decided once (`paramGetters`), so a call is one `sql.exec` with the
+ * same SQL and the same bound values as drizzle's `run`. Like drizzle's, the cursor is not read.
+ */
+export function leanRun(prepared: PreparedWrite): LeanWrite {
+  return bindWrite(writePlan(prepared), (prepared as unknown as PreparedInternals).client);
+}
+
+export interface LeanWrite {
+  run(values?: Record<string, unknown>): void;
+}
+
+export function bindWrite(plan: RawPlan, client: SqlClient): LeanWrite {
+  const exec = bindRaw(plan, client);
+  return {
+    run: (values) => {
+      exec(values);
+    },
+  };
+}
+
 /** Each built parameter as a function of the call's placeholder values (drizzle's `fillPlaceholders`, decided once). */
 function paramGetters(built: readonly unknown[]): ((values: Record<string, unknown>) => unknown)[] {
   return built.map((param): ((values: Record<string, unknown>) => unknown) => {

@@ -1,5 +1,5 @@
 import type { SQL } from "drizzle-orm";
-import { bindLean, bindRaw, leanPlan, querySignature, rawCalls, rawPlan, rawRowsCalls, type LeanPlan, type PreparedSelect, type RawPlan, type RawRowsStatement, type RawStatement, type SqlClient } from "./lean-query";
+import { bindLean, bindRaw, bindWrite, leanPlan, querySignature, rawCalls, rawPlan, rawRowsCalls, writePlan, type LeanPlan, type LeanWrite, type PreparedSelect, type PreparedWrite, type RawPlan, type RawRowsStatement, type RawStatement, type SqlClient } from "./lean-query";
 
 /**
  * Statements built once per isolate (issue 12 §7, session 11). A cold Durable Object used to build every part's
@@ -92,6 +92,18 @@ export function rawRowsSite(name: string, query: () => SQL): StatementSite<objec
     (plan, db) => rawRowsCalls(bindRaw(plan, clientOf(db))),
     () => {
       throw new Error("unreachable: a raw statement always has a plan");
+    },
+  );
+}
+
+/** A drizzle prepared write run lean (`leanRun` in ./lean-query.ts), built once per isolate. */
+export function writeSite<TDb extends object>(name: string, build: (db: TDb) => PreparedWrite): StatementSite<TDb, LeanWrite> {
+  return site<TDb, LeanWrite, RawPlan>(
+    name,
+    (db) => writePlan(build(db)),
+    (plan, db) => bindWrite(plan, clientOf(db)),
+    () => {
+      throw new Error("unreachable: a prepared write always has a plan");
     },
   );
 }
