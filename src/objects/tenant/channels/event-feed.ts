@@ -2,6 +2,7 @@ import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import type { OutboundDeliveries } from "./outbound-webhooks";
 import type { ForwardedAgentEvent, TenantEventLog } from "./tenant-event-log";
 import type { TenantDb } from "../types";
+import { syncTransaction } from "../../shared/statements/sync-transaction";
 
 /**
  * The one place that decides "this happened in the tenant": an event enters the tenant log and,
@@ -20,9 +21,10 @@ export class EventFeed {
    * (a run report) writes its part numbers in the same stretch; it passes the answer to `afterCommit` once done.
    */
   appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
-    return this.db.transaction((tx) => {
+    // Every run report comes here: without drizzle's transaction object (statements/sync-transaction.ts), one connection either way.
+    return syncTransaction(this.db, () => {
       const added = this.log.appendAgentEvents(agentId, events);
-      this.outbound.match(tx as unknown as TenantDb, added);
+      this.outbound.match(this.db, added);
       return added;
     });
   }
