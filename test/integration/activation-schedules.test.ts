@@ -86,17 +86,17 @@ describe("the activation's recovery questions in one read (session 11)", () => {
       for (const [name, arrange] of states) {
         arrange();
         const expected = { pending: parts.inbox.pendingCount() > 0, sagas: parts.actions.inFlight().length > 0 || parts.inbox.parkedRunKeys().length > 0 };
-        expect({ name, ...parts.activationWork(true) }).toEqual({ name, ...expected });
+        expect({ name, ...parts.activation.work(true) }).toEqual({ name, ...expected });
         seen.add(JSON.stringify(expected));
       }
       // Every combination was met.
       expect(seen.size).toBe(4);
       // Kept between the two hooks only: the first ask keeps the answer, the last drops it.
       exec("DELETE FROM wake_inbox");
-      expect(parts.activationWork(false)).toEqual({ pending: false, sagas: true });
+      expect(parts.activation.work(false)).toEqual({ pending: false, sagas: true });
       exec("INSERT INTO wake_inbox (run_key, reason, thread_id, authority, input, enqueued_at) VALUES ('rk-y', 'manual', 't', 'system', '{}', ?)", now);
-      expect(parts.activationWork(true)).toEqual({ pending: false, sagas: true });
-      expect(parts.activationWork(true)).toEqual({ pending: true, sagas: true });
+      expect(parts.activation.work(true)).toEqual({ pending: false, sagas: true });
+      expect(parts.activation.work(true)).toEqual({ pending: true, sagas: true });
     });
   });
 });

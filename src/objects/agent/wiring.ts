@@ -8,15 +8,14 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { ActivationSchedules } from "./activation-schedules";
-import { checkStatementSites, leanSite, rawSite } from "../shared/statements/statement-sites";
-import { sql } from "drizzle-orm";
+import { checkStatementSites, leanSite } from "../shared/statements/statement-sites";
+import { AgentActivation } from "./activation";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
 import type { ApprovalState } from "../../schema/contracts";
 import { agentStub, tenantStub } from "../shared/stubs";
 import { ActionStore, ApprovalGate, tenantHttpTools, Sagas, ToolRunner } from "./tools";
 import { AgentLifecycle, armSagaWatch, Watchdog, disarmSagaWatch, type AgentScheduler, AgentErasure, AgentProfile } from "./lifecycle";
-import { logFailure } from "../shared/background";
 import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, RunView, UsageStore } from "./runs";
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
 import { Compaction, CompactionDriver, Summarizer, summaryModelCall } from "./compaction";
@@ -30,20 +29,6 @@ import { TenantSnapshotCache } from "./runs";
 
 /** The owning tenant, read once per object (built once per isolate: ../shared/statements/statement-sites.ts). */
 const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
-
-/** Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or `parkedRunKeys()`). */
-interface ActivationWork {
-  pending: boolean;
-  sagas: boolean;
-}
-/** The same conditions as `WakeInbox.pendingCount`, `ActionStore.inFlight` and `WakeInbox.parkedRunKeys`, as one read. */
-const ACTIVATION_WORK = rawSite<{ pending: number; sagas: number }>(
-  "agent.activationWork",
-  () =>
-    sql`SELECT EXISTS (SELECT 1 FROM ${schema.wakeInbox}) AS pending,
-          (EXISTS (SELECT 1 FROM ${schema.actions} WHERE ${schema.actions.status} IN ('executing', 'awaiting_approval'))
-            OR EXISTS (SELECT 1 FROM ${schema.runs} WHERE ${schema.runs.status} = 'waiting')) AS sagas`,
-);
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -96,6 +81,8 @@ export class AgentWiring {
   readonly delegation: Delegation;
   /** The watchdog schedule, with the row it armed remembered (issue 12 §8). */
   readonly watchdog: Watchdog;
+  /** What an activation resumes (./activation.ts). */
+  readonly activation: AgentActivation;
   readonly onStart: Hook[];
   readonly onWatchdog: Hook[];
 
@@ -331,26 +318,24 @@ export class AgentWiring {
     });
 
     /** Activation, after migrations and before the first request: work a restart or eviction interrupted resumes. */
-    this.onStart = [
-      { name: "resume pending runs", run: () => this.resumePendingRuns(this.activationWork(false).pending) },
-      // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
-      { name: "recover sagas", run: () => this.recoverSagasInBackground(this.activationWork(true).sagas) },
-      // Timer slots missed while the object slept are caught up on activation.
-      { name: "catch up timers", run: () => this.timers.catchUp() },
-      // Events a flush did not get to before the object stopped reach the tenant stream now.
-      { name: "forward unsent events", run: () => this.forwarder.schedule() },
-      // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
-      { name: "recover compaction", run: () => this.recoverCompaction() },
-      // The event log's retention pass (on an SDK schedule, armed once it is missing). Its check asks now, so the
-      // activation's one schedule listing (shared with the timer catch-up) answers it; a missing row is scheduled off
-      // the activation path.
-      { name: "arm retention", run: () => this.ctx.waitUntil(this.retention.armOnActivation((arm) => new Promise((resolve) => setTimeout(resolve, 0)).then(arm)).catch(() => undefined)) },
-    ];
+    this.activation = new AgentActivation({
+      db: this.db,
+      inbox: this.inbox,
+      drain: this.drain,
+      sagas: this.sagas,
+      timers: this.timers,
+      forwarder: this.forwarder,
+      compaction: this.compaction,
+      compactor: this.compactor,
+      retention: this.retention,
+      waitUntil: (work) => this.ctx.waitUntil(work),
+    });
+    this.onStart = this.activation.hooks();
 
     /** The watchdog schedule (armed by the drain and child reports): resumes work even if no request arrives. */
     this.onWatchdog = [
       { name: "re-drive sagas", run: () => this.sagas.recover() },
-      { name: "resume pending runs", run: () => this.resumePendingRuns() },
+      { name: "resume pending runs", run: () => this.activation.resumePendingRuns() },
       { name: "flush child reports", run: () => this.childReports.flush() },
     ];
     this.events.onPersisted((type) => this.forwarder.noteAppended(type));
@@ -404,33 +389,6 @@ export class AgentWiring {
   private async upsertDirectory(owner: string, agent: Agent): Promise<void> {
     // The answer is this agent's tenant snapshot: held from creation on, its first run needs no agentSnapshot call.
     this.snapshot.apply(await tenantStub(this.env, owner).upsertAgentDirectory(agent, agent.config.lineage?.parentId ?? null));
-  }
-
-  private resumePendingRuns(pending = this.inbox.pendingCount() > 0): void {
-    if (pending) this.drain.start();
-  }
-
-  private recoverSagasInBackground(due: boolean): void {
-    if (due) this.ctx.waitUntil(this.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
-  }
-
-  /**
-   * The first two activation hooks' questions in one read (session 11), asked by the first and kept for the second
-   * (`last`: dropped then). The drain the first may start runs on a macrotask, so nothing writes the inbox, actions or
-   * runs between the two hooks.
-   */
-  private activationWork(last: boolean): ActivationWork {
-    const row = this.activationAnswer ?? ACTIVATION_WORK.bind(this.db).get()!;
-    this.activationAnswer = last ? null : row;
-    return { pending: row.pending === 1, sagas: row.sagas === 1 };
-  }
-
-  private activationAnswer: { pending: number; sagas: number } | null = null;
-
-  private recoverCompaction(): void {
-    // No open job: the pump would read none and do nothing. A job inserted later comes from a plan whose caller pumps
-    // (after a run, the compaction alarm, a manual retry, the test seam), so skipping it changes no recovery (session 11).
-    if (this.compaction.recover()) this.compactor.maybeCompact(null);
   }
 
   /** Subscribers' notifications travel with the run's report (one call per run). */
