@@ -33,7 +33,7 @@ export class AgentRetention {
   constructor(private readonly deps: AgentRetentionDeps) {}
 
   /** Arms the next pass unless one is already scheduled. */
-  async arm(atMs: number = Date.now() + config.retention.intervalSeconds * 1_000): Promise<void> {
+  async arm(atMs: number = nextPassAt()): Promise<void> {
     if (await this.missing()) await this.deps.scheduler.schedule(new Date(atMs), CALLBACK);
   }
 
@@ -44,7 +44,7 @@ export class AgentRetention {
    */
   async armOnActivation(later: (arm: () => Promise<void>) => Promise<void>): Promise<void> {
     if (!(await this.missing())) return;
-    await later(() => this.deps.scheduler.schedule(new Date(Date.now() + config.retention.intervalSeconds * 1_000), CALLBACK).then(() => undefined));
+    await later(() => this.deps.scheduler.schedule(new Date(nextPassAt()), CALLBACK).then(() => undefined));
   }
 
   private async missing(): Promise<boolean> {
@@ -54,7 +54,7 @@ export class AgentRetention {
   /** The `onRetentionDue` callback: one pass, then the next one (soon while a batch was full). */
   async run(nowMs: number = Date.now()): Promise<AgentPruneOutcome> {
     const outcome = this.prune(await this.currentPolicy(), nowMs);
-    await this.arm(Date.now() + (outcome.more ? 1_000 : config.retention.intervalSeconds * 1_000));
+    await this.arm(outcome.more ? Date.now() + 1_000 : nextPassAt());
     return outcome;
   }
 
@@ -88,4 +88,9 @@ export class AgentRetention {
   prunedThrough(): number {
     return readMark(this.deps.db, AGENT_EVENTS_MARK);
   }
+}
+
+/** When the next pass is due after one that left nothing behind. */
+function nextPassAt(): number {
+  return Date.now() + config.retention.intervalSeconds * 1_000;
 }

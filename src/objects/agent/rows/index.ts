@@ -3,6 +3,7 @@
 export * from "./records";
 export * from "./message-row";
 export * from "./stored-trace";
+export * from "./trace-rows";
 export * from "./folded-trace";
 export * from "./run-times";
 export * from "./summary-metadata";

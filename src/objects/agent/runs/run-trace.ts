@@ -1,9 +1,9 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
 import { preparedSite, writeSite } from "../../shared/statements/statement-sites";
-import { type TraceEntry, unfoldEntries } from "../rows";
+import { RUN_TRACE_ROWS, traceEntriesOf, type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
 import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";
@@ -14,9 +14,6 @@ export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
 const r = schema.runs;
 const t = schema.runTrace;
 const RUN_ROW = preparedSite("runTrace.run", (db: AgentDb) => db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare());
-const TABLE_ROWS = preparedSite("runTrace.rows", (db: AgentDb) =>
-  db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, sql.placeholder("runKey"))).orderBy(asc(t.seq)).prepare(),
-);
 // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
 const INSERT_ROW = writeSite("runTrace.insert", (db: AgentDb) => {
   const seq = sql<number>`(SELECT coalesce(max(${t.seq}), 0) + 1 FROM ${t} WHERE ${t.runKey} = ${sql.placeholder("runKey")})`;
@@ -35,7 +32,7 @@ export class RunTrace {
 
   constructor(private readonly db: AgentDb) {
     this.runRow = RUN_ROW.bind(db);
-    this.tableRows = TABLE_ROWS.bind(db);
+    this.tableRows = RUN_TRACE_ROWS.bind(db);
     this.insertRow = INSERT_ROW.bind(db);
   }
 
@@ -60,10 +57,7 @@ export class RunTrace {
    * §6, folded-trace.ts), then any still in `run_trace` (a run not yet ended, or a row written after it ended).
    */
   rows(runKey: string): TraceEntry[] {
-    const run = this.runRow.get({ runKey });
-    const folded = run ? unfoldEntries(run.trace, run) : [];
-    const rows = this.tableRows.all({ runKey });
-    return folded.length === 0 ? rows : [...folded, ...rows];
+    return traceEntriesOf(this.runRow.get({ runKey }), this.tableRows.all({ runKey }));
   }
 
   /** The grouped view merged into `Run.trace`. */

@@ -6,7 +6,7 @@ import type { WakeJob } from "../../../schema/agents/wake";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, type TraceEntry } from "../rows";
+import { RUN_TRACE_ROWS, traceEntriesOf, toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, type TraceEntry } from "../rows";
 import type { AgentDb } from "../types";
 import { columnPlaceholder as slot } from "../../shared/statements/column-placeholder";
 import { syncTransaction } from "../../shared/statements/sync-transaction";
@@ -19,13 +19,9 @@ const w = schema.wakeInbox;
 const t = schema.runTrace;
 const byRunKey = () => eq(r.runKey, ph("runKey"));
 const READY = leanSite("inbox.ready", (db: AgentDb) =>
-  db.select({ inbox: w }).from(w).innerJoin(r, eq(r.runKey, w.runKey)).where(ne(r.status, "waiting")).orderBy(asc(w.seq)).limit(ph("limit")).prepare(),
-);
-const READY_WITH_RUN = leanSite("inbox.readyWithRun", (db: AgentDb) =>
   db.select({ inbox: w, run: r }).from(w).innerJoin(r, eq(r.runKey, w.runKey)).where(ne(r.status, "waiting")).orderBy(asc(w.seq)).limit(ph("limit")).prepare(),
 );
 const RUN = leanSite("inbox.run", (db: AgentDb) => db.select().from(r).where(byRunKey()).prepare());
-const TRACE_ROWS = leanSite("inbox.traceRows", (db: AgentDb) => db.select({ kind: t.kind, data: t.data, createdAt: t.createdAt }).from(t).where(eq(t.runKey, ph("runKey"))).orderBy(asc(t.seq)).prepare());
 const UNSETTLED = leanSite("inbox.unsettled", (db: AgentDb) =>
   db
     .select({ runKey: w.runKey })
@@ -75,8 +71,6 @@ export interface InboxItem {
 export class WakeInbox {
   /** Reads every turn makes several times (admission, drain, each step), built once (issue 12 §8). */
   private readonly readyQuery;
-  /** `readyQuery` with each wake's run row (the drain asks for the run of the wake it takes, at once). */
-  private readonly readyWithRunQuery;
   private readonly runQuery;
   private readonly interruptQuery;
   private readonly traceRowsQuery;
@@ -96,9 +90,8 @@ export class WakeInbox {
     private readonly events: EventLog,
   ) {
     this.readyQuery = READY.bind(db);
-    this.readyWithRunQuery = READY_WITH_RUN.bind(db);
     this.runQuery = RUN.bind(db);
-    this.traceRowsQuery = TRACE_ROWS.bind(db);
+    this.traceRowsQuery = RUN_TRACE_ROWS.bind(db);
     this.unsettledQuery = UNSETTLED.bind(db);
     this.interruptQuery = INTERRUPT.bind(db);
     this.insertRun = INSERT_RUN.bind(db);
@@ -129,16 +122,10 @@ export class WakeInbox {
     return this.pending(1)[0] ?? null;
   }
 
-  /**
-   * `next()` and its run, read in the same statement (session 11: the drain read the run by key right after; the
-   * ready read joins the run row anyway). The same wake `next()` answers: the oldest ready one not awaiting others.
-   */
+  /** `next()` and its run, read in the same statement (session 11: the drain read the run by key right after). */
   nextWithRun(): { item: InboxItem; run: Run } | null {
-    for (const { inbox: row, run } of this.readyWithRunQuery.all({ limit: 1 + BLOCKED_SLACK })) {
-      const item: InboxItem = { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
-      if (!this.awaitsUnsettled(item)) return { item, run: toRun(run) };
-    }
-    return null;
+    const [first] = this.ready(1);
+    return first ? { item: first.item, run: toRun(first.run) } : null;
   }
 
   /**
@@ -146,10 +133,18 @@ export class WakeInbox {
    * whose interrupted runs have not settled yet (double texting: it runs with their messages in context).
    */
   pending(limit: number): InboxItem[] {
-    const rows = this.readyQuery
-      .all({ limit: limit + BLOCKED_SLACK })
-      .map(({ inbox: row }) => ({ ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] }));
-    return rows.filter((item) => !this.awaitsUnsettled(item)).slice(0, limit);
+    return this.ready(limit).map(({ item }) => item);
+  }
+
+  /** `pending`, each wake with its run row (the ready read joins it anyway). */
+  private ready(limit: number) {
+    const ready = [];
+    for (const { inbox: row, run } of this.readyQuery.all({ limit: limit + BLOCKED_SLACK })) {
+      if (ready.length === limit) break;
+      const item: InboxItem = { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
+      if (!this.awaitsUnsettled(item)) ready.push({ item, run });
+    }
+    return ready;
   }
 
   /** Runs not yet terminal on `threadId` (their wakes are still in the inbox), oldest first; `except` left out. */
@@ -247,7 +242,7 @@ export class WakeInbox {
     return syncTransaction(this.db, () => {
       const row = this.runQuery.get({ runKey });
       const rows = this.traceRowsQuery.all({ runKey });
-      const traceRows = row ? [...unfoldEntries(row.trace, row), ...rows] : rows;
+      const traceRows = traceEntriesOf(row, rows);
       const trace = row ? this.endTrace(row, fields.trace, rows) : fields.trace;
       const endedAt = nowIso();
       const end = { runKey, status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null };
