@@ -19,10 +19,23 @@ export interface ThreadTotals {
 export type SummariesRows = SqlStorageValue[][];
 
 /**
- * Pages kept at once (issue 12 §8, session 12). A page is ≤ the context budget's `maxHotMessages` rows (40 by default):
- * a few hundred KB at most for 16 threads, and a run answers in one thread, so a live conversation stays kept.
+ * Pages kept at once (issue 12 §8, session 12): a run answers in one thread, so a live conversation stays kept, and a
+ * few more cover an agent serving several sessions at a time.
  */
-export const MAX_KEPT_PAGES = 16;
+export const MAX_KEPT_PAGES = 8;
+/**
+ * The kept pages' stored text (UTF-16 units of their string values) at most, per agent: an isolate hosts many agents,
+ * and a page is ≤ `maxHotMessages` rows of any size. Least recently used pages go first; a page larger than this alone
+ * is not kept (read on every assemble, as before session 12).
+ */
+export const MAX_KEPT_PAGE_CHARS = 256 * 1024;
+
+/** A row's kept size: the length of its string values (text, content and metadata JSON, ids). */
+function charsOf(row: PageRow): number {
+  let n = 0;
+  for (const value of row) if (typeof value === "string") n += value.length;
+  return n;
+}
 /** Planner totals kept at once (three numbers each; the planner kept 256 before session 12). */
 export const MAX_KEPT_TOTALS = 256;
 
@@ -43,7 +56,9 @@ export const MAX_KEPT_TOTALS = 256;
  */
 export class MemoryCopy {
   /** Least recently used first (Map order is insertion order; a use re-inserts). */
-  private readonly pages = new Map<string, { limit: number; rows: PageRow[] }>();
+  private readonly pages = new Map<string, { limit: number; rows: PageRow[]; chars: number }>();
+  /** The kept pages' `chars`, summed. */
+  private pageChars = 0;
   private readonly totals = new Map<string, ThreadTotals>();
   private summaries: { key: string; rows: SummariesRows } | null = null;
 
@@ -57,9 +72,24 @@ export class MemoryCopy {
   }
 
   keepPage(threadId: string, limit: number, rows: PageRow[]): void {
+    this.dropPage(threadId);
+    let chars = 0;
+    for (const row of rows) chars += charsOf(row);
+    this.pages.set(threadId, { limit, rows, chars });
+    this.pageChars += chars;
+    this.bound();
+  }
+
+  /** Least recently used pages out until both bounds hold (the newest page too, when it alone is over). */
+  private bound(): void {
+    while (this.pages.size > MAX_KEPT_PAGES || this.pageChars > MAX_KEPT_PAGE_CHARS) this.dropPage(this.pages.keys().next().value!);
+  }
+
+  private dropPage(threadId: string): void {
+    const kept = this.pages.get(threadId);
+    if (!kept) return;
+    this.pageChars -= kept.chars;
     this.pages.delete(threadId);
-    if (this.pages.size >= MAX_KEPT_PAGES) this.pages.delete(this.pages.keys().next().value!);
-    this.pages.set(threadId, { limit, rows });
   }
 
   /** The thread's planner totals as a fresh count would give them; undefined when not kept. Callers update them in place. */
@@ -96,9 +126,15 @@ export class MemoryCopy {
     const kept = this.pages.get(threadId);
     if (kept) {
       // The page is the newest `limit` raw rows after the pointer; the new row is newer than all of them.
-      kept.rows = [row, ...kept.rows];
+      const rows = [row, ...kept.rows];
       // (A negative limit is SQLite's "no limit".)
-      if (kept.limit >= 0 && kept.rows.length > kept.limit) kept.rows.length = kept.limit;
+      const dropped = kept.limit >= 0 && rows.length > kept.limit ? rows.splice(kept.limit) : [];
+      let chars = charsOf(row);
+      for (const old of dropped) chars -= charsOf(old);
+      kept.rows = rows;
+      kept.chars += chars;
+      this.pageChars += chars;
+      this.bound();
     }
     const totals = this.totals.get(threadId);
     if (totals) {
@@ -115,13 +151,14 @@ export class MemoryCopy {
 
   /** Drops what is kept of one thread (its rows or its pointer were written past `History.append`). */
   forgetThread(threadId: string): void {
-    this.pages.delete(threadId);
+    this.dropPage(threadId);
     this.totals.delete(threadId);
   }
 
   /** Drops everything (an erasure; a test's raw write). */
   forget(): void {
     this.pages.clear();
+    this.pageChars = 0;
     this.totals.clear();
     this.summaries = null;
   }
