@@ -5,7 +5,10 @@ import type { AgentDb } from "../types";
  * `run_key` already resolved. Kept as stored values, not decoded objects: every assemble decodes its own copy, so no
  * caller can change what the next one reads.
  */
-export type PageRow = SqlStorageValue[];
+export type PageRow = StoredValue[];
+
+/** A stored value as workerd's SQL API returns it (`SqlStorageValue`, spelled out: unit tests type-check without the Workers types). */
+export type StoredValue = ArrayBuffer | string | number | null;
 
 /** A thread's uncompacted raw messages as the compaction planner counts them (its `ADDED` read). */
 export interface ThreadTotals {
@@ -16,7 +19,7 @@ export interface ThreadTotals {
 }
 
 /** The summaries read's rows (memory-context.ts: warm, cold, then the slots and report heads row). */
-export type SummariesRows = SqlStorageValue[][];
+export type SummariesRows = StoredValue[][];
 
 /**
  * Pages kept at once (issue 12 §8, session 12): a run answers in one thread, so a live conversation stays kept, and a
@@ -30,14 +33,15 @@ export const MAX_KEPT_PAGES = 8;
  */
 export const MAX_KEPT_PAGE_CHARS = 256 * 1024;
 
+/** Planner totals kept at once (three numbers each; the planner kept 256 before session 12). */
+export const MAX_KEPT_TOTALS = 256;
+
 /** A row's kept size: the length of its string values (text, content and metadata JSON, ids). */
 function charsOf(row: PageRow): number {
   let n = 0;
   for (const value of row) if (typeof value === "string") n += value.length;
   return n;
 }
-/** Planner totals kept at once (three numbers each; the planner kept 256 before session 12). */
-export const MAX_KEPT_TOTALS = 256;
 
 /**
  * An EXACT in-memory copy of what the append + assemble op reads (issue 12 §8, session 12): per thread the hot page and
@@ -46,7 +50,9 @@ export const MAX_KEPT_TOTALS = 256;
  *
  * Exact because every writer of the rows behind it updates or drops it (a Durable Object is single-threaded):
  * - `History.append` (the only writer of `messages` in src) updates the thread's page and totals with the row it just
- *   wrote, as a read would give it (`appended`);
+ *   wrote, as a read would give it (`appended`). Its one caller inside another's transaction is the summary commit,
+ *   whose summary message changes nothing kept (both reads leave summary messages out); a future caller inside a
+ *   transaction that may roll back must drop the thread when it does;
  * - the summary commit (summaries, thread_memory, a summary message) drops the thread and the summaries read, after its
  *   transaction whether it committed or not (a rollback of a copy's update could not be undone; a drop can);
  * - `AgentProfile` (agent_state's slots) and `Reports.publish` (report_heads) drop the summaries read;
@@ -187,7 +193,7 @@ export class MemoryCopyStale extends Error {
 }
 
 /** Throws `MemoryCopyStale` unless the rows' first `width` values (all when undefined) are the same. */
-export function assertSameRows(what: string, kept: SqlStorageValue[][], fresh: SqlStorageValue[][], width?: number): void {
+export function assertSameRows(what: string, kept: StoredValue[][], fresh: StoredValue[][], width?: number): void {
   const same = kept.length === fresh.length && kept.every((row, i) => {
     const other = fresh[i]!;
     const n = width ?? Math.max(row.length, other.length);
