@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Watchdog, type AgentScheduler } from "../../src/objects/agent/lifecycle";
 import { meterStatements, statementsRun } from "../../src/objects/shared/seams/statement-meter";
+import { verifyMemoryCopy } from "../../src/objects/agent/rows";
 import { api, createAgent, createTenant, eventually, parseSse } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
@@ -14,10 +15,11 @@ const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: 
  * watchdog arm, repeated run / agent / counter / usage reads, the forwarder's read-modify-writes); this test counts
  * 42 after session 9 (the run, its report, the session re-arm, the compaction planning after it) and 38–39 since
  * session 11 (the drain reads a wake's run in the same statement as the wake; the acknowledged cursor rides with a
- * write or not, hence the one of difference). The bound leaves a little room: reads put back on the path fail it.
+ * write or not, hence the one of difference), 35–36 since session 12 (the run context's hot page and summaries read and
+ * the planner's totals kept exact in memory: rows/memory-copy.ts). The bound leaves a little room: reads put back on the path fail it.
  * Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 41;
+const MAX_AGENT_STATEMENTS_PER_TURN = 37;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });
@@ -56,12 +58,15 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     await settled(tenantId, agent.id);
 
     const before = await inDo(agentDo(tenantId, agent.id), (_instance, state) => {
+      // Test deployments also compare the memory copy with fresh reads (rows/memory-copy.ts): not what production runs.
+      verifyMemoryCopy(false);
       meterStatements(state.storage.sql as never);
       return statementsRun(state.storage.sql as never)!;
     });
     const frames = await streamingTurn(key, agent.id, "count me");
     await settled(tenantId, agent.id);
     const after = await inDo(agentDo(tenantId, agent.id), (_instance, state) => statementsRun(state.storage.sql as never)!);
+    verifyMemoryCopy(true);
 
     // The turn did all its work: the reply streamed, the run completed, and its report reached the tenant stream.
     expect(frames.filter((f) => f.event === "text.delta").map((f) => f.data.data.delta).join("")).toBe("echo: count me");

@@ -24,6 +24,7 @@ import { Drainer, Interrupts, Sessions, WakeAdmission, WakeInbox } from "./wakes
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
+import { memoryCopy, verifyMemoryCopy } from "./rows";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
@@ -97,6 +98,7 @@ export class AgentWiring {
     this.scheduler = new ActivationSchedules(sdkScheduler);
     // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
     checkStatementSites(testSeamsEnabled(this.env));
+    verifyMemoryCopy(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     const activate = () => runHooks(this.onStart).finally(() => this.scheduler.activated());
@@ -364,6 +366,7 @@ export class AgentWiring {
     this.sessions.forget();
     this.wakes.forget();
     this.knownTenantId = "";
+    memoryCopy(this.db).forget();
   }
 
   private tenant() {

@@ -5,6 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
+import { memoryCopy, memoryCopyVerified, MemoryCopyStale, type MemoryCopy, type ThreadTotals } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
@@ -42,30 +43,17 @@ const INSERT_JOB = preparedSite("compaction.planner.insertJob", (db: AgentDb) =>
     .prepare(),
 );
 /**
- * A plan's one read (issue 12 §8): the rows appended after `after` (count, tokens, newest counted; the token formula is
- * TOKENS_SQL) and, beside them, the thread's newest seq (an index lookup). Session 8: the thread's compaction pointer
- * rides along (`pointer`), and rows are counted after the greater of `after` and the pointer (-1: from the pointer),
- * so a steady-state plan is this one statement, not two.
+ * A plan's read when the memory copy keeps no totals for the thread (issue 12 §8): the thread's compaction pointer and
+ * the raw rows after it (count, tokens, newest counted; the token formula is TOKENS_SQL), at most `cap` of them. Until
+ * session 12 every plan ran it, counting after the totals it kept.
  */
-const ADDED = rawSite<{ n: number; tokens: number; last: number | null; newest: number | null; pointer: number }>("compaction.planner.added", () => {
+const ADDED = rawSite<{ n: number; tokens: number; last: number | null; pointer: number }>("compaction.planner.added", () => {
   const m = schema.messages;
   const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${sql.placeholder("threadId")}), 0)`;
-  return sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, (SELECT max(${m.seq}) FROM ${m} WHERE ${m.threadId} = ${sql.placeholder("threadId")}) AS newest, ${pointer} AS pointer
+  return sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, ${pointer} AS pointer
           FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
-          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > max(${sql.placeholder("after")}, ${pointer}) AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`;
+          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > ${pointer} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`;
 });
-
-/** Threads whose running totals are kept at once; another thread's first plan after eviction counts ≤ the cap's rows. */
-const MAX_TRACKED_THREADS = 256;
-
-interface ThreadTotals {
-  /** The compaction pointer the totals count from. */
-  after: number;
-  /** The newest raw message counted. */
-  throughSeq: number;
-  count: number;
-  tokens: number;
-}
 
 export interface CompactionPlannerDeps {
   db: AgentDb;
@@ -79,12 +67,12 @@ export interface CompactionPlannerDeps {
 /** Decides which spans need a compaction job (hot tier overflow, too many summaries at a depth) and admits them single-flight. */
 export class CompactionPlanner {
   /**
-   * Running totals of each thread's uncompacted raw messages, so planning after an append reads only
-   * the rows appended since (issue 12 §8): messages are immutable and their seq only grows, so the
-   * totals stay exact while the thread's pointer stays where they were counted from. Kept only while
-   * the count is under the planning cap (a backlog takes the capped full count every time, as before).
+   * Running totals of each thread's uncompacted raw messages, kept in the memory copy (memory/memory-copy.ts, session
+   * 12): `History.append` adds each raw message it writes, and every other writer of the thread's messages or pointer
+   * (a summary commit, an erasure, the bench's seed) drops them, so a plan below the limits reads nothing. Kept only
+   * while the count is under the planning cap (a backlog takes the capped full count every time, as before).
    */
-  private readonly totals = new Map<string, ThreadTotals>();
+  private readonly copy: MemoryCopy;
   /** A plan's one read (ADDED). */
   private readonly addedQuery;
   /** The full plan's and the admission's statements (drizzle built them on every plan before session 9). */
@@ -104,6 +92,7 @@ export class CompactionPlanner {
     this.threadOpenJobsQuery = THREAD_OPEN_JOBS.bind(db);
     this.insertJob = INSERT_JOB.bind(db);
     this.addedQuery = ADDED.bind(db);
+    this.copy = memoryCopy(db);
   }
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
@@ -113,40 +102,33 @@ export class CompactionPlanner {
     // Below both limits nothing is planned whatever else holds: only a crossing needs the full plan.
     const totals = this.runningTotals(threadId);
     if (totals && totals.count <= this.deps.limits.hotMaxMessages && totals.tokens <= this.deps.limits.hotMaxTokens) return 0;
-    // The full plan counts for itself; the totals are counted afresh next time (whatever moved meanwhile, e.g. an erasure).
-    this.totals.delete(threadId);
+    // The full plan counts for itself; the totals are counted afresh next time.
+    this.copy.dropTotals(threadId);
     return this.planThread(agentId, threadId) ? 1 : 0;
   }
 
-  /** The thread's totals brought up to date with the rows appended since; null when they are not kept (a backlog). */
+  /** The thread's totals: as kept (exact, fed by every append since), else counted from the pointer; null for a backlog. */
   private runningTotals(threadId: string): ThreadTotals | null {
     const { limits } = this.deps;
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
-    let totals = this.totals.get(threadId);
-    // At most `cap` rows: more than that since the last count means a backlog, planned the capped way below.
-    // Counted after the totals' newest row (never below the pointer); without totals, from the pointer (-1).
-    let added = this.addedQuery.get({ threadId, after: totals ? totals.throughSeq : -1, cap });
-    // The totals hold only while the pointer stays where they were counted from (a commit moves it), and while no
-    // rows went from under them (an erasure deletes everything and restarts the seqs: the thread's newest seq falls
-    // below what was counted). Otherwise counted afresh from the pointer (a second read).
-    if (!totals || !added || Number(added.pointer) !== totals.after || Number(added.newest ?? 0) < totals.throughSeq) {
-      const after = Number(added?.pointer ?? 0);
-      const stale = totals !== undefined;
-      totals = { after, throughSeq: after, count: 0, tokens: 0 };
-      // Bounded: an agent with many sessions keeps the most recently planned threads (Map order is insertion order).
-      this.totals.delete(threadId);
-      if (this.totals.size >= MAX_TRACKED_THREADS) this.totals.delete(this.totals.keys().next().value!);
-      this.totals.set(threadId, totals);
-      // Without totals the read above already counted from the pointer.
-      if (stale) added = this.addedQuery.get({ threadId, after: -1, cap });
+    let totals = this.copy.totalsOf(threadId);
+    if (!totals) {
+      totals = this.count(threadId, cap);
+      this.copy.keepTotals(threadId, totals);
+    } else if (memoryCopyVerified()) {
+      const fresh = this.count(threadId, cap);
+      if (fresh.count !== totals.count || fresh.tokens !== totals.tokens || fresh.throughSeq !== totals.throughSeq) throw new MemoryCopyStale(`planner totals of ${threadId}`, totals, fresh);
     }
-    totals.count += Number(added?.n ?? 0);
-    totals.tokens += Number(added?.tokens ?? 0);
-    totals.throughSeq = Math.max(totals.throughSeq, Number(added?.last ?? 0));
     if (totals.count < cap) return totals;
-    // A backlog: count the capped window each time instead (and bound this map by forgetting the thread).
-    this.totals.delete(threadId);
+    // A backlog: count the capped window each time instead.
+    this.copy.dropTotals(threadId);
     return null;
+  }
+
+  /** The thread's raw messages after its pointer, at most `cap` of them (more is a backlog, planned the capped way). */
+  private count(threadId: string, cap: number): ThreadTotals {
+    const added = this.addedQuery.get({ threadId, cap });
+    return { throughSeq: Math.max(Number(added?.pointer ?? 0), Number(added?.last ?? 0)), count: Number(added?.n ?? 0), tokens: Number(added?.tokens ?? 0) };
   }
 
   /** Plans the condensations due (cold tier); only a committed summary can make one due. */

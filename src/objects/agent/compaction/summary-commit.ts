@@ -8,7 +8,7 @@ import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
-import { leanSummaryMetadata } from "../rows";
+import { leanSummaryMetadata, memoryCopy } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
@@ -91,6 +91,20 @@ export class SummaryCommitter {
     const db = this.deps.db;
     const span: CompactionSpan = { ...job };
     const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
+    // The commit writes a summary, maybe condenses others and moves the thread's pointer: the memory copy's summaries
+    // read and the thread's page and totals are read afresh (memory-copy.ts). Dropped after the transaction, committed
+    // or rolled back, so nothing read inside it is kept.
+    try {
+      return this.transact(job, summary, commit);
+    } finally {
+      const copy = memoryCopy(db);
+      copy.forgetThread(job.threadId);
+      copy.forgetSummaries();
+    }
+  }
+
+  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>): SummaryCommitResolution {
+    const db = this.deps.db;
     return db.transaction(() => {
       const existing = this.summaryById.get({ id: commit.summaryId });
       const resolution = resolveSummaryCommit(existing ? { summaryId: existing.messageId, summaryContentHash: existing.summaryContentHash } : null, commit);

@@ -5,7 +5,8 @@ import type { Message } from "../../../schema/agents/messages";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { toMessage, messageRow, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS } from "../rows";
+import { toMessage, memoryCopy, messageRow, pageRowOf, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS, type MemoryCopy } from "../rows";
+import { utf8ByteLength } from "../../../core/memory/memory-policy";
 import type { AgentDb } from "../types";
 import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 
@@ -41,6 +42,9 @@ const INSERT = rawSite<{ seq: number; prev: string | null }>(
       RETURNING "seq" AS "seq", (SELECT "q"."id" FROM "messages" "q" WHERE "q"."thread_id" = "messages"."thread_id" AND "q"."seq" < "messages"."seq" ORDER BY "q"."seq" DESC LIMIT 1) AS "prev"`,
 );
 
+/** A UTF-16 surrogate without its pair (`String.prototype.isWellFormed` is not in the project's TypeScript lib). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
  * Immutable, linked message rows. Ids are deterministic (derived from the runKey by the caller),
  * so re-executing an interrupted run appends nothing twice.
@@ -49,6 +53,8 @@ export class History {
   /** The append path's reads, built once (drizzle builds a query's SQL on every call; issue 12 §8). */
   private readonly byId;
   private readonly insertQuery;
+  /** What the op reads, kept exact (memory-copy.ts): this class writes every message, so it updates the copy. */
+  private readonly copy: MemoryCopy;
 
   constructor(
     private readonly db: AgentDb,
@@ -57,6 +63,7 @@ export class History {
   ) {
     this.byId = BY_ID.bind(db);
     this.insertQuery = INSERT.bind(db);
+    this.copy = memoryCopy(db);
   }
 
   /** Appends once; returns the stored message and whether this call inserted it. */
@@ -70,9 +77,10 @@ export class History {
     const content = message.content === undefined || message.content === null ? null : JSON.stringify(message.content);
     const createdAt = nowIso();
     const runKey = message.runKey ?? null;
+    const text = message.text ?? null;
     // One statement (session 8; three until then): the thread's head, the insert unless the id exists, and the
     // head's id back. No row back: the id exists (a replay), read as first written.
-    const [inserted] = this.insertQuery.all({ id: message.id, threadId: message.threadId, kind: message.kind, text: message.text ?? null, content, runKey, authority: message.authority ?? null, metadata: storedMetadata, createdAt });
+    const [inserted] = this.insertQuery.all({ id: message.id, threadId: message.threadId, kind: message.kind, text, content, runKey, authority: message.authority ?? null, metadata: storedMetadata, createdAt });
     if (!inserted) {
       const existing = this.byId.get({ id: message.id })!;
       return { message: toMessage(this.agentId(), existing), inserted: false, seq: existing.seq };
@@ -83,7 +91,7 @@ export class History {
       id: message.id,
       threadId: message.threadId,
       kind: message.kind,
-      text: message.text ?? null,
+      text,
       content: content === null ? null : (JSON.parse(content) as unknown),
       prevMessageId: head?.id ?? null,
       runKey: message.runKey ?? null,
@@ -92,9 +100,23 @@ export class History {
       metadata: metadata === "{}" ? {} : (JSON.parse(metadata) as Record<string, unknown>),
       createdAt,
     };
+    this.keep(row, text, content, storedMetadata);
     const stored = toMessage(this.agentId(), row);
     this.events.append("message.appended", row.runKey, { message: stored });
     return { message: stored, inserted: true, seq: inserted.seq };
+  }
+
+  /**
+   * The row just inserted, as the hot page and the planner's count would read it now (memory-copy.ts): stored JSON
+   * text for content and metadata, links resolved (`prev` is the head the insert read; the run key is the one given:
+   * `''` is stored only when the head's equals it). A text that SQLite would store differently (a lone surrogate becomes
+   * U+FFFD) is not kept: the thread is read afresh instead.
+   */
+  private keep(row: typeof schema.messages.$inferSelect, text: string | null, content: string | null, metadata: string): void {
+    if (text !== null && LONE_SURROGATE.test(text)) return this.copy.forgetThread(row.threadId);
+    // The planner's TOKENS_SQL: (UTF-8 bytes of text and content + 3) / 4 in integers, + 4.
+    const tokens = Math.floor((utf8ByteLength(text ?? "") + utf8ByteLength(content ?? "") + 3) / 4) + 4;
+    this.copy.appended(row.threadId, row.kind, pageRowOf({ ...row, text, content, metadata }), tokens);
   }
 
   get(id: string): Message | null {

@@ -7,7 +7,7 @@ import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/agents/messages";
 import { memoryText } from "../compaction";
 import { toModelMessages } from "../runs";
-import { toMessage, HotPageQuery } from "../rows";
+import { assertSameRows, toMessage, HotPageQuery, decodePageRow, memoryCopy, memoryCopyVerified, PAGE_COLUMNS, type MemoryCopy } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 import { rawRowsStatement, tableRowDecoder } from "../../shared/statements/lean-query";
@@ -40,6 +40,10 @@ export class MemoryContext {
    */
   private readonly hotPage;
   private readonly summariesQuery;
+  /** The limits the summaries read was built with: the memory copy keeps its rows under this key. */
+  private readonly summariesKey: string;
+  /** The page and the summaries read as last read or since updated by their writers (memory-copy.ts, session 12). */
+  private readonly copy: MemoryCopy;
 
   constructor(
     db: AgentDb,
@@ -58,14 +62,46 @@ export class MemoryContext {
     const nulls = summaryDecoder.columns.map(() => "NULL").join(", ");
     const extras = `SELECT ${nulls}, (SELECT "slots" FROM "agent_state" LIMIT 1), 2, (SELECT json_group_array(json_array("scope", "report_id", "updated_at")) FROM "report_heads")`;
     this.summariesQuery = rawRowsStatement(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)} UNION ALL ${extras}`));
+    this.summariesKey = `${Math.trunc(budget.maxWarmSummaries)}:${Math.trunc(budget.maxColdSummaries)}`;
+    this.copy = memoryCopy(db);
+  }
+
+  /**
+   * The hot page's rows (newest first, links resolved): the kept copy, else read and kept. Keyed by the page's row
+   * limit, the only part of the budget the statement carries (token limits apply afterwards, in `assembleContext`).
+   */
+  private pageRows(threadId: string): SqlStorageValue[][] {
+    const limit = this.hotPage.limit;
+    let rows = this.copy.page(threadId, limit);
+    if (!rows) {
+      rows = this.hotPage.readRows(threadId);
+      this.copy.keepPage(threadId, limit, rows);
+    } else if (memoryCopyVerified()) {
+      // The message's columns (a read's rows carry two more for the resolution).
+      assertSameRows(`hot page of ${threadId}`, rows, this.hotPage.readRows(threadId), PAGE_COLUMNS.length);
+    }
+    return rows;
+  }
+
+  /** The summaries read's rows: the kept copy, else read and kept. */
+  private summariesRows(): SqlStorageValue[][] {
+    let rows = this.copy.summariesRows(this.summariesKey);
+    if (!rows) {
+      rows = this.summariesQuery.all();
+      this.copy.keepSummaries(this.summariesKey, rows);
+    } else if (memoryCopyVerified()) {
+      assertSameRows("summaries read", rows, this.summariesQuery.all());
+    }
+    return rows;
   }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {
     const agentId = this.agentId();
-    // The pointer, the page after it and the resolution of stored `''` (message-row.ts) in one statement (hot-page.ts).
-    const hotRows = this.hotPage.read(threadId);
+    // The pointer, the page after it and the resolution of stored `''` (message-row.ts) in one statement (hot-page.ts),
+    // or its kept copy; decoded afresh on every assemble, so no caller shares an object with the next.
     const rows = new Map<string, Message>();
-    const hotMessages: MemoryMessage[] = hotRows.map((row) => {
+    const hotMessages: MemoryMessage[] = this.pageRows(threadId).map((raw) => {
+      const row = decodePageRow(raw);
       rows.set(row.id, toMessage(agentId, row));
       return { id: row.id, seq: row.seq, threadId: row.threadId, kind: row.kind as MemoryMessageKind, text: memoryText(row) };
     });
@@ -74,7 +110,7 @@ export class MemoryContext {
     const width = summaryDecoder.columns.length;
     let slots: unknown = {};
     let heads: HeadRow[] = [];
-    for (const raw of this.summariesQuery.all()) {
+    for (const raw of this.summariesRows()) {
       // The summary's columns, then the message's text (tier 2: the stored slots), the tier, and (tier 2) the heads.
       const text = raw[width];
       const tier = raw[width + 1];

@@ -9,3 +9,4 @@ export * from "./run-times";
 export * from "./summary-metadata";
 export * from "./hot-page";
 export * from "./recall-index";
+export * from "./memory-copy";

@@ -1,0 +1,216 @@
+import type { AgentDb } from "../types";
+
+/**
+ * A hot page row as its statement returns it (rows/hot-page.ts `PAGE_COLUMNS` order), with `prev_message_id` and
+ * `run_key` already resolved. Kept as stored values, not decoded objects: every assemble decodes its own copy, so no
+ * caller can change what the next one reads.
+ */
+export type PageRow = StoredValue[];
+
+/** A stored value as workerd's SQL API returns it (`SqlStorageValue`, spelled out: unit tests type-check without the Workers types). */
+export type StoredValue = ArrayBuffer | string | number | null;
+
+/** A thread's uncompacted raw messages as the compaction planner counts them (its `ADDED` read). */
+export interface ThreadTotals {
+  /** The newest raw message counted. */
+  throughSeq: number;
+  count: number;
+  tokens: number;
+}
+
+/** The summaries read's rows (memory-context.ts: warm, cold, then the slots and report heads row). */
+export type SummariesRows = StoredValue[][];
+
+/**
+ * Pages kept at once (issue 12 §8, session 12): a run answers in one thread, so a live conversation stays kept, and a
+ * few more cover an agent serving several sessions at a time.
+ */
+export const MAX_KEPT_PAGES = 8;
+/**
+ * The kept pages' stored text (UTF-16 units of their string values) at most, per agent: an isolate hosts many agents,
+ * and a page is ≤ `maxHotMessages` rows of any size. Least recently used pages go first; a page larger than this alone
+ * is not kept (read on every assemble, as before session 12).
+ */
+export const MAX_KEPT_PAGE_CHARS = 256 * 1024;
+
+/** Planner totals kept at once (three numbers each; the planner kept 256 before session 12). */
+export const MAX_KEPT_TOTALS = 256;
+
+/** A row's kept size: the length of its string values (text, content and metadata JSON, ids). */
+function charsOf(row: PageRow): number {
+  let n = 0;
+  for (const value of row) if (typeof value === "string") n += value.length;
+  return n;
+}
+
+/**
+ * An EXACT in-memory copy of what the append + assemble op reads (issue 12 §8, session 12): per thread the hot page and
+ * the planner's totals, per agent the summaries read (summaries, slots, report heads). Session 10 showed the op's floor
+ * is workerd's per-`exec` cost, so the lever left was not reading what this object already knows.
+ *
+ * Exact because every writer of the rows behind it updates or drops it (a Durable Object is single-threaded):
+ * - `History.append` (the only writer of `messages` in src) updates the thread's page and totals with the row it just
+ *   wrote, as a read would give it (`appended`). Its one caller inside another's transaction is the summary commit,
+ *   whose summary message changes nothing kept (both reads leave summary messages out); a future caller inside a
+ *   transaction that may roll back must drop the thread when it does;
+ * - the summary commit (summaries, thread_memory, a summary message) drops the thread and the summaries read, after its
+ *   transaction whether it committed or not (a rollback of a copy's update could not be undone; a drop can);
+ * - `AgentProfile` (agent_state's slots) and `Reports.publish` (report_heads) drop the summaries read;
+ * - an erasure (`forgetRows`), the bench's seed and tests writing raw rows call `forget` / `forgetThread`.
+ * Nothing else writes those tables (grep `messages`, `summaries`, `thread_memory`, `agent_state`, `report_heads`).
+ * test/integration/memory-copy.test.ts compares the kept copy with the statements' fresh reads after each kind of write.
+ */
+export class MemoryCopy {
+  /** Least recently used first (Map order is insertion order; a use re-inserts). */
+  private readonly pages = new Map<string, { limit: number; rows: PageRow[]; chars: number }>();
+  /** The kept pages' `chars`, summed. */
+  private pageChars = 0;
+  private readonly totals = new Map<string, ThreadTotals>();
+  private summaries: { key: string; rows: SummariesRows } | null = null;
+
+  /** The thread's page read with `limit`, newest first; undefined when not kept. */
+  page(threadId: string, limit: number): PageRow[] | undefined {
+    const kept = this.pages.get(threadId);
+    if (!kept || kept.limit !== limit) return undefined;
+    this.pages.delete(threadId);
+    this.pages.set(threadId, kept);
+    return kept.rows;
+  }
+
+  keepPage(threadId: string, limit: number, rows: PageRow[]): void {
+    this.dropPage(threadId);
+    let chars = 0;
+    for (const row of rows) chars += charsOf(row);
+    this.pages.set(threadId, { limit, rows, chars });
+    this.pageChars += chars;
+    this.bound();
+  }
+
+  /** Least recently used pages out until both bounds hold (the newest page too, when it alone is over). */
+  private bound(): void {
+    while (this.pages.size > MAX_KEPT_PAGES || this.pageChars > MAX_KEPT_PAGE_CHARS) this.dropPage(this.pages.keys().next().value!);
+  }
+
+  private dropPage(threadId: string): void {
+    const kept = this.pages.get(threadId);
+    if (!kept) return;
+    this.pageChars -= kept.chars;
+    this.pages.delete(threadId);
+  }
+
+  /** The thread's planner totals as a fresh count would give them; undefined when not kept. Callers update them in place. */
+  totalsOf(threadId: string): ThreadTotals | undefined {
+    return this.totals.get(threadId);
+  }
+
+  keepTotals(threadId: string, totals: ThreadTotals): void {
+    this.totals.delete(threadId);
+    if (this.totals.size >= MAX_KEPT_TOTALS) this.totals.delete(this.totals.keys().next().value!);
+    this.totals.set(threadId, totals);
+  }
+
+  dropTotals(threadId: string): void {
+    this.totals.delete(threadId);
+  }
+
+  /** The summaries read's rows for the statement `key` (its limits); undefined when not kept. */
+  summariesRows(key: string): SummariesRows | undefined {
+    return this.summaries?.key === key ? this.summaries.rows : undefined;
+  }
+
+  keepSummaries(key: string, rows: SummariesRows): void {
+    this.summaries = { key, rows };
+  }
+
+  /**
+   * `History.append` inserted `row` (page columns, links resolved) of `kind` with `tokens` (the planner's estimate):
+   * the thread's newest message, so it heads the page and adds to the totals. A summary message is in neither (both
+   * leave summaries out); its commit drops the thread anyway.
+   */
+  appended(threadId: string, kind: string, row: PageRow, tokens: number): void {
+    if (kind === "summary") return;
+    const kept = this.pages.get(threadId);
+    if (kept) {
+      // The page is the newest `limit` raw rows after the pointer; the new row is newer than all of them.
+      const rows = [row, ...kept.rows];
+      // (A negative limit is SQLite's "no limit".)
+      const dropped = kept.limit >= 0 && rows.length > kept.limit ? rows.splice(kept.limit) : [];
+      let chars = charsOf(row);
+      for (const old of dropped) chars -= charsOf(old);
+      kept.rows = rows;
+      kept.chars += chars;
+      this.pageChars += chars;
+      this.bound();
+    }
+    const totals = this.totals.get(threadId);
+    if (totals) {
+      totals.count += 1;
+      totals.tokens += tokens;
+      totals.throughSeq = row[0] as number;
+    }
+  }
+
+  /** Drops the summaries read (a summary, the slots or a report head was written). */
+  forgetSummaries(): void {
+    this.summaries = null;
+  }
+
+  /** Drops what is kept of one thread (its rows or its pointer were written past `History.append`). */
+  forgetThread(threadId: string): void {
+    this.dropPage(threadId);
+    this.totals.delete(threadId);
+  }
+
+  /** Drops everything (an erasure; a test's raw write). */
+  forget(): void {
+    this.pages.clear();
+    this.pageChars = 0;
+    this.totals.clear();
+    this.summaries = null;
+  }
+}
+
+let verifying = false;
+
+/**
+ * Test deployments (the fault seams on: every integration test) compare each kept copy with a fresh read where it is
+ * used, and throw on a difference: a writer that forgets to update or drop the copy fails whatever test reaches it
+ * (wiring.ts turns it on beside the statement sites' check). Never on in production or the bench.
+ */
+export function verifyMemoryCopy(on: boolean): void {
+  verifying = on;
+}
+
+export function memoryCopyVerified(): boolean {
+  return verifying;
+}
+
+export class MemoryCopyStale extends Error {
+  constructor(what: string, kept: unknown, fresh: unknown) {
+    super(`the memory copy's ${what} differs from a fresh read: kept ${JSON.stringify(kept)}, read ${JSON.stringify(fresh)}`);
+    this.name = "MemoryCopyStale";
+  }
+}
+
+/** Throws `MemoryCopyStale` unless the rows' first `width` values (all when undefined) are the same. */
+export function assertSameRows(what: string, kept: StoredValue[][], fresh: StoredValue[][], width?: number): void {
+  const same = kept.length === fresh.length && kept.every((row, i) => {
+    const other = fresh[i]!;
+    const n = width ?? Math.max(row.length, other.length);
+    for (let c = 0; c < n; c++) if (row[c] !== other[c]) return false;
+    return true;
+  });
+  if (!same) throw new MemoryCopyStale(what, kept.map((row) => row.slice(0, width)), fresh.map((row) => row.slice(0, width)));
+}
+
+/** One copy per database, so every part writing these rows reaches the same copy without being wired to it. */
+const copies = new WeakMap<AgentDb, MemoryCopy>();
+
+export function memoryCopy(db: AgentDb): MemoryCopy {
+  let copy = copies.get(db);
+  if (!copy) {
+    copy = new MemoryCopy();
+    copies.set(db, copy);
+  }
+  return copy;
+}
