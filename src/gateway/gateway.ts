@@ -15,6 +15,7 @@ import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type
 import type { Result } from "../core/runtime/result";
 import { testOnly } from "../core/runtime/seams";
 import { builtinModel, type WakeContext } from "./resolve";
+import { builtinReadsTools } from "./builtin-model";
 import type { TraceSink } from "../core/runtime/run-trace-entries";
 import type { Agent } from "../schema/agents/agents";
 import type { InferenceGrant } from "../schema/admin/policy";
@@ -59,7 +60,13 @@ export interface InferenceContext {
 export interface InferenceInput {
   system: string | null;
   messages: ModelMessage[];
-  tools?: ToolSet;
+  /**
+   * The tools offered, or a function that builds them: called at most once per call, and only when a candidate reads
+   * tools (`builtin:echo` does not: ./builtin-model.ts). A run step's set is rebuilt per step (the registry schemas
+   * copied, the tenant's HTTP tools read), and the SDK converts it again; for a model that reads none that was pure
+   * cost on every turn (issue 12 §8, session 12).
+   */
+  tools?: ToolSet | (() => Promise<ToolSet>);
   onDelta?: (delta: string) => void;
 }
 
@@ -75,7 +82,11 @@ interface Prepared {
   modelName: string;
   timeoutMs: number | null;
   pricing?: { inputUsdPerMTok: number; outputUsdPerMTok: number } | undefined;
+  /** False for a model whose answers never depend on the tools offered: it is offered none. */
+  readsTools: boolean;
 }
+
+const NO_TOOLS: ToolSet = {};
 
 export async function infer(ctx: InferenceContext, input: InferenceInput): Promise<InferenceOutput> {
   const candidates = [...new Set([ctx.agent.config.modelId, ...(ctx.agent.config.fallbackModels ?? [])])];
@@ -84,6 +95,12 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
   const sleep = ctx.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const skipped: string[] = [];
   let lastFailure: ClassifiedFailure | null = null;
+  let offered: Promise<ToolSet> | null = null;
+  const toolsFor = (prepared: Prepared): Promise<ToolSet> | ToolSet => {
+    if (!prepared.readsTools) return NO_TOOLS;
+    const tools = input.tools;
+    return (offered ??= typeof tools === "function" ? tools() : Promise.resolve(tools ?? NO_TOOLS));
+  };
 
   for (let index = 0; index < candidates.length; index++) {
     const modelId = candidates[index]!;
@@ -96,6 +113,8 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
       skipped.push(`${modelId} (${error.code})`);
       continue;
     }
+    // Outside the attempts: building the offer is no provider failure to retry.
+    const tools = await toolsFor(prepared);
     for (let attempt = 1; ; attempt++) {
       const startedAt = Date.now();
       try {
@@ -103,7 +122,7 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
           model: prepared.model,
           system: input.system,
           messages: input.messages,
-          tools: input.tools ?? {},
+          tools,
           onDelta: input.onDelta ?? (() => undefined),
           ...(prepared.timeoutMs !== null && { abortSignal: AbortSignal.timeout(prepared.timeoutMs) }),
         });
@@ -154,7 +173,7 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
   const parsed = parseModelId(modelId);
   if (parsed?.provider === "builtin") {
     const model = builtinModel(modelId, ctx.agent, ctx.wake);
-    if (model) return { model, provider: "builtin", modelName: parsed.model, timeoutMs: null };
+    if (model) return { model, provider: "builtin", modelName: parsed.model, timeoutMs: null, readsTools: builtinReadsTools(parsed.model) };
   }
   const runKey = ctx.trace?.runKey ?? "";
   const deny = (stage: "scope" | "grant", code: GatewayError["code"], message: string, detail: Record<string, unknown> = {}): never => {
@@ -180,5 +199,5 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
     ...(ctx.fetch && { fetch: ctx.fetch }),
   });
   ctx.trace?.sink.policy(runKey, { gate: "inference", outcome: "allowed", subject: modelId, detail: { endpointId: grant.endpoint.id, model: grant.model, policyVersion: grant.endpoint.policyVersion, purpose: ctx.purpose } });
-  return { model, provider: grant.endpoint.id, modelName: grant.model, timeoutMs: grant.endpoint.timeoutMs, pricing: grant.endpoint.pricing[grant.model] };
+  return { model, provider: grant.endpoint.id, modelName: grant.model, timeoutMs: grant.endpoint.timeoutMs, pricing: grant.endpoint.pricing[grant.model], readsTools: true };
 }

@@ -11,7 +11,8 @@ export interface ModelStepCall {
   wake: WakeContext;
   system: string | null;
   messages: ModelMessage[];
-  tools: ToolSet;
+  /** The offer, or its builder (called only for a model that reads tools: ./gateway.ts `InferenceInput.tools`). */
+  tools: ToolSet | (() => Promise<ToolSet>);
   onDelta: (delta: string) => void;
 }
 

@@ -10,7 +10,8 @@ import type { AttemptEntry, PolicyEntry, UsageEntry } from "../../src/core/runti
 import type { Agent } from "../../src/schema/agents/agents";
 import type { InferenceGrant, ProviderEndpoint } from "../../src/schema/admin/policy";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
-import { EMPTY_WAKE } from "../../src/gateway/resolve";
+import { builtinModel, EMPTY_WAKE } from "../../src/gateway/resolve";
+import { callModel } from "../../src/gateway/call-model";
 import { jsonSchema, tool } from "ai";
 
 let server: ScriptedOpenAI;
@@ -134,6 +135,45 @@ describe("model gateway", () => {
     const out = await infer(context(), { ...hello, tools });
     expect(out.toolCalls).toEqual([{ toolCallId: "call_1", toolName: "create_task", input: { title: "Squats" } }]);
     expect(server.requests[0]!.json?.tools).toEqual([{ type: "function", function: { name: "create_task", description: "make a task", parameters: { type: "object", properties: { title: { type: "string" } } } } }]);
+  });
+
+  it("builds a tool offer given as a function once, only for a model that reads tools; builtin:echo answers the same without it", async () => {
+    const createTask = () => ({ create_task: tool({ description: "make a task", inputSchema: jsonSchema({ type: "object", properties: { title: { type: "string" } } }) }) });
+    const built: string[] = [];
+    const offer = (label: string) => async () => {
+      built.push(label);
+      return createTask();
+    };
+    // echo: the same output as with the tool set handed over eagerly, and the builder never called.
+    const echo = context({ agent: agent({ modelId: "builtin:echo" }) });
+    const lazy: string[] = [];
+    const eager: string[] = [];
+    const lazyOut = await infer(echo, { ...hello, tools: offer("echo"), onDelta: (d) => lazy.push(d) });
+    const eagerOut = await infer(echo, { ...hello, tools: createTask(), onDelta: (d) => eager.push(d) });
+    expect(lazyOut).toEqual(eagerOut);
+    expect(lazy).toEqual(eager);
+    expect(lazyOut.text).toBe("echo: hello");
+    expect(built).toEqual([]);
+    // What the gateway skips changes nothing for echo: the model itself, offered the tools or none, streams the same.
+    const call = async (tools: ReturnType<typeof createTask> | Record<string, never>) => {
+      const deltas: string[] = [];
+      const out = await callModel({ model: builtinModel("builtin:echo", agent({ modelId: "builtin:echo" }), EMPTY_WAKE)!, system: hello.system, messages: hello.messages, tools, onDelta: (d) => deltas.push(d) });
+      return { out, deltas };
+    };
+    expect(await call({})).toEqual(await call(createTask()));
+    expect((await call({})).out).toEqual({ text: lazyOut.text, toolCalls: lazyOut.toolCalls, usage: lazyOut.usage });
+    // playbook reads the offer: built once, and its tool call comes back as with the eager set.
+    const playbook = context({ agent: agent({ modelId: "builtin:playbook", playbook: { rules: [{ when: { reason: "manual" }, tools: [{ name: "create_task", args: { title: "Squats" } }] }] } as never }) });
+    const fromOffer = await infer(playbook, { ...hello, tools: offer("playbook") });
+    expect(fromOffer).toEqual(await infer(playbook, { ...hello, tools: createTask() }));
+    expect(fromOffer.toolCalls).toEqual([{ toolCallId: "call_0", toolName: "create_task", input: { title: "Squats" } }]);
+    expect(built).toEqual(["playbook"]);
+    // A remote model retried after a failure: the offer is still built once, and sent on every attempt.
+    server.enqueue(reply.error(500), reply.text(["ok"]));
+    const remote = await infer(context(), { ...hello, tools: offer("remote") });
+    expect(remote.text).toBe("ok");
+    expect(built).toEqual(["playbook", "remote"]);
+    expect(server.requests.map((request) => request.json?.tools?.[0]?.function?.name)).toEqual(["create_task", "create_task"]);
   });
 
   it("returns a tool call whose arguments break the tool's schema, so the run loop can refuse it in the open", async () => {

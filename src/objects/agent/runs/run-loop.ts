@@ -191,7 +191,8 @@ export class RunLoop {
           wake: wakeContext(item),
           system: agent.config.instructions,
           messages: this.prompt(item, step),
-          tools: toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
+          // Built only if the model reads tools (the gateway asks; `builtin:echo` does not).
+          tools: async () => toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
           onDelta: (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
         })
         .catch((error: unknown) => {
