@@ -85,6 +85,10 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     const acknowledged = await inDo(agentDo(tenantId, agent.id), (instance) => instance.parts.forwarder.forwardedThrough());
     await streamingTurn(key, agent.id, "third");
     await inDo(agentDo(tenantId, agent.id), (_instance, state) => expect(storedCursor(state)).toBeGreaterThanOrEqual(acknowledged));
+    // Quiet again: the last answer's cursor is written alone a second after it moved. The timer armed by an earlier
+    // answer was left running when a run's write carried that cursor (session 12), so it waits out the new one's delay.
+    await settled(tenantId, agent.id);
+    await eventually(() => inDo(agentDo(tenantId, agent.id), (instance, state) => storedCursor(state) === instance.parts.forwarder.forwardedThrough()));
   });
 
   it("the watchdog asks the SDK once while the row it armed is there, again when the row's time has come or the storage was erased", async () => {

@@ -173,7 +173,7 @@ describe("model gateway", () => {
     const remote = await infer(context(), { ...hello, tools: offer("remote") });
     expect(remote.text).toBe("ok");
     expect(built).toEqual(["playbook", "remote"]);
-    expect(server.requests.map((request) => request.json?.tools?.[0]?.function?.name)).toEqual(["create_task", "create_task"]);
+    expect(server.requests.map((request) => (request.json?.tools as Array<{ function: { name: string } }> | undefined)?.[0]?.function.name)).toEqual(["create_task", "create_task"]);
   });
 
   it("returns a tool call whose arguments break the tool's schema, so the run loop can refuse it in the open", async () => {
