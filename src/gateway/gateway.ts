@@ -16,7 +16,7 @@ import type { Result } from "../core/runtime/result";
 import { testOnly } from "../core/runtime/seams";
 import { builtinModel, type WakeContext } from "./resolve";
 import { builtinReadsTools } from "./builtin-model";
-import type { TraceSink } from "../core/runtime/run-trace-entries";
+import type { AttemptEntry, TraceSink, UsageEntry } from "../core/runtime/run-trace-entries";
 import type { Agent } from "../schema/agents/agents";
 import type { InferenceGrant } from "../schema/admin/policy";
 import { callModel, type StepOutput } from "./call-model";
@@ -127,8 +127,13 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
           ...(prepared.timeoutMs !== null && { abortSignal: AbortSignal.timeout(prepared.timeoutMs) }),
         });
         const cost = costMicros(output.usage, prepared.pricing);
-        record?.attempt(runKey, { provider: prepared.provider, model: prepared.modelName, attempt, outcome: "succeeded", status: prepared.provider === "builtin" ? null : 200, durationMs: Date.now() - startedAt });
-        record?.usage(runKey, { provider: prepared.provider, model: prepared.modelName, inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, costMicros: cost });
+        const succeeded: AttemptEntry = { provider: prepared.provider, model: prepared.modelName, attempt, outcome: "succeeded", status: prepared.provider === "builtin" ? null : 200, durationMs: Date.now() - startedAt };
+        const usage: UsageEntry = { provider: prepared.provider, model: prepared.modelName, inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, costMicros: cost };
+        if (record?.succeeded) record.succeeded(runKey, succeeded, usage);
+        else {
+          record?.attempt(runKey, succeeded);
+          record?.usage(runKey, usage);
+        }
         return { ...output, modelId, costMicros: cost };
       } catch (error) {
         if (isGatewayError(error)) {

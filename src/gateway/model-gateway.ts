@@ -34,9 +34,14 @@ export function agentModelGateway(deps: { env: GatewayEnv; grants: () => GrantSo
 
 /** A sink that tags a step's attempts and usage with the step. */
 function atStep(sink: TraceSink, step: number): TraceSink {
-  return {
+  const tagged: TraceSink = {
     attempt: (runKey, entry) => sink.attempt(runKey, { ...entry, step }),
     policy: (runKey, entry) => sink.policy(runKey, entry),
     usage: (runKey, entry) => sink.usage(runKey, { ...entry, step }),
   };
+  if (sink.succeeded) {
+    const succeeded = sink.succeeded.bind(sink);
+    tagged.succeeded = (runKey, attempt, usage) => succeeded(runKey, { ...attempt, step }, { ...usage, step });
+  }
+  return tagged;
 }
