@@ -123,6 +123,8 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
           system: input.system,
           messages: input.messages,
           tools,
+          // A builtin model that reads no tools streams text and its finish alone: read past the SDK's pipeline.
+          direct: prepared.provider === "builtin" && !prepared.readsTools,
           onDelta: input.onDelta ?? (() => undefined),
           ...(prepared.timeoutMs !== null && { abortSignal: AbortSignal.timeout(prepared.timeoutMs) }),
         });

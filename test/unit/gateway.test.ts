@@ -12,7 +12,7 @@ import type { InferenceGrant, ProviderEndpoint } from "../../src/schema/admin/po
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
 import { builtinModel, EMPTY_WAKE } from "../../src/gateway/resolve";
 import { callModel } from "../../src/gateway/call-model";
-import { jsonSchema, tool } from "ai";
+import { jsonSchema, tool, type ModelMessage } from "ai";
 
 let server: ScriptedOpenAI;
 let other: ScriptedOpenAI;
@@ -174,6 +174,38 @@ describe("model gateway", () => {
     expect(remote.text).toBe("ok");
     expect(built).toEqual(["playbook", "remote"]);
     expect(server.requests.map((request) => (request.json?.tools as Array<{ function: { name: string } }> | undefined)?.[0]?.function.name)).toEqual(["create_task", "create_task"]);
+  });
+
+  it("builtin:echo read past the SDK's call pipeline streams the same deltas, text and usage as through it", async () => {
+    const echo = builtinModel("builtin:echo", agent({ modelId: "builtin:echo" }), EMPTY_WAKE)!;
+    const prompts: Array<{ system: string | null; messages: ModelMessage[] }> = [
+      { system: null, messages: [{ role: "user", content: "hello" }] },
+      { system: "be brief", messages: [{ role: "user", content: "first" }, { role: "assistant", content: "echo: first" }, { role: "user", content: [{ type: "text", text: "two " }, { type: "text", text: "parts — ünïcödé" }] }] },
+      {
+        system: "tools ran",
+        messages: [
+          { role: "user", content: "make a task" },
+          { role: "assistant", content: [{ type: "text", text: "on it" }, { type: "tool-call", toolCallId: "c1", toolName: "create_task", input: { title: "Squats" } }] },
+          { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "create_task", output: { type: "json", value: { ok: true, id: "t1" } } }] },
+        ],
+      },
+    ];
+    for (const prompt of prompts) {
+      const run = async (direct: boolean) => {
+        const deltas: string[] = [];
+        const out = await callModel({ model: echo, system: prompt.system, messages: prompt.messages, tools: {}, onDelta: (d) => deltas.push(d), direct });
+        return { out, deltas };
+      };
+      const viaSdk = await run(false);
+      expect(await run(true)).toEqual(viaSdk);
+      expect(viaSdk.out.usage.inputTokens).toBeGreaterThan(0);
+    }
+    // Through the gateway, echo takes the direct path; the answer is the SDK path's.
+    const deltas: string[] = [];
+    const out = await infer(context({ agent: agent({ modelId: "builtin:echo" }) }), { ...hello, onDelta: (d) => deltas.push(d) });
+    const viaSdk = await callModel({ model: echo, system: hello.system, messages: hello.messages, tools: {}, onDelta: () => undefined });
+    expect({ text: out.text, toolCalls: out.toolCalls, usage: out.usage }).toEqual(viaSdk);
+    expect(deltas.join("")).toBe(viaSdk.text);
   });
 
   it("returns a tool call whose arguments break the tool's schema, so the run loop can refuse it in the open", async () => {
