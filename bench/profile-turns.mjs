@@ -6,12 +6,15 @@
 // Prints each profile's top inclusive and self-time functions by source module. Not a benchmark: the profiler's
 // own cost inflates every figure; read the shares.
 //
-//   node bench/profile-turns.mjs [--turns 40] [--ops 300] [--only turns|ops] [--out /tmp/x]
+// With --heap, the same units also run under V8's sampling heap profiler (after the CPU profile, not beside it), and the
+// bytes allocated per unit are printed by allocating function and by source module (what the GC has to collect).
+//
+//   node bench/profile-turns.mjs [--turns 40] [--ops 300] [--only turns|ops] [--out /tmp/x] [--heap]
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { Client } from "./lib/client.mjs";
-import { inspector, report } from "./lib/profiler.mjs";
+import { inspector, moduleMap, report } from "./lib/profiler.mjs";
 import { startProbeServer } from "./lib/server.mjs";
 import { option, repoDir } from "./lib/args.mjs";
 
@@ -63,6 +66,40 @@ try {
     log(`\n=== ${label}: ${units} ${unit}s in ${wallMs.toFixed(0)} ms wall (${(wallMs / units).toFixed(2)} ms each, profiler on)`);
     report(prof, bundle, units, log, unit, { self: 70, incl: 140, modules: 30 });
     log(`→ ${outBase}.${label}.cpuprofile (re-analyze: node bench/coldstart.mjs --analyze <file> --agents ${units})`);
+    if (process.argv.includes("--heap")) await heapSampled(label, units, unit, body);
+  };
+  // Allocation sampling (V8's sampling heap profiler, every ~4 KiB on average): bytes allocated per unit, by the
+  // allocating function (self) and by source module. Sampled objects still alive at the end are reported as well.
+  const heapSampled = async (label, units, unit, body) => {
+    const moduleOf = moduleMap(bundle);
+    await cdp.send("HeapProfiler.enable");
+    await cdp.send("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await body();
+    const { profile } = await cdp.send("HeapProfiler.stopSampling");
+    writeFileSync(`${outBase}.${label}.heapprofile`, JSON.stringify(profile));
+    const byFunction = new Map();
+    const byModule = new Map();
+    let total = 0;
+    const walk = (node, srcCaller) => {
+      const f = node.callFrame;
+      const mod = f.url.endsWith("worker.js") ? moduleOf(f.lineNumber) : f.url || "(native)";
+      const caller = mod.startsWith("src/") ? `${f.functionName || "(anonymous)"} [${mod}]` : srcCaller;
+      if (node.selfSize > 0) {
+        total += node.selfSize;
+        const key = `${f.functionName || "(anonymous)"} [${mod}]${mod.startsWith("src/") ? "" : `  < ${srcCaller ?? "-"}`}`;
+        byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize);
+        byModule.set(mod, (byModule.get(mod) ?? 0) + node.selfSize);
+      }
+      for (const child of node.children ?? []) walk(child, caller);
+    };
+    walk(profile.head, null);
+    const kb = (bytes) => (bytes / 1024 / units).toFixed(1).padStart(8);
+    log(`\n=== ${label}: allocated ${kb(total).trim()} KiB per ${unit} (sampled)`);
+    log("by module (KiB per unit):");
+    for (const [k, v] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 25)) log(`  ${kb(v)}  ${k}`);
+    log("by allocating function, with its nearest src/ caller (KiB per unit):");
+    for (const [k, v] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 40)) log(`  ${kb(v)}  ${k}`);
+    log(`→ ${outBase}.${label}.heapprofile`);
   };
 
   if (only.includes("turns")) {

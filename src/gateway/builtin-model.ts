@@ -31,6 +31,15 @@ interface Turn {
  * same usage accounting. `playbook` calls tools on its first step (rule tools and operator
  * `/tool` lines) and replies once the results are back.
  */
+/**
+ * Whether a builtin model's answers depend on the tools it is offered. `echo` answers from the last user text alone
+ * (its `decide` returns before it looks at `options.tools`, and usage counts the prompt and the answer), so the
+ * gateway offers it none; `playbook` reads the offered names.
+ */
+export function builtinReadsTools(modelName: string): boolean {
+  return modelName !== "echo";
+}
+
 export function createBuiltinModel(modelName: "echo" | "playbook", context: BuiltinContext): LanguageModelV4 {
   const decide = (options: LanguageModelV4CallOptions): Turn => {
     const text = lastUserText(options.prompt);

@@ -15,7 +15,8 @@ import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type
 import type { Result } from "../core/runtime/result";
 import { testOnly } from "../core/runtime/seams";
 import { builtinModel, type WakeContext } from "./resolve";
-import type { TraceSink } from "../core/runtime/run-trace-entries";
+import { builtinReadsTools } from "./builtin-model";
+import type { AttemptEntry, TraceSink, UsageEntry } from "../core/runtime/run-trace-entries";
 import type { Agent } from "../schema/agents/agents";
 import type { InferenceGrant } from "../schema/admin/policy";
 import { callModel, type StepOutput } from "./call-model";
@@ -59,7 +60,13 @@ export interface InferenceContext {
 export interface InferenceInput {
   system: string | null;
   messages: ModelMessage[];
-  tools?: ToolSet;
+  /**
+   * The tools offered, or a function that builds them: called at most once per call, and only when a candidate reads
+   * tools (`builtin:echo` does not: ./builtin-model.ts). A run step's set is rebuilt per step (the registry schemas
+   * copied, the tenant's HTTP tools read), and the SDK converts it again; for a model that reads none that was pure
+   * cost on every turn (issue 12 §8, session 12).
+   */
+  tools?: ToolSet | (() => Promise<ToolSet>);
   onDelta?: (delta: string) => void;
 }
 
@@ -75,7 +82,11 @@ interface Prepared {
   modelName: string;
   timeoutMs: number | null;
   pricing?: { inputUsdPerMTok: number; outputUsdPerMTok: number } | undefined;
+  /** False for a model whose answers never depend on the tools offered: it is offered none. */
+  readsTools: boolean;
 }
+
+const NO_TOOLS: ToolSet = {};
 
 export async function infer(ctx: InferenceContext, input: InferenceInput): Promise<InferenceOutput> {
   const candidates = [...new Set([ctx.agent.config.modelId, ...(ctx.agent.config.fallbackModels ?? [])])];
@@ -84,6 +95,12 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
   const sleep = ctx.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const skipped: string[] = [];
   let lastFailure: ClassifiedFailure | null = null;
+  let offered: Promise<ToolSet> | null = null;
+  const toolsFor = (prepared: Prepared): Promise<ToolSet> | ToolSet => {
+    if (!prepared.readsTools) return NO_TOOLS;
+    const tools = input.tools;
+    return (offered ??= typeof tools === "function" ? tools() : Promise.resolve(tools ?? NO_TOOLS));
+  };
 
   for (let index = 0; index < candidates.length; index++) {
     const modelId = candidates[index]!;
@@ -96,6 +113,8 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
       skipped.push(`${modelId} (${error.code})`);
       continue;
     }
+    // Outside the attempts: building the offer is no provider failure to retry.
+    const tools = await toolsFor(prepared);
     for (let attempt = 1; ; attempt++) {
       const startedAt = Date.now();
       try {
@@ -103,13 +122,20 @@ export async function infer(ctx: InferenceContext, input: InferenceInput): Promi
           model: prepared.model,
           system: input.system,
           messages: input.messages,
-          tools: input.tools ?? {},
+          tools,
+          // A builtin model that reads no tools streams text and its finish alone: read past the SDK's pipeline.
+          direct: prepared.provider === "builtin" && !prepared.readsTools,
           onDelta: input.onDelta ?? (() => undefined),
           ...(prepared.timeoutMs !== null && { abortSignal: AbortSignal.timeout(prepared.timeoutMs) }),
         });
         const cost = costMicros(output.usage, prepared.pricing);
-        record?.attempt(runKey, { provider: prepared.provider, model: prepared.modelName, attempt, outcome: "succeeded", status: prepared.provider === "builtin" ? null : 200, durationMs: Date.now() - startedAt });
-        record?.usage(runKey, { provider: prepared.provider, model: prepared.modelName, inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, costMicros: cost });
+        const succeeded: AttemptEntry = { provider: prepared.provider, model: prepared.modelName, attempt, outcome: "succeeded", status: prepared.provider === "builtin" ? null : 200, durationMs: Date.now() - startedAt };
+        const usage: UsageEntry = { provider: prepared.provider, model: prepared.modelName, inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, costMicros: cost };
+        if (record?.succeeded) record.succeeded(runKey, succeeded, usage);
+        else {
+          record?.attempt(runKey, succeeded);
+          record?.usage(runKey, usage);
+        }
         return { ...output, modelId, costMicros: cost };
       } catch (error) {
         if (isGatewayError(error)) {
@@ -154,7 +180,7 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
   const parsed = parseModelId(modelId);
   if (parsed?.provider === "builtin") {
     const model = builtinModel(modelId, ctx.agent, ctx.wake);
-    if (model) return { model, provider: "builtin", modelName: parsed.model, timeoutMs: null };
+    if (model) return { model, provider: "builtin", modelName: parsed.model, timeoutMs: null, readsTools: builtinReadsTools(parsed.model) };
   }
   const runKey = ctx.trace?.runKey ?? "";
   const deny = (stage: "scope" | "grant", code: GatewayError["code"], message: string, detail: Record<string, unknown> = {}): never => {
@@ -180,5 +206,5 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
     ...(ctx.fetch && { fetch: ctx.fetch }),
   });
   ctx.trace?.sink.policy(runKey, { gate: "inference", outcome: "allowed", subject: modelId, detail: { endpointId: grant.endpoint.id, model: grant.model, policyVersion: grant.endpoint.policyVersion, purpose: ctx.purpose } });
-  return { model, provider: grant.endpoint.id, modelName: grant.model, timeoutMs: grant.endpoint.timeoutMs, pricing: grant.endpoint.pricing[grant.model] };
+  return { model, provider: grant.endpoint.id, modelName: grant.model, timeoutMs: grant.endpoint.timeoutMs, pricing: grant.endpoint.pricing[grant.model], readsTools: true };
 }

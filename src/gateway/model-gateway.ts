@@ -11,7 +11,8 @@ export interface ModelStepCall {
   wake: WakeContext;
   system: string | null;
   messages: ModelMessage[];
-  tools: ToolSet;
+  /** The offer, or its builder (called only for a model that reads tools: ./gateway.ts `InferenceInput.tools`). */
+  tools: ToolSet | (() => Promise<ToolSet>);
   onDelta: (delta: string) => void;
 }
 
@@ -33,9 +34,14 @@ export function agentModelGateway(deps: { env: GatewayEnv; grants: () => GrantSo
 
 /** A sink that tags a step's attempts and usage with the step. */
 function atStep(sink: TraceSink, step: number): TraceSink {
-  return {
+  const tagged: TraceSink = {
     attempt: (runKey, entry) => sink.attempt(runKey, { ...entry, step }),
     policy: (runKey, entry) => sink.policy(runKey, entry),
     usage: (runKey, entry) => sink.usage(runKey, { ...entry, step }),
   };
+  if (sink.succeeded) {
+    const succeeded = sink.succeeded.bind(sink);
+    tagged.succeeded = (runKey, attempt, usage) => succeeded(runKey, { ...attempt, step }, { ...usage, step });
+  }
+  return tagged;
 }

@@ -4,8 +4,12 @@ import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import type { RunReport } from "../../src/schema/contracts";
 import { ADMIN, api, createAgent, createTenant } from "./helpers";
 
-/** Issue 12 §8: the tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed. */
-const BOUND = 5;
+/**
+ * Issue 12 §8: the tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed. 5 until
+ * session 12, when the agent's report numbering read before each report became a kept copy (4: events insert, part
+ * numbers upsert, subscriber probe, metrics upsert).
+ */
+const BOUND = 4;
 
 function chatTurnReport(agent: { id: string }, part: number, firstSeq: number): RunReport {
   const at = new Date().toISOString();
@@ -72,13 +76,27 @@ describe("reportRun statement count (issue 12 §8)", () => {
     expect(brake.status, JSON.stringify(brake.body)).toBe(201);
     const second = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
     expect(second.result).toMatchObject({ ok: true, snapshotVersion: before + 1 });
-    // One read of `counters` (the agent's report part numbers); the version is not read again.
-    expect(second.statements.filter((q) => /^select .*from "?counters/i.test(q)), second.statements.join("\n")).toHaveLength(1);
+    // No read of `counters`: neither the version nor the agent's report numbering (kept since its first report).
+    expect(second.statements.filter((q) => /^select .*from "?counters/i.test(q)), second.statements.join("\n")).toHaveLength(0);
 
     // Every row gone: the version starts again from the (empty) database, not from the kept copy.
     expect((await api("DELETE", `/v1/tenants/${tenantId}`, { key: ADMIN })).status).toBe(200);
     const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
     await runInDurableObject(stub, (instance: TenantDO) => expect(instance.parts.snapshots.version()).toBe(1));
+  });
+
+  it("an agent's kept report numbering goes with its erasure: the same id reporting from its first part again is recorded", async () => {
+    const { tenantId, key } = await createTenant("report-numbering-erasure");
+    const agent = await createAgent(key);
+    const first = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
+    expect(first.result).toMatchObject({ ok: true, recorded: 8 });
+    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
+    // The tenant forgets the erased agent (its rows, the numbering row among them).
+    await counted(tenantId, async (tenant) => tenant.parts.erasure.agentErased({ agentId: agent.id, reason: "test", rows: {} }));
+    // An agent by that id starts over: its first events and parts are new to the tenant, not a re-send.
+    const again = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 1)));
+    expect(again.result).toMatchObject({ ok: true, recorded: 8 });
+    expect(again.statements.filter((q) => /^select .*from "?counters/i.test(q))).toHaveLength(1);
   });
 
   it("a webhook endpoint created or deleted between reports is matched at once (the endpoint cache and the skipped scan are exact)", async () => {

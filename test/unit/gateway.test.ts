@@ -10,8 +10,9 @@ import type { AttemptEntry, PolicyEntry, UsageEntry } from "../../src/core/runti
 import type { Agent } from "../../src/schema/agents/agents";
 import type { InferenceGrant, ProviderEndpoint } from "../../src/schema/admin/policy";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
-import { EMPTY_WAKE } from "../../src/gateway/resolve";
-import { jsonSchema, tool } from "ai";
+import { builtinModel, EMPTY_WAKE } from "../../src/gateway/resolve";
+import { callModel } from "../../src/gateway/call-model";
+import { jsonSchema, tool, type ModelMessage } from "ai";
 
 let server: ScriptedOpenAI;
 let other: ScriptedOpenAI;
@@ -134,6 +135,77 @@ describe("model gateway", () => {
     const out = await infer(context(), { ...hello, tools });
     expect(out.toolCalls).toEqual([{ toolCallId: "call_1", toolName: "create_task", input: { title: "Squats" } }]);
     expect(server.requests[0]!.json?.tools).toEqual([{ type: "function", function: { name: "create_task", description: "make a task", parameters: { type: "object", properties: { title: { type: "string" } } } } }]);
+  });
+
+  it("builds a tool offer given as a function once, only for a model that reads tools; builtin:echo answers the same without it", async () => {
+    const createTask = () => ({ create_task: tool({ description: "make a task", inputSchema: jsonSchema({ type: "object", properties: { title: { type: "string" } } }) }) });
+    const built: string[] = [];
+    const offer = (label: string) => async () => {
+      built.push(label);
+      return createTask();
+    };
+    // echo: the same output as with the tool set handed over eagerly, and the builder never called.
+    const echo = context({ agent: agent({ modelId: "builtin:echo" }) });
+    const lazy: string[] = [];
+    const eager: string[] = [];
+    const lazyOut = await infer(echo, { ...hello, tools: offer("echo"), onDelta: (d) => lazy.push(d) });
+    const eagerOut = await infer(echo, { ...hello, tools: createTask(), onDelta: (d) => eager.push(d) });
+    expect(lazyOut).toEqual(eagerOut);
+    expect(lazy).toEqual(eager);
+    expect(lazyOut.text).toBe("echo: hello");
+    expect(built).toEqual([]);
+    // What the gateway skips changes nothing for echo: the model itself, offered the tools or none, streams the same.
+    const call = async (tools: ReturnType<typeof createTask> | Record<string, never>) => {
+      const deltas: string[] = [];
+      const out = await callModel({ model: builtinModel("builtin:echo", agent({ modelId: "builtin:echo" }), EMPTY_WAKE)!, system: hello.system, messages: hello.messages, tools, onDelta: (d) => deltas.push(d) });
+      return { out, deltas };
+    };
+    expect(await call({})).toEqual(await call(createTask()));
+    expect((await call({})).out).toEqual({ text: lazyOut.text, toolCalls: lazyOut.toolCalls, usage: lazyOut.usage });
+    // playbook reads the offer: built once, and its tool call comes back as with the eager set.
+    const playbook = context({ agent: agent({ modelId: "builtin:playbook", playbook: { rules: [{ when: { reason: "manual" }, tools: [{ name: "create_task", args: { title: "Squats" } }] }] } as never }) });
+    const fromOffer = await infer(playbook, { ...hello, tools: offer("playbook") });
+    expect(fromOffer).toEqual(await infer(playbook, { ...hello, tools: createTask() }));
+    expect(fromOffer.toolCalls).toEqual([{ toolCallId: "call_0", toolName: "create_task", input: { title: "Squats" } }]);
+    expect(built).toEqual(["playbook"]);
+    // A remote model retried after a failure: the offer is still built once, and sent on every attempt.
+    server.enqueue(reply.error(500), reply.text(["ok"]));
+    const remote = await infer(context(), { ...hello, tools: offer("remote") });
+    expect(remote.text).toBe("ok");
+    expect(built).toEqual(["playbook", "remote"]);
+    expect(server.requests.map((request) => (request.json?.tools as Array<{ function: { name: string } }> | undefined)?.[0]?.function.name)).toEqual(["create_task", "create_task"]);
+  });
+
+  it("builtin:echo read past the SDK's call pipeline streams the same deltas, text and usage as through it", async () => {
+    const echo = builtinModel("builtin:echo", agent({ modelId: "builtin:echo" }), EMPTY_WAKE)!;
+    const prompts: Array<{ system: string | null; messages: ModelMessage[] }> = [
+      { system: null, messages: [{ role: "user", content: "hello" }] },
+      { system: "be brief", messages: [{ role: "user", content: "first" }, { role: "assistant", content: "echo: first" }, { role: "user", content: [{ type: "text", text: "two " }, { type: "text", text: "parts — ünïcödé" }] }] },
+      {
+        system: "tools ran",
+        messages: [
+          { role: "user", content: "make a task" },
+          { role: "assistant", content: [{ type: "text", text: "on it" }, { type: "tool-call", toolCallId: "c1", toolName: "create_task", input: { title: "Squats" } }] },
+          { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "create_task", output: { type: "json", value: { ok: true, id: "t1" } } }] },
+        ],
+      },
+    ];
+    for (const prompt of prompts) {
+      const run = async (direct: boolean) => {
+        const deltas: string[] = [];
+        const out = await callModel({ model: echo, system: prompt.system, messages: prompt.messages, tools: {}, onDelta: (d) => deltas.push(d), direct });
+        return { out, deltas };
+      };
+      const viaSdk = await run(false);
+      expect(await run(true)).toEqual(viaSdk);
+      expect(viaSdk.out.usage.inputTokens).toBeGreaterThan(0);
+    }
+    // Through the gateway, echo takes the direct path; the answer is the SDK path's.
+    const deltas: string[] = [];
+    const out = await infer(context({ agent: agent({ modelId: "builtin:echo" }) }), { ...hello, onDelta: (d) => deltas.push(d) });
+    const viaSdk = await callModel({ model: echo, system: hello.system, messages: hello.messages, tools: {}, onDelta: () => undefined });
+    expect({ text: out.text, toolCalls: out.toolCalls, usage: out.usage }).toEqual(viaSdk);
+    expect(deltas.join("")).toBe(viaSdk.text);
   });
 
   it("returns a tool call whose arguments break the tool's schema, so the run loop can refuse it in the open", async () => {

@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/governance/sliding-log";
 import { counters } from "../../db/common-schema";
-import { leanSite, preparedSite } from "./statements/statement-sites";
+import { leanSite, writeSite } from "./statements/statement-sites";
 
 type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 
@@ -17,7 +17,9 @@ export function counterStatements(db: SyncDb) {
 }
 // The same SQL on the agent's and the tenant's database (one shared table definition): built once per isolate (session 11).
 const READ = leanSite("counters.read", (db: SyncDb) => db.select({ state: counters.state }).from(counters).where(eq(counters.key, sql.placeholder("key"))).prepare());
-const WRITE = preparedSite("counters.write", (db: SyncDb) =>
+// A lean write (session 12): drizzle's prepared `run` classified every parameter with `is()` on every call; the json
+// column's encoder (JSON.stringify) is bound once with the placeholder, so the stored text is the same.
+const WRITE = writeSite("counters.write", (db: SyncDb) =>
   db
     .insert(counters)
     .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })

@@ -230,7 +230,9 @@ export class TenantWiring {
       forgetRows: () => {
         this.webhookEndpoints.forgetCached();
         this.snapshots.forget();
+        this.runReports.forget();
       },
+      forgetAgentRows: (agentId) => this.runReports.forget(agentId),
     });
     this.onAlarm = [
       // Subscription dispatch after a failed queue send (armed by the dispatcher).

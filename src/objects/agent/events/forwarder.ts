@@ -7,7 +7,8 @@ import type { AgentEvent } from "../../../schema/agents/runs";
 import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
+import { leanSite, writeSite } from "../../shared/statements/statement-sites";
+import { counters } from "../../../db/common-schema";
 import { counterStatements } from "../../shared/counters";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
@@ -26,6 +27,20 @@ const BATCH = 200;
 /** The events after the cursor, a batch at a time; built once per isolate (../../shared/statements/statement-sites.ts, session 11). */
 const EVENTS_AFTER = leanSite("events.forwarder.after", (db: AgentDb) =>
   db.select().from(schema.events).where(gt(schema.events.seq, sql.placeholder("after"))).orderBy(asc(schema.events.seq)).limit(BATCH).prepare(),
+);
+/**
+ * The cursor and the pending parts in one upsert (a run's end writes both when the previous answer's cursor rides with
+ * its parts: issue 12 §8, session 12); the same rows and values as the counter write of each.
+ */
+const WRITE_BOTH = writeSite("events.forwarder.writeBoth", (db: AgentDb) =>
+  db
+    .insert(counters)
+    .values([
+      { key: sql.placeholder("cursorKey"), state: sql.placeholder("cursor") },
+      { key: sql.placeholder("pendingKey"), state: sql.placeholder("pending") },
+    ])
+    .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
+    .prepare(),
 );
 /** How long an acknowledged cursor waits for another write to carry it before it is written on its own. */
 const CURSOR_WRITE_DELAY_MS = 1_000;
@@ -72,10 +87,12 @@ export class EventForwarder {
   /** Every run's end reads and writes the cursor and the pending row (the object's counter statements), and reads the events after the cursor: built once (issue 12 §8). */
   private readonly counters;
   private readonly eventsAfterQuery;
+  private readonly writeBoth;
 
   constructor(private readonly deps: ForwarderDeps) {
     this.counters = counterStatements(deps.db);
     this.eventsAfterQuery = EVENTS_AFTER.bind(deps.db);
+    this.writeBoth = WRITE_BOTH.bind(deps.db);
   }
 
   /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */
@@ -244,6 +261,12 @@ export class EventForwarder {
 
   /** One row per agent, kept when empty: it holds the part numbering. A cursor not yet written goes with it. */
   private writePending(): void {
+    if (this.dirty && this.kept && this.cursorDirty) {
+      this.dirty = false;
+      this.cursorDirty = false;
+      this.writeBoth.run({ cursorKey: CURSOR_KEY, cursor: { seq: this.kept.cursor }, pendingKey: PENDING_KEY, pending: this.kept.pending });
+      return;
+    }
     this.writeCursor();
     if (!this.dirty || !this.kept) return;
     this.dirty = false;
@@ -252,6 +275,8 @@ export class EventForwarder {
 
   /** The cursor moved and its row has not (see `setCursor`). */
   private cursorDirty = false;
+  /** When the cursor moved first since its row was last written (ms). */
+  private cursorDirtySince = 0;
   private cursorTimer: ReturnType<typeof setTimeout> | null = null;
 
   /**
@@ -264,15 +289,28 @@ export class EventForwarder {
    */
   private setCursor(seq: number): void {
     this.state().cursor = seq;
+    if (!this.cursorDirty) this.cursorDirtySince = Date.now();
     this.cursorDirty = true;
-    this.cursorTimer ??= setTimeout(() => {
+    this.cursorTimer ??= this.cursorTimerIn(CURSOR_WRITE_DELAY_MS);
+  }
+
+  /**
+   * The timer that writes an unwritten cursor `CURSOR_WRITE_DELAY_MS` after it moved. A write that carries the cursor
+   * leaves it running (session 12: a timer made and cleared on every run cost more than the run's own cursor logic);
+   * when it fires with nothing to write it ends, and with a cursor moved since, it waits out that cursor's delay. So
+   * the row is written alone at the same moment as before: a delay after the first move no write carried.
+   */
+  private cursorTimerIn(ms: number): ReturnType<typeof setTimeout> {
+    return setTimeout(() => {
       this.cursorTimer = null;
-      this.writeCursor();
-    }, CURSOR_WRITE_DELAY_MS);
+      if (!this.cursorDirty) return;
+      const left = this.cursorDirtySince + CURSOR_WRITE_DELAY_MS - Date.now();
+      if (left > 0) this.cursorTimer = this.cursorTimerIn(left);
+      else this.writeCursor();
+    }, ms);
   }
 
   private writeCursor(): void {
-    this.stopCursorTimer();
     if (!this.cursorDirty || !this.kept) return;
     this.cursorDirty = false;
     this.counters.write.run({ key: CURSOR_KEY, state: { seq: this.kept.cursor } });

@@ -10,7 +10,7 @@ import type { Agent } from "../../../schema/agents/agents";
 import type { AgentUsage } from "../../../schema/admin/brakes";
 import type { PlannedAction } from "../tools";
 import { httpInvocationName, isHttpModelName } from "../../../schema/admin/tools";
-import { RunTrace, type UsageEntry } from "./run-trace";
+import { RunTrace, type AttemptEntry, type UsageEntry } from "./run-trace";
 import type { AgentDb } from "../types";
 import type { UsageStore } from "./usage-store";
 
@@ -186,5 +186,10 @@ export class MeteredRunTrace extends RunTrace {
   override usage(runKey: string, entry: UsageEntry): void {
     super.usage(runKey, entry);
     this.onUsage(entry);
+  }
+
+  override succeeded(runKey: string, attempt: AttemptEntry, usage: UsageEntry): void {
+    super.succeeded(runKey, attempt, usage);
+    this.onUsage(usage);
   }
 }

@@ -119,7 +119,7 @@ export class RunLoop {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
     }
 
-    const waiting = inbox.pending(config.run.maxCoalescedWakes + 1);
+    const waiting = inbox.pendingBeside(config.run.maxCoalescedWakes + 1);
     const merged = selectMergedTurns({ ...item, merge: false }, waiting.map((wake) => ({ ...wake, merge: wake.input.merge === true })), config.run.maxCoalescedWakes);
     const companions = merged.length > 0 ? merged : selectCompanions(item, waiting, config.run.maxCoalescedWakes);
     for (const companion of companions) inbox.markRunning(companion.runKey, { countAttempt: true });
@@ -191,7 +191,8 @@ export class RunLoop {
           wake: wakeContext(item),
           system: agent.config.instructions,
           messages: this.prompt(item, step),
-          tools: toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
+          // Built only if the model reads tools (the gateway asks; `builtin:echo` does not).
+          tools: async () => toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
           onDelta: (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
         })
         .catch((error: unknown) => {

@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
-import { preparedSite, writeSite } from "../../shared/statements/statement-sites";
+import { preparedSite, rawSite, writeSite } from "../../shared/statements/statement-sites";
 import { RUN_TRACE_ROWS, traceEntriesOf, type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
@@ -21,6 +21,21 @@ const INSERT_ROW = writeSite("runTrace.insert", (db: AgentDb) => {
 });
 
 /**
+ * A successful model call's attempt row and usage row in one statement (issue 12 §8, session 12: every model call
+ * wrote them one after the other): the run's next two seqs from one read of its highest, the attempt's first, so the
+ * rows are those two `add`s would write. An INSERT whose SELECT reads the target table has the SELECT computed in full
+ * before the first row goes in, so both rows number from the same highest seq.
+ */
+const INSERT_SUCCEEDED = rawSite("runTrace.insertSucceeded", () => {
+  const ph = sql.placeholder;
+  return sql`INSERT INTO ${t} (${sql.identifier(t.runKey.name)}, ${sql.identifier(t.seq.name)}, ${sql.identifier(t.kind.name)}, ${sql.identifier(t.data.name)}, ${sql.identifier(t.createdAt.name)})
+    SELECT ${ph("runKey")}, "last"."seq" + "row"."n", "row"."kind", "row"."data", ${ph("createdAt")}
+    FROM (SELECT coalesce(max(${t.seq}), 0) AS "seq" FROM ${t} WHERE ${t.runKey} = ${ph("runKey")}) AS "last"
+    CROSS JOIN (SELECT 1 AS "n", 'attempt' AS "kind", ${ph("attempt")} AS "data" UNION ALL SELECT 2, 'usage', ${ph("usage")}) AS "row"
+    ORDER BY "row"."n"`;
+});
+
+/**
  * Append-only trace rows of a run, written as things happen (a run parked on a saga or cut short by
  * a crash keeps them). The run record shows them grouped: `attempts`, `policy`, `usage` totals.
  */
@@ -29,6 +44,8 @@ export class RunTrace {
   private readonly tableRows;
   /** A row added (attempts and usage on every model call): built once (session 11), the run's next seq read inside it. */
   private readonly insertRow;
+  /** Bound on the first successful model call. */
+  private insertSucceeded: ReturnType<typeof INSERT_SUCCEEDED.bind> | null = null;
 
   constructor(private readonly db: AgentDb) {
     this.runRow = RUN_ROW.bind(db);
@@ -46,6 +63,11 @@ export class RunTrace {
 
   usage(runKey: string, entry: UsageEntry): void {
     this.add(runKey, "usage", { ...entry });
+  }
+
+  /** `attempt` then `usage`, in one statement (the same two rows: json as drizzle stores it, one time for both). */
+  succeeded(runKey: string, attempt: AttemptEntry, usage: UsageEntry): void {
+    (this.insertSucceeded ??= INSERT_SUCCEEDED.bind(this.db)).all({ runKey, attempt: JSON.stringify({ ...attempt }), usage: JSON.stringify({ ...usage }), createdAt: nowIso() });
   }
 
   saga(runKey: string, entry: SagaEntry): void {

@@ -18,8 +18,17 @@ const r = schema.runs;
 const w = schema.wakeInbox;
 const t = schema.runTrace;
 const byRunKey = () => eq(r.runKey, ph("runKey"));
+// Each ready row also carries how many wakes the inbox holds (parked ones included), read in the same statement:
+// the inbox keeps it (`held`) so the turn's questions that the count answers need no read (issue 12 §8, session 12).
 const READY = leanSite("inbox.ready", (db: AgentDb) =>
-  db.select({ inbox: w, run: r }).from(w).innerJoin(r, eq(r.runKey, w.runKey)).where(ne(r.status, "waiting")).orderBy(asc(w.seq)).limit(ph("limit")).prepare(),
+  db
+    .select({ inbox: w, run: r, held: sql<number>`(SELECT count(*) FROM ${w})` })
+    .from(w)
+    .innerJoin(r, eq(r.runKey, w.runKey))
+    .where(ne(r.status, "waiting"))
+    .orderBy(asc(w.seq))
+    .limit(ph("limit"))
+    .prepare(),
 );
 const RUN = leanSite("inbox.run", (db: AgentDb) => db.select().from(r).where(byRunKey()).prepare());
 const UNSETTLED = leanSite("inbox.unsettled", (db: AgentDb) =>
@@ -48,7 +57,8 @@ const end = () => ({ status: slot<string>("status"), endedAt: slot<string>("ende
 const END = leanSite("inbox.end", (db: AgentDb) => db.update(r).set(end()).where(byRunKey()).returning().prepare());
 const END_WITH_TRACE = leanSite("inbox.endWithTrace", (db: AgentDb) => db.update(r).set({ ...end(), trace: slot<Record<string, unknown>>("trace") }).where(byRunKey()).returning().prepare());
 const DELETE_TRACE_ROWS = writeSite("inbox.deleteTraceRows", (db: AgentDb) => db.delete(t).where(eq(t.runKey, ph("runKey"))).prepare());
-const DELETE_WAKE = writeSite("inbox.deleteWake", (db: AgentDb) => db.delete(w).where(eq(w.runKey, ph("runKey"))).prepare());
+/** Returns the deleted wake, so the kept count moves only when a row went. */
+const DELETE_WAKE = leanSite("inbox.deleteWake", (db: AgentDb) => db.delete(w).where(eq(w.runKey, ph("runKey"))).returning({ seq: w.seq }).prepare());
 
 /** Interrupting turns waiting for their interrupted runs to settle are skipped over; this many at most per read. */
 const BLOCKED_SLACK = 20;
@@ -103,8 +113,23 @@ export class WakeInbox {
     this.deleteWake = DELETE_WAKE.bind(db);
   }
 
+  /**
+   * How many wakes the inbox holds (parked ones included) as last read, moved by this object's own deletes; null when
+   * not known (the next ready read learns it). Answers, without a read, the questions of a turn whose inbox holds
+   * nothing but its own wake (issue 12 §8, session 12): no other wake on the thread at admission (`unsettledOn`), no
+   * companion to coalesce or merge (`pendingBeside`), nothing left after the run (`nextWithRun`). Exact:
+   *   - every ready read sets it from the count it read in the same statement;
+   *   - an insert makes it unknown (`enqueue`), so an insert rolled back by a caller's transaction cannot leave it low;
+   *   - a delete lowers it only when its RETURNING row says a wake went (`finishWithTrace`, not run inside another
+   *     transaction: its own commits or throws before the count moves);
+   *   - an erasure, or a test writing `wake_inbox` rows itself, calls `forget`.
+   * `requestInterrupt` changes a wake's input, not the inbox's rows.
+   */
+  private held: number | null = null;
+
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
     const now = nowIso();
+    this.held = null;
     // The run row's key decides: a known runKey inserts nothing (one statement instead of a read first; issue 12 §8).
     const accepted = syncTransaction(this.db, () => {
       const inserted = this.insertRun.get({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, now });
@@ -129,6 +154,14 @@ export class WakeInbox {
   }
 
   /**
+   * `pending(limit)` for a run whose own wake is in the inbox, when the caller ignores that wake (the run loop's
+   * companions and merged turns): none is read while the inbox is known to hold that one wake alone.
+   */
+  pendingBeside(limit: number): InboxItem[] {
+    return this.held !== null && this.held <= 1 ? [] : this.pending(limit);
+  }
+
+  /**
    * Wakes ready to run, oldest first (bounded); runs parked on a saga are not ready, nor is an interrupting turn
    * whose interrupted runs have not settled yet (double texting: it runs with their messages in context).
    */
@@ -137,9 +170,13 @@ export class WakeInbox {
   }
 
   /** `pending`, each wake with its run row (the ready read joins it anyway). */
-  private ready(limit: number) {
-    const ready = [];
-    for (const { inbox: row, run } of this.readyQuery.all({ limit: limit + BLOCKED_SLACK })) {
+  private ready(limit: number): { item: InboxItem; run: typeof schema.runs.$inferSelect }[] {
+    const ready: { item: InboxItem; run: typeof schema.runs.$inferSelect }[] = [];
+    if (this.held === 0) return ready;
+    const rows = this.readyQuery.all({ limit: limit + BLOCKED_SLACK });
+    // No row: nothing ready, but parked wakes may be there; the count came with the rows only.
+    if (rows.length > 0) this.held = rows[0]!.held;
+    for (const { inbox: row, run } of rows) {
       if (ready.length === limit) break;
       const item: InboxItem = { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
       if (!this.awaitsUnsettled(item)) ready.push({ item, run });
@@ -149,6 +186,7 @@ export class WakeInbox {
 
   /** Runs not yet terminal on `threadId` (their wakes are still in the inbox), oldest first; `except` left out. */
   unsettledOn(threadId: string, except: string): string[] {
+    if (this.held === 0) return [];
     return this.unsettledQuery.all({ threadId, except }).map((row) => row.runKey);
   }
 
@@ -206,7 +244,8 @@ export class WakeInbox {
 
   /** Wakes not yet terminal, parked ones included. */
   pendingCount(): number {
-    return this.db.select({ seq: schema.wakeInbox.seq }).from(schema.wakeInbox).all().length;
+    this.held = this.db.select({ seq: schema.wakeInbox.seq }).from(schema.wakeInbox).all().length;
+    return this.held;
   }
 
   readyCount(): number {
@@ -239,7 +278,8 @@ export class WakeInbox {
    */
   finishWithTrace(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): { run: Run; traceRows: TraceEntry[] } {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
-    return syncTransaction(this.db, () => {
+    let went = false;
+    const ended = syncTransaction(this.db, () => {
       const row = this.runQuery.get({ runKey });
       const rows = this.traceRowsQuery.all({ runKey });
       const traceRows = traceEntriesOf(row, rows);
@@ -248,10 +288,13 @@ export class WakeInbox {
       const end = { runKey, status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null };
       const ended = trace ? this.endUpdateWithTrace.get({ ...end, trace }) : this.endUpdate.get(end);
       if (trace && isFolded(trace)) this.deleteTraceRows.run({ runKey });
-      this.deleteWake.run({ runKey });
+      went = this.deleteWake.get({ runKey }) !== undefined;
       this.marks.delete(runKey);
       return { run: toRun(ended!), traceRows };
     });
+    // Committed (or part of the caller's stretch of work): the wake is gone.
+    if (went && this.held !== null) this.held = this.held > 0 ? this.held - 1 : null;
+    return ended;
   }
 
   /** The trace to store as the run ends (undefined: leave the stored one), with the run's trace rows folded in when they fit. */
@@ -286,6 +329,7 @@ export class WakeInbox {
   /** The storage was erased: marks of runs that are gone are dropped. */
   forget(): void {
     this.marks.clear();
+    this.held = null;
   }
 
   getRun(runKey: string): Run | null {

@@ -7,6 +7,9 @@ import type { EventFeed } from "./event-feed";
 import { TenantMetrics } from "./metrics";
 import type { TenantDb } from "../types";
 
+/** How many agents' report numbering a tenant keeps in memory (./run-reports.ts `RunReports.kept`). */
+const KEPT_AGENTS = 10_000;
+
 /** The highest report-part number and agent event seq recorded for an agent (tenant `counters`; removed when the agent is erased). */
 export const reportedPartKey = (agentId: string) => `run-report:${agentId}`;
 
@@ -32,6 +35,21 @@ export class RunReports {
   constructor(private readonly deps: RunReportsDeps) {}
 
   /**
+   * Each agent's highest part and event seq recorded, as this object last read or wrote its row (issue 12 §8, session
+   * 12: every report read the row before writing it). Exact: `record` is the rows' only writer and keeps what it
+   * wrote once its synchronous part is through (an error before that leaves no entry, so the row is read again); an
+   * agent's erasure deletes its row and drops the entry (`forget(agentId)`), the tenant's erasure drops them all.
+   * Bounded: past `KEPT_AGENTS` entries the map starts over (those agents' next reports read their rows).
+   */
+  private readonly kept = new Map<string, { seq: number; events: number }>();
+
+  /** The rows are gone: one agent's (its erasure), or every agent's. */
+  forget(agentId?: string): void {
+    if (agentId === undefined) this.kept.clear();
+    else this.kept.delete(agentId);
+  }
+
+  /**
    * Everything the tenant learns from an agent's run, in one call (issue 12 §2): its forwarded events (a
    * re-sent batch adds nothing), the activity notifications, the terminal outcomes and the DO calls. The
    * answer carries the current snapshot version, so an agent that missed a push refreshes at its next run.
@@ -43,6 +61,8 @@ export class RunReports {
     // From here to the events' publication nothing awaits: the events, the part numbers, the notifications and the
     // counters commit together, on one read of what was recorded before.
     const last = this.reported(agentId);
+    // Dropped until this report's writes are through: a throw between them and the end leaves the row to be read.
+    this.kept.delete(agentId);
     const events = report.events.filter((event) => event.seq > last.events);
     const appended = events.length > 0 ? this.deps.feed.appendAgentEvents(agentId, events) : [];
     const fresh = <T extends { seq?: number }>(parts: T[]) => parts.filter((part) => part.seq === undefined || part.seq > last.seq);
@@ -56,6 +76,8 @@ export class RunReports {
       ...fresh(report.outcomes).flatMap(TenantMetrics.outcomeIncrements),
       ...TenantMetrics.callIncrements([...report.calls, ...takeDoCalls(this.deps.tenantId())]),
     ]);
+    if (this.kept.size >= KEPT_AGENTS) this.kept.clear();
+    this.kept.set(agentId, { seq: top, events: eventsTop });
     await this.deps.feed.afterCommit(appended);
     // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8). The
     // notification log marks a batch as unseen at its insert, so one just recorded always runs the pass.
@@ -65,6 +87,8 @@ export class RunReports {
 
   /** The highest report part and agent event seq recorded for the agent (0: none; a row from before session 10 has no `events`). */
   private reported(agentId: string): { seq: number; events: number } {
+    const known = this.kept.get(agentId);
+    if (known) return known;
     const state = counterStatements(this.deps.db).read.get({ key: reportedPartKey(agentId) })?.state;
     return { seq: typeof state?.seq === "number" ? state.seq : 0, events: typeof state?.events === "number" ? state.events : 0 };
   }
