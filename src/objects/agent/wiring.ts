@@ -8,7 +8,7 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { ActivationSchedules } from "./activation-schedules";
-import { checkStatementSites, leanSite } from "../shared/statements/statement-sites";
+import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -26,9 +26,6 @@ import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
-
-/** The owning tenant, read once per object (built once per isolate: ../shared/statements/statement-sites.ts). */
-const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -341,13 +338,13 @@ export class AgentWiring {
     this.events.onPersisted((type) => this.forwarder.noteAppended(type));
   }
 
-  /** The owning tenant, as stored with the profile ("" before the agent exists); read once it exists: it never changes (this object's name is derived from it). */
+  /**
+   * The owning tenant, as stored with the profile ("" before the agent exists): from the profile's own read of that
+   * row, so a cold wake prepares no second `agent_meta` statement (issue 12 §7, session 12).
+   */
   tenantId(): string {
-    if (!this.knownTenantId) this.knownTenantId = TENANT_ID.bind(this.db).get()?.tenantId ?? "";
-    return this.knownTenantId;
+    return this.profile.tenantId();
   }
-
-  private knownTenantId = "";
 
   /** The agent's id from the profile's kept row (hot paths call it: every appended message, every plan); "" until the agent exists. */
   private agentId(): string {
@@ -363,7 +360,6 @@ export class AgentWiring {
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();
-    this.knownTenantId = "";
   }
 
   private tenant() {
