@@ -22,18 +22,23 @@ const NOT_OURS = /\b(cf_agents?_\w+|__miniflare_do_name|_cf_\w+)\b/;
 const MAX_DISTINCT_OWN_STATEMENTS = 29;
 
 describe("statements of a cold wake (issue 12 §7)", () => {
-  it(`a cold subscription wake runs at most ${MAX_DISTINCT_OWN_STATEMENTS} distinct statements of ours, and none the activation's one read or a kept row answers`, { timeout: 60_000 }, async () => {
+  it(`a cold subscription wake runs at most ${MAX_DISTINCT_OWN_STATEMENTS} distinct statements of ours, none the activation's one read or a kept row answers, and schedules only its watchdog`, { timeout: 60_000 }, async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
     const runKey = runKeys.subscription(agent.id, "sub_cold", "lck-cold");
+    // The create scheduled the retention pass (session 12): before, the first activation after it did, on the wake's path.
+    const scheduled = (state: DurableObjectState) => state.storage.sql.exec<{ fn: string }>("SELECT fn FROM cf_agents_jobs ORDER BY fn").toArray().map((row) => row.fn);
+    await eventually(() => inDo(agentDo(tenantId, agent.id), (_instance, state) => scheduled(state).includes("onRetentionDue")));
 
-    const { status, distinct } = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
+    const { status, distinct, jobsInserted, jobs } = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
       const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
       const exec = sql.exec;
       const seen = new Map<string, number>();
+      const jobsInserted: unknown[] = [];
       let counting = true;
       sql.exec = (query, ...bindings) => {
         if (counting) seen.set(query, (seen.get(query) ?? 0) + 1);
+        if (counting && query.startsWith("INSERT INTO cf_agents_jobs")) jobsInserted.push(bindings[2]);
         return exec.call(state.storage.sql, query, ...bindings);
       };
       const uncounted = <T>(read: () => T): T => {
@@ -59,12 +64,15 @@ describe("statements of a cold wake (issue 12 §7)", () => {
         expect(outcome).toMatchObject({ ok: true, status: "accepted" });
         // The run ended and its report went to the tenant (the forwarder holds nothing more).
         await eventually(async () => uncounted(() => cold.parts.inbox.getRun(runKey)?.status === "completed" && !cold.parts.loop.busy && cold.parts.forwarder.idle));
-        return { status: uncounted(() => cold.parts.inbox.getRun(runKey)?.status), distinct: [...seen.keys()] };
+        return { status: uncounted(() => cold.parts.inbox.getRun(runKey)?.status), distinct: [...seen.keys()], jobsInserted, jobs: uncounted(() => scheduled(state)) };
       } finally {
         sql.exec = exec;
       }
     });
     expect(status).toBe("completed");
+    // The wake scheduled its watchdog and nothing else; the retention pass is still there, once.
+    expect(jobsInserted).toEqual(["watchdog"]);
+    expect(jobs.filter((fn: string) => fn === "onRetentionDue")).toEqual(["onRetentionDue"]);
     const ours = distinct.filter((query) => !NOT_OURS.test(query));
     const flat = ours.map((query) => query.replace(/\s+/g, " "));
     // Answered by the activation's one read (no timer candidate, no open compaction job), the profile's row (the

@@ -7,6 +7,7 @@ import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
+import { logFailure } from "../shared/background";
 import { ActivationSchedules } from "./activation-schedules";
 import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
@@ -336,6 +337,16 @@ export class AgentWiring {
       { name: "flush child reports", run: () => this.childReports.flush() },
     ];
     this.events.onPersisted((type) => this.forwarder.noteAppended(type));
+  }
+
+  /**
+   * After `createAgent` made a new agent: its retention pass is scheduled now (issue 12 §5, §7; session 12). The
+   * activation arms it only for an agent that exists when its object starts, and the object a create reaches started
+   * before the agent existed, so the pass waited for the next activation: a busy agent never evicted had none, and the
+   * first wake of every new agent paid the schedule write (with its alarm re-arm) on its cold path.
+   */
+  armRetentionAfterCreate(): void {
+    this.ctx.waitUntil(this.retention.arm().catch((error: unknown) => logFailure("retention arm after create failed", error)));
   }
 
   /**
