@@ -44,6 +44,8 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     const agent = await createAgent(key, {});
     const created = await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 3600 } } });
     expect(created.status).toBe(201);
+    // A later second timer: the re-arm's earliest must be the first one's.
+    expect((await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 7200 } } })).status).toBe(201);
     const stub = agentDo(tenantId, agent.id);
     // Both rows gone (as if a crash lost them): the activation must schedule each again.
     await runInDurableObject(stub, (_instance, state) => {
@@ -56,9 +58,9 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     await reactivate(stub, repaired);
     const before = await runInDurableObject(stub, (_instance, state) => rowsOf(state.storage));
     // The catch-up decided nothing, so it re-armed at its candidates' earliest without reading it again (session 12):
-    // the same time as `min(next_run_at)` over active timers, rounded up to the SDK's seconds.
+    // the same time as `min(next_run_at)` over active timers, rounded up to a whole second (the job row holds ms).
     const earliest = await runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ at: number }>("SELECT min(next_run_at) AS at FROM timers WHERE status = 'active'").one().at);
-    expect(before.find((row) => row.fn === "onTimerAlarm")?.time).toBe(Math.ceil(earliest / 1000));
+    expect(before.find((row) => row.fn === "onTimerAlarm")?.time).toBe(Math.ceil(earliest / 1000) * 1000);
     // Both rows present: one listing answers both hooks, and neither schedules anything.
     const listings = await reactivate(stub, repaired);
     expect(listings).toBe(1);
