@@ -44,6 +44,8 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     const agent = await createAgent(key, {});
     const created = await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 3600 } } });
     expect(created.status).toBe(201);
+    // A later second timer: the re-arm's earliest must be the first one's.
+    expect((await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 7200 } } })).status).toBe(201);
     const stub = agentDo(tenantId, agent.id);
     // Both rows gone (as if a crash lost them): the activation must schedule each again.
     await runInDurableObject(stub, (_instance, state) => {
@@ -55,6 +57,10 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     };
     await reactivate(stub, repaired);
     const before = await runInDurableObject(stub, (_instance, state) => rowsOf(state.storage));
+    // The catch-up decided nothing, so it re-armed at its candidates' earliest without reading it again (session 12):
+    // the same time as `min(next_run_at)` over active timers, rounded up to a whole second (the job row holds ms).
+    const earliest = await runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ at: number }>("SELECT min(next_run_at) AS at FROM timers WHERE status = 'active'").one().at);
+    expect(before.find((row) => row.fn === "onTimerAlarm")?.time).toBe(Math.ceil(earliest / 1000) * 1000);
     // Both rows present: one listing answers both hooks, and neither schedules anything.
     const listings = await reactivate(stub, repaired);
     expect(listings).toBe(1);
@@ -62,8 +68,8 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
   });
 });
 
-describe("the activation's recovery questions in one read (session 11)", () => {
-  it("answer exactly what the inbox's pending count, the in-flight actions and the parked runs answer, in every state", async () => {
+describe("the activation's recovery questions in one read (sessions 11, 12)", () => {
+  it("answer exactly what the inbox's pending count, the in-flight actions, the parked runs, the timers' candidates and the compaction recovery answer, in every state", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
     const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: "hello" } });
@@ -81,22 +87,55 @@ describe("the activation's recovery questions in one read (session 11)", () => {
         ["an action finished", () => exec("UPDATE actions SET status = 'completed'")],
         ["a wake in the inbox", () => exec("INSERT INTO wake_inbox (run_key, reason, thread_id, authority, input, enqueued_at) VALUES ('rk-x', 'manual', 't', 'system', '{}', ?)", now)],
         ["both", () => exec("UPDATE runs SET status = 'waiting'")],
+        // Timers (session 12): only an active timer with a nextRunAt is a catch-up candidate.
+        ["an active timer", () => exec("INSERT INTO timers (id, name, spec, catchup_policy, catchup_window_seconds, next_run_at, status, created_at, updated_at) VALUES ('tm-1', NULL, ?, 'coalesce', 3600, ?, 'active', ?, ?)", JSON.stringify({ kind: "interval", everySeconds: 3600 }), Date.now() + 3_600_000, now, now)],
+        ["an active timer without a next run", () => exec("UPDATE timers SET next_run_at = NULL")],
+        ["a completed timer", () => exec("UPDATE timers SET next_run_at = ?, status = 'completed'", Date.now() + 3_600_000)],
+        ["a deleted timer", () => exec("UPDATE timers SET status = 'deleted'")],
+        // Compaction jobs (session 12): what the recovery reads is a running or a pending job.
+        ["a pending compaction job", () => exec("INSERT INTO compaction_jobs (id, agent_id, thread_id, start_message_id, end_message_id, summary_depth, start_seq, end_seq, covered_from_seq, covered_through_seq, status, attempt_count, created_at, updated_at) VALUES ('cj-1', 'a', 't', 'm1', 'm2', 0, 1, 2, 1, 2, 'pending', 0, 1, 1)")],
+        ["a running compaction job", () => exec("UPDATE compaction_jobs SET status = 'running'")],
+        ["a done compaction job", () => exec("UPDATE compaction_jobs SET status = 'done'")],
+        ["a failed compaction job", () => exec("UPDATE compaction_jobs SET status = 'failed_terminal'")],
       ];
+      // The parts' own reads, as each hook would ask them (the recovery's writes rolled back; no timer here is due).
+      const rollback = new Error("rollback");
+      const recovers = (): boolean => {
+        let open = false;
+        try {
+          state.storage.transactionSync(() => {
+            open = parts.compaction.recover();
+            throw rollback;
+          });
+        } catch (error) {
+          if (error !== rollback) throw error;
+        }
+        return open;
+      };
       const seen = new Set<string>();
       for (const [name, arrange] of states) {
         arrange();
-        const expected = { pending: parts.inbox.pendingCount() > 0, sagas: parts.actions.inFlight().length > 0 || parts.inbox.parkedRunKeys().length > 0 };
+        const expected = {
+          pending: parts.inbox.pendingCount() > 0,
+          sagas: parts.actions.inFlight().length > 0 || parts.inbox.parkedRunKeys().length > 0,
+          timers: typeof parts.timers.plan(Date.now()).earliest === "number",
+          compaction: recovers(),
+        };
         expect({ name, ...parts.activation.work(true) }).toEqual({ name, ...expected });
         seen.add(JSON.stringify(expected));
       }
-      // Every combination was met.
-      expect(seen.size).toBe(4);
-      // Kept between the two hooks only: the first ask keeps the answer, the last drops it.
+      // Every combination of the first two was met, and each of the last two both ways.
+      expect(new Set([...seen].map((s) => JSON.stringify({ ...JSON.parse(s), timers: 0, compaction: 0 }))).size).toBe(4);
+      expect([...seen].some((s) => JSON.parse(s).timers) && [...seen].some((s) => !JSON.parse(s).timers)).toBe(true);
+      expect([...seen].some((s) => JSON.parse(s).compaction) && [...seen].some((s) => !JSON.parse(s).compaction)).toBe(true);
+      // Kept across the hooks: the first ask keeps the answer, the last (the compaction recovery's) drops it.
       exec("DELETE FROM wake_inbox");
-      expect(parts.activation.work(false)).toEqual({ pending: false, sagas: true });
+      const kept = parts.activation.work();
+      expect(kept).toMatchObject({ pending: false, sagas: true });
       exec("INSERT INTO wake_inbox (run_key, reason, thread_id, authority, input, enqueued_at) VALUES ('rk-y', 'manual', 't', 'system', '{}', ?)", now);
-      expect(parts.activation.work(true)).toEqual({ pending: false, sagas: true });
-      expect(parts.activation.work(true)).toEqual({ pending: true, sagas: true });
+      expect(parts.activation.work()).toEqual(kept);
+      expect(parts.activation.work(true)).toEqual(kept);
+      expect(parts.activation.work(true)).toMatchObject({ pending: true, sagas: true });
     });
   });
 });

@@ -10,19 +10,31 @@ import type { Timers } from "./timers";
 import type { Drainer, WakeInbox } from "./wakes";
 import type { AgentDb } from "./types";
 
-/** Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or `parkedRunKeys()`). */
+/**
+ * Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or
+ * `parkedRunKeys()`), timers to plan (the catch-up's candidates: active, with a `nextRunAt`) and compaction jobs to
+ * recover (what `CompactionJobs.recover` reads: a `running` or `pending` job).
+ */
 export interface ActivationWork {
   pending: boolean;
   sagas: boolean;
+  timers: boolean;
+  compaction: boolean;
 }
 
-/** The same conditions as `WakeInbox.pendingCount`, `ActionStore.inFlight` and `WakeInbox.parkedRunKeys`, as one read. */
-const ACTIVATION_WORK = rawSite<{ pending: number; sagas: number }>(
+/**
+ * The same conditions as `WakeInbox.pendingCount`, `ActionStore.inFlight` + `WakeInbox.parkedRunKeys`, the timers'
+ * due candidates and the compaction recovery's read, as one read (sessions 11 and 12): on a freshly opened database
+ * every distinct statement is prepared once, so a cold wake of an agent with nothing to recover pays one.
+ */
+const ACTIVATION_WORK = rawSite<{ pending: number; sagas: number; timers: number; compaction: number }>(
   "agent.activationWork",
   () =>
     sql`SELECT EXISTS (SELECT 1 FROM ${schema.wakeInbox}) AS pending,
           (EXISTS (SELECT 1 FROM ${schema.actions} WHERE ${schema.actions.status} IN ('executing', 'awaiting_approval'))
-            OR EXISTS (SELECT 1 FROM ${schema.runs} WHERE ${schema.runs.status} = 'waiting')) AS sagas`,
+            OR EXISTS (SELECT 1 FROM ${schema.runs} WHERE ${schema.runs.status} = 'waiting')) AS sagas,
+          EXISTS (SELECT 1 FROM ${schema.timers} WHERE ${schema.timers.status} = 'active' AND ${schema.timers.nextRunAt} IS NOT NULL) AS timers,
+          EXISTS (SELECT 1 FROM ${schema.compactionJobs} WHERE ${schema.compactionJobs.status} IN ('running', 'pending')) AS compaction`,
 );
 
 export interface AgentActivationDeps {
@@ -44,22 +56,22 @@ export interface AgentActivationDeps {
  * `resumePendingRuns`.
  */
 export class AgentActivation {
-  private answer: { pending: number; sagas: number } | null = null;
+  private answer: ActivationWork | null = null;
 
   constructor(private readonly deps: AgentActivationDeps) {}
 
   hooks(): Hook[] {
     const { timers, forwarder, retention, waitUntil } = this.deps;
     return [
-      { name: "resume pending runs", run: () => this.resumePendingRuns(this.work(false).pending) },
+      { name: "resume pending runs", run: () => this.resumePendingRuns(this.work().pending) },
       // Sagas a crash may have cut off (lost, errored, or reported while nobody listened) are settled on every activation.
-      { name: "recover sagas", run: () => this.recoverSagasInBackground(this.work(true).sagas) },
-      // Timer slots missed while the object slept are caught up on activation.
-      { name: "catch up timers", run: () => timers.catchUp() },
+      { name: "recover sagas", run: () => this.recoverSagasInBackground(this.work().sagas) },
+      // Timer slots missed while the object slept are caught up on activation (with no candidate, nothing is read).
+      { name: "catch up timers", run: () => timers.catchUp(this.work().timers) },
       // Events a flush did not get to before the object stopped reach the tenant stream now.
       { name: "forward unsent events", run: () => forwarder.schedule() },
       // Compaction interrupted by a restart counts as a failed attempt and resumes off the request path.
-      { name: "recover compaction", run: () => this.recoverCompaction() },
+      { name: "recover compaction", run: () => this.recoverCompaction(this.work(true).compaction) },
       // The event log's retention pass (on an SDK schedule, armed once it is missing). Its check asks now, so the
       // activation's one schedule listing (shared with the timer catch-up) answers it; a missing row is scheduled off
       // the activation path.
@@ -72,23 +84,32 @@ export class AgentActivation {
   }
 
   /**
-   * The first two hooks' questions in one read (session 11), asked by the first and kept for the second (`last`:
-   * dropped then). The drain the first may start runs on a macrotask, so nothing writes the inbox, actions or runs
-   * between the two hooks.
+   * The hooks' questions in one read (sessions 11, 12), asked by the first hook and kept for the others until the last
+   * one asking (`last`: dropped then). The hooks run back to back inside the migrations' `blockConcurrencyWhile`, with
+   * no I/O between them: the drain the first may start runs on a macrotask, the saga recovery and the timer catch-up
+   * write nothing the later questions ask about before their first await, so the answer still holds for each.
    */
-  work(last: boolean): ActivationWork {
-    const row = this.answer ?? ACTIVATION_WORK.bind(this.deps.db).get()!;
+  work(last = false): ActivationWork {
+    const row = this.answer ?? decode(ACTIVATION_WORK.bind(this.deps.db).get()!);
     this.answer = last ? null : row;
-    return { pending: row.pending === 1, sagas: row.sagas === 1 };
+    return row;
   }
 
   private recoverSagasInBackground(due: boolean): void {
     if (due) this.deps.waitUntil(this.deps.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
   }
 
-  private recoverCompaction(): void {
-    // No open job: the pump would read none and do nothing. A job inserted later comes from a plan whose caller pumps
-    // (after a run, the compaction alarm, a manual retry, the test seam), so skipping it changes no recovery (session 11).
-    if (this.deps.compaction.recover()) this.deps.compactor.maybeCompact(null);
+  private recoverCompaction(open: boolean): void {
+    // No open job: the recovery would read none and write nothing, and the pump would do nothing. A job inserted later
+    // comes from a plan whose caller pumps (after a run, the compaction alarm, a manual retry, the test seam), so
+    // skipping both changes no recovery (sessions 11, 12).
+    if (open && this.deps.compaction.recover()) this.deps.compactor.maybeCompact(null);
   }
 }
+
+const decode = (row: { pending: number; sagas: number; timers: number; compaction: number }): ActivationWork => ({
+  pending: row.pending === 1,
+  sagas: row.sagas === 1,
+  timers: row.timers === 1,
+  compaction: row.compaction === 1,
+});

@@ -73,7 +73,9 @@ export class AgentDO extends AgentBase<Env> {
 
   // ── Profile and lifecycle ──────────────────────────────────────────────────────────────────────
   async createAgent(tenantId: string, agentId: string, body: CreateAgentBody): Promise<Result<{ agent: Agent }>> {
-    return this.parts.lifecycle.create(tenantId, agentId, body);
+    const created = await this.parts.lifecycle.create(tenantId, agentId, body);
+    if (created.ok) this.parts.armRetentionAfterCreate();
+    return created;
   }
 
   getAgent(): Agent | null {

@@ -7,8 +7,9 @@ import type { Agent } from "../../schema/agents/agents";
 import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
+import { logFailure } from "../shared/background";
 import { ActivationSchedules } from "./activation-schedules";
-import { checkStatementSites, leanSite } from "../shared/statements/statement-sites";
+import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -27,9 +28,6 @@ import type { AgentDb } from "./types";
 import { memoryCopy, verifyMemoryCopy } from "./rows";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
-
-/** The owning tenant, read once per object (built once per isolate: ../shared/statements/statement-sites.ts). */
-const TENANT_ID = leanSite("agent.tenantId", (db: AgentDb) => db.select({ tenantId: schema.agentMeta.tenantId }).from(schema.agentMeta).prepare());
 
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
@@ -343,13 +341,23 @@ export class AgentWiring {
     this.events.onPersisted((type) => this.forwarder.noteAppended(type));
   }
 
-  /** The owning tenant, as stored with the profile ("" before the agent exists); read once it exists: it never changes (this object's name is derived from it). */
-  tenantId(): string {
-    if (!this.knownTenantId) this.knownTenantId = TENANT_ID.bind(this.db).get()?.tenantId ?? "";
-    return this.knownTenantId;
+  /**
+   * After `createAgent` made a new agent: its retention pass is scheduled now (issue 12 §5, §7; session 12). The
+   * activation arms it only for an agent that exists when its object starts, and the object a create reaches started
+   * before the agent existed, so the pass waited for the next activation: a busy agent never evicted had none, and the
+   * first wake of every new agent paid the schedule write (with its alarm re-arm) on its cold path.
+   */
+  armRetentionAfterCreate(): void {
+    this.ctx.waitUntil(this.retention.arm().catch((error: unknown) => logFailure("retention arm after create failed", error)));
   }
 
-  private knownTenantId = "";
+  /**
+   * The owning tenant, as stored with the profile ("" before the agent exists): from the profile's own read of that
+   * row, so a cold wake prepares no second `agent_meta` statement (issue 12 §7, session 12).
+   */
+  tenantId(): string {
+    return this.profile.tenantId();
+  }
 
   /** The agent's id from the profile's kept row (hot paths call it: every appended message, every plan); "" until the agent exists. */
   private agentId(): string {
@@ -365,7 +373,6 @@ export class AgentWiring {
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();
-    this.knownTenantId = "";
     memoryCopy(this.db).forget();
   }
 

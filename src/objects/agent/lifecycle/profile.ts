@@ -50,13 +50,22 @@ export class AgentProfile {
    * callers share it. undefined: not read since activation or the last write.
    */
   private cached: Agent | null | undefined;
+  /** The owning tenant from the same row ("" without one), kept and dropped with it. */
+  private cachedTenantId = "";
 
   get(): Agent | null {
     if (this.cached === undefined) {
       const row = this.metaQuery.get();
       this.cached = row ? freezeAgent(toAgent(row)) : null;
+      this.cachedTenantId = row?.tenantId ?? "";
     }
     return this.cached;
+  }
+
+  /** The owning tenant as stored with the agent ("" before it exists), from the row `get` reads (issue 12 §7). */
+  tenantId(): string {
+    this.get();
+    return this.cachedTenantId;
   }
 
   /** Drops the kept agent (a write to agent_meta, or the erasure of every row). */

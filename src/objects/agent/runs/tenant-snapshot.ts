@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentSnapshot } from "../../../schema/contracts";
 import type { AgentDb } from "../types";
+import { counterStatements } from "../../shared/counters";
 
 const KEY = "tenant-snapshot";
 
@@ -40,7 +41,8 @@ export class TenantSnapshotCache {
 
   private read(): Held | null {
     if (this.held === undefined) {
-      const row = this.deps.db.select().from(schema.counters).where(eq(schema.counters.key, KEY)).get();
+      // The counters' shared read (one statement per isolate, and on a cold wake one prepare fewer: the forwarder's).
+      const row = counterStatements(this.deps.db).read.get({ key: KEY });
       this.held = (row?.state as unknown as Held | undefined) ?? null;
     }
     return this.held;

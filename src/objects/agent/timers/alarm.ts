@@ -20,6 +20,8 @@ export interface AlarmScheduler {
  */
 export class TimerAlarm {
   private pending: Promise<void> = Promise.resolve();
+  /** Re-arms queued or under way. */
+  private inFlight = 0;
 
   constructor(private readonly scheduler: AlarmScheduler) {}
 
@@ -28,9 +30,18 @@ export class TimerAlarm {
    * now, or removes it when `earliest()` is null.
    */
   arm(earliest: () => number | null, minDelayMs = 0): Promise<void> {
+    this.inFlight++;
     const run = this.pending.then(() => this.apply(earliest(), minDelayMs));
-    this.pending = run.catch(() => undefined);
+    this.pending = run.catch(() => undefined).finally(() => this.inFlight--);
     return run;
+  }
+
+  /**
+   * No re-arm is queued or under way: one armed now asks `earliest()` a microtask later, with no I/O in between, so a
+   * value the caller just read still holds then (`Timers.runDue`).
+   */
+  idle(): boolean {
+    return this.inFlight === 0;
   }
 
   private async rows() {

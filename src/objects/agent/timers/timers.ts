@@ -165,17 +165,23 @@ export class Timers {
     return { ok: true, runKey, outcome: enqueue.status };
   }
 
-  /** Tick at `nowMs`, start the run loop for any wake, then re-arm the alarm at the earliest due timer. */
-  async runDue(nowMs = this.now()): Promise<TickOutcome> {
-    const outcome = this.tick(nowMs);
+  /**
+   * Tick at `nowMs`, start the run loop for any wake, then re-arm the alarm at the earliest due timer. `candidates`
+   * false: the caller knows no active timer has a `nextRunAt` (the activation's one read, ../activation.ts), so the
+   * tick has nothing to read or decide and the earliest is none.
+   */
+  async runDue(nowMs = this.now(), candidates = true): Promise<TickOutcome> {
+    // Taken before the tick: only then is no earlier re-arm in flight whose awaits a timer write could slip into.
+    const idle = this.deps.alarm.idle();
+    const { outcome, earliest } = candidates ? this.plan(nowMs) : { outcome: emptyOutcome(nowMs), earliest: null };
     if (outcome.decisions.some((decision) => decision.enqueue === "accepted")) this.deps.kick();
-    await this.rearm(outcome.failures > 0 ? TIMER_RETRY_DELAY_MS : 0);
+    await this.rearm(outcome.failures > 0 ? TIMER_RETRY_DELAY_MS : 0, idle ? earliest : undefined);
     return outcome;
   }
 
-  /** On activation: slots missed while the object slept are decided now, in the background. */
-  catchUp(): void {
-    this.runDue().catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "timer catch-up failed", error: String(error) })));
+  /** On activation: slots missed while the object slept are decided now, in the background (`candidates`: see runDue). */
+  catchUp(candidates = true): void {
+    this.runDue(this.now(), candidates).catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "timer catch-up failed", error: String(error) })));
   }
 
   /**
@@ -183,10 +189,19 @@ export class Timers {
    * other decision is, in the same transaction as its wake and the timer's advanced `nextRunAt`.
    */
   tick(nowMs: number): TickOutcome {
-    const outcome: TickOutcome = { evaluatedAt: new Date(nowMs).toISOString(), decisions: [], failures: 0 };
+    return this.plan(nowMs).outcome;
+  }
+
+  /**
+   * The tick, and the earliest `nextRunAt` when it is known without another read (undefined: read it): a tick that
+   * decided nothing wrote nothing, so the earliest is its first candidate's — the candidates are exactly the active
+   * timers with a `nextRunAt`, ordered by it, which is what `min(next_run_at)` over active timers ranges over.
+   */
+  private plan(nowMs: number): { outcome: TickOutcome; earliest: number | null | undefined } {
+    const outcome = emptyOutcome(nowMs);
     const agent = this.deps.profile.get();
     // A destroyed agent's timers are tombstones; none may wake it.
-    if (!agent || agent.lifecycle === "destroyed") return outcome;
+    if (!agent || agent.lifecycle === "destroyed") return { outcome, earliest: undefined };
     const rows = DUE_CANDIDATES.bind(this.deps.db).all();
     for (const row of rows) {
       try {
@@ -197,7 +212,8 @@ export class Timers {
         console.error(JSON.stringify({ level: "error", msg: "timer tick failed", timerId: row.id, error: String(error) }));
       }
     }
-    return outcome;
+    const wroteNothing = outcome.decisions.length === 0 && outcome.failures === 0;
+    return { outcome, earliest: wroteNothing ? (rows[0]?.nextRunAt ?? null) : undefined };
   }
 
   private decide(agentId: string, row: TimerRow, nowMs: number): TickDecision | null {
@@ -234,10 +250,10 @@ export class Timers {
     return { timerId: row.id, action: decision.action, runKey: wake?.runKey ?? null, enqueue };
   }
 
-  /** Re-arms the SDK schedule at the earliest active timer (not while the test clock is frozen). */
-  private async rearm(minDelayMs = 0): Promise<void> {
+  /** Re-arms the SDK schedule at the earliest active timer (not while the test clock is frozen); `known`: see plan. */
+  private async rearm(minDelayMs = 0, known?: number | null): Promise<void> {
     if (this.clockOverride !== null) return;
-    await this.deps.alarm.arm(() => this.earliestNextRunAt(), minDelayMs);
+    await this.deps.alarm.arm(() => (known === undefined ? this.earliestNextRunAt() : known), minDelayMs);
   }
 
   private earliestNextRunAt(): number | null {
@@ -274,3 +290,5 @@ export class Timers {
 }
 
 const label = (row: TimerRow): string => row.name ?? row.id;
+
+const emptyOutcome = (nowMs: number): TickOutcome => ({ evaluatedAt: new Date(nowMs).toISOString(), decisions: [], failures: 0 });
