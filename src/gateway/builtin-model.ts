@@ -26,12 +26,6 @@ interface Turn {
 }
 
 /**
- * The offline, deterministic provider (SPEC §6). It is a real `ai` SDK language model, so the
- * run loop treats it exactly like a remote one: same streaming path, same tool-call protocol,
- * same usage accounting. `playbook` calls tools on its first step (rule tools and operator
- * `/tool` lines) and replies once the results are back.
- */
-/**
  * Whether a builtin model's answers depend on the tools it is offered. `echo` answers from the last user text alone
  * (its `decide` returns before it looks at `options.tools`, and usage counts the prompt and the answer), so the
  * gateway offers it none; `playbook` reads the offered names.
@@ -40,6 +34,13 @@ export function builtinReadsTools(modelName: string): boolean {
   return modelName !== "echo";
 }
 
+/**
+ * The offline, deterministic provider (SPEC §6). It is a real `ai` SDK language model, so the
+ * run loop treats it like a remote one: same tool-call protocol, same usage accounting (`echo`,
+ * offered no tools, is read past the SDK's call pipeline: gateway/call-model.ts `callModelDirect`).
+ * `playbook` calls tools on its first step (rule tools and operator `/tool` lines) and replies
+ * once the results are back.
+ */
 export function createBuiltinModel(modelName: "echo" | "playbook", context: BuiltinContext): LanguageModelV4 {
   const decide = (options: LanguageModelV4CallOptions): Turn => {
     const text = lastUserText(options.prompt);

@@ -1,9 +1,8 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { tenantStub } from "../../src/objects/shared/stubs";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, inDo, waitForRun } from "./helpers";
 
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 const agentBatches = (tenantId: string) =>
   inDo(tenantStub(env, tenantId), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM notification_batches WHERE source LIKE 'agent:%'").one().n);
 

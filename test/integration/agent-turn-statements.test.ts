@@ -1,13 +1,8 @@
-import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { Watchdog, type AgentScheduler } from "../../src/objects/agent/lifecycle";
 import { meterStatements, statementsRun } from "../../src/objects/shared/seams/statement-meter";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { api, createAgent, createTenant, eventually, parseSse } from "./helpers";
-
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-// Typed loosely: the AgentDO stub's full RPC type is too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse } from "./helpers";
 
 /**
  * Issue 12 §8 (session 9): the streaming turn is CPU-bound in the agent's isolate, and its SQLite statements are

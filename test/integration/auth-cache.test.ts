@@ -1,9 +1,8 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { credentialTtlMs } from "../../src/http/credential-cache";
-import { api, createTenant, eventually } from "./helpers";
+import { api, createTenant, eventually, inDo } from "./helpers";
 
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 const tenantDo = (tenantId: string): any => env.TENANT.get(env.TENANT.idFromName(tenantId));
 
 describe("credentials verified in the Worker", () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runKeys, threadIds } from "../../src/core/ids/run-keys";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, subscriptionWake, waitForRun } from "./helpers";
 
 describe("per-agent wake coalescing", () => {
   it("merges autonomous wakes that queued behind a run into one run, keeping every runKey", async () => {
@@ -15,15 +15,7 @@ describe("per-agent wake coalescing", () => {
 
     const keys = ["lck-1", "lck-2", "lck-3"].map((lck) => runKeys.subscription(agent.id, "sub_1", lck));
     for (const [index, runKey] of keys.entries()) {
-      const outcome = await stub.enqueueWake({
-        tenantId,
-        agentId: agent.id,
-        reason: "subscription",
-        runKey,
-        threadId: threadIds.autonomous(agent.id, runKey),
-        authority: "runtime_instruction",
-        input: { observation: { summary: `change ${index}` } },
-      });
+      const outcome = await stub.enqueueWake(subscriptionWake(tenantId, agent.id, runKey, `change ${index}`));
       expect(outcome).toMatchObject({ ok: true, status: "accepted" });
     }
     const runs = [];

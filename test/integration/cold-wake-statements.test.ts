@@ -1,11 +1,7 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { runKeys, threadIds } from "../../src/core/ids/run-keys";
-import { createAgent, createTenant, eventually } from "./helpers";
-
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-// Typed loosely: the AgentDO stub's full RPC type is too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+import { runKeys } from "../../src/core/ids/run-keys";
+import { agentDo, createAgent, createTenant, eventually, inDo, subscriptionWake } from "./helpers";
 
 /** The runtime's and the Agents SDK's own tables: what is left is ours. */
 const NOT_OURS = /\b(cf_agents?_\w+|__miniflare_do_name|_cf_\w+)\b/;
@@ -52,15 +48,7 @@ describe("statements of a cold wake (issue 12 §7)", () => {
       try {
         const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => any;
         const cold = new Reactivated(state, env);
-        const outcome = await cold.enqueueWake({
-          tenantId,
-          agentId: agent.id,
-          reason: "subscription",
-          runKey,
-          threadId: threadIds.autonomous(agent.id, runKey),
-          authority: "runtime_instruction",
-          input: { observation: { summary: "a change matched" } },
-        });
+        const outcome = await cold.enqueueWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
         expect(outcome).toMatchObject({ ok: true, status: "accepted" });
         // The run ended and its report went to the tenant (the forwarder holds nothing more).
         await eventually(async () => uncounted(() => cold.parts.inbox.getRun(runKey)?.status === "completed" && !cold.parts.loop.busy && cold.parts.forwarder.idle));

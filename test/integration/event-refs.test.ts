@@ -1,10 +1,5 @@
-import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, openEvents, readSseUntil, waitForRun } from "./helpers";
-
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-// Typed loosely: the AgentDO stub's full RPC type is too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+import { agentDo, api, createAgent, createTenant, inDo, openEvents, readSseUntil, waitForRun } from "./helpers";
 
 const TEXT = "a fairly distinctive sentence that should be stored exactly once";
 const persisted = (frames: Array<{ id?: number; event: string; data: any }>) => frames.filter((f) => f.id !== undefined);

@@ -1,6 +1,23 @@
-import { SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { threadIds } from "../../src/core/ids/run-keys";
 
 export const ADMIN = "test-admin-token";
+
+/** The agent's Durable Object stub, by the id the Worker derives from tenant and agent. */
+export const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
+// Typed loosely: the DO stubs' full RPC types are too deep for `runInDurableObject`'s inference.
+export const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+
+/** The wake a journal change matching a subscription enqueues (the queue consumer's `enqueueWake` input). */
+export const subscriptionWake = (tenantId: string, agentId: string, runKey: string, summary: string) => ({
+  tenantId,
+  agentId,
+  reason: "subscription" as const,
+  runKey,
+  threadId: threadIds.autonomous(agentId, runKey),
+  authority: "runtime_instruction" as const,
+  input: { observation: { summary } },
+});
 
 export interface ApiResponse<T = any> {
   status: number;

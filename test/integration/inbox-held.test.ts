@@ -1,11 +1,6 @@
-import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { meterStatements, statementsRun } from "../../src/objects/shared/seams/statement-meter";
-import { createAgent, createTenant } from "./helpers";
-
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-// Typed loosely: the AgentDO stub's full RPC type is too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+import { agentDo, createAgent, createTenant, inDo } from "./helpers";
 
 /**
  * Issue 12 §8 (session 12): the wake inbox keeps how many wakes it holds, read with every ready read and lowered by

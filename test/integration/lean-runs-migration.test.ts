@@ -1,10 +1,6 @@
-import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import migrations from "../../migrations/agent";
-import { api, createAgent, createTenant, waitForRun } from "./helpers";
-
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+import { agentDo, api, createAgent, createTenant, inDo, waitForRun } from "./helpers";
 
 /**
  * Migration 0011 (issue 12 §6) rebuilds `runs` and `run_trace` as WITHOUT ROWID tables. An agent's rows from before it

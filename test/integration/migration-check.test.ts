@@ -1,11 +1,10 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import agentMigrations from "../../migrations/agent";
 import tenantMigrations from "../../migrations/tenant";
 import { lastAppliedMigration, migrationsPending } from "../../src/objects/shared/sqlite";
-import { createAgent, createTenant } from "./helpers";
+import { createAgent, createTenant, inDo } from "./helpers";
 
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 const newest = (m: { journal: { entries: ReadonlyArray<{ when: number }> } }) => Math.max(...m.journal.entries.map((entry) => entry.when));
 
 /**

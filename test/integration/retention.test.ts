@@ -1,10 +1,8 @@
-import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { VigilClient } from "../../src/client";
-import { api, createAgent, createTenant, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, inDo, waitForRun } from "./helpers";
 
-// Typed loosely: the DO stubs' full RPC types are too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 const agentDo = (tenantId: string, agentId: string): any => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const tenantDo = (tenantId: string): any => env.TENANT.get(env.TENANT.idFromName(tenantId));
 const OLD = "2020-01-01T00:00:00.000Z";

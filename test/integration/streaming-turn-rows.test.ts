@@ -1,10 +1,6 @@
-import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, parseSse, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, inDo, parseSse, waitForRun } from "./helpers";
 
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-// Typed loosely: the AgentDO stub's full RPC type is too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 const AGED_EVENTS = 5_000;
 
 /**

@@ -1,13 +1,8 @@
-import { env, runInDurableObject } from "cloudflare:test";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/agent-schema";
 import { storedRunTime, toRun, toState } from "../../src/objects/agent/rows";
-import { createAgent, createTenant } from "./helpers";
-
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
-// Typed loosely: the AgentDO stub's full RPC type is too deep for `runInDurableObject`'s inference.
-const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
+import { agentDo, createAgent, createTenant, inDo } from "./helpers";
 
 const ROLLBACK = new Error("rolled back on purpose");
 
