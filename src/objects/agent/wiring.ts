@@ -13,14 +13,14 @@ import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
-import type { ApprovalState } from "../../schema/contracts";
 import { agentStub, tenantStub } from "../shared/stubs";
-import { ActionStore, ApprovalGate, tenantHttpTools, Sagas, ToolRunner } from "./tools";
-import { AgentLifecycle, armSagaWatch, Watchdog, disarmSagaWatch, type AgentScheduler, AgentErasure, AgentProfile } from "./lifecycle";
+import { ActionStore, tenantHttpTools, type ApprovalGate, type Sagas, type ToolRunner } from "./tools";
+import { wireToolParts } from "./tool-wiring";
+import { AgentLifecycle, Watchdog, type AgentScheduler, AgentErasure, AgentProfile } from "./lifecycle";
 import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, RunView, UsageStore } from "./runs";
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
 import { Compaction, CompactionDriver, Summarizer, summaryModelCall } from "./compaction";
-import { MemoryContext, History, searchMessages, Reports } from "./memory";
+import { MemoryContext, History, Reports } from "./memory";
 import { Drainer, Interrupts, Sessions, WakeAdmission, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
@@ -32,7 +32,7 @@ import { TenantSnapshotCache } from "./runs";
 /**
  * One agent's parts, wired to its own SQLite, its tenant, other agents and the SDK scheduler. Every
  * part is a named field built with explicit arguments, in dependency order; the few calls that must
- * reach a part built later (cycles in the runtime: trace ↔ governor, runner ↔ sagas ↔ drain ↔ loop,
+ * reach a part built later (cycles in the runtime: trace ↔ governor, runner ↔ sagas (./tool-wiring.ts) ↔ drain ↔ loop,
  * compaction ↔ its driver, child reports ↔ lifecycle) go through `this.<part>` and are listed as
  * "back-edge" where they occur. Activation and watchdog work are the named hooks at the end.
  */
@@ -212,48 +212,28 @@ export class AgentWiring {
       // back-edge: the forwarder, usage and snapshot parts keep rows in memory (issue 12 §8); the whole storage just went.
       forgetRows: () => this.forgetRows(),
     });
-    this.approvalGate = new ApprovalGate({ events: this.events, trace: this.runTrace, request: (request) => this.tenant().requestToolApproval(request) });
-    this.tools = new ToolRunner({
-      actions: this.actions,
-      history: this.history,
-      events: this.events,
-      agentTools: {
-        profile: this.profile,
-        events: this.events,
-        reports: this.reports,
-        recall: (query, options) => searchMessages(this.db, query, options),
-        extensionSlots: () => this.governor.extensionSlots(this.profile.get()!),
-        threadOfRun: (runKey) => this.threadOfRun(runKey),
-        openQuestion: (request) => this.tenant().openQuestion({ ...request, agentId: this.profile.get()!.id, threadId: this.inbox.getRun(request.runKey)?.threadId }),
-      },
-      executeTenantTool: (invocation) => this.tenant().executeTool(invocation),
-      // back-edge: a saga-run tool starts the saga built next.
-      startSaga: (invocation, approval) => this.sagas.start(invocation, approval),
-      approvalFor: (context, action, tool, confidence) => this.approvalGate.check(context, action, tool, confidence),
-      threadOfRun: (runKey) => this.threadOfRun(runKey),
-      tenantTools: () => this.httpTools(),
-      spawn: (context, action) => this.spawner.execute(context.agent, action, context.reason),
-      gateTool: (context, action, mutating) => this.governor.gateTool(context.agent, action, mutating),
-    });
-    this.sagas = new Sagas({
+    ({ approvalGate: this.approvalGate, tools: this.tools, sagas: this.sagas } = wireToolParts({
       env: this.env,
       db: this.db,
       events: this.events,
-      trace: this.runTrace,
+      history: this.history,
+      profile: this.profile,
+      reports: this.reports,
+      governor: this.governor,
       actions: this.actions,
-      tools: this.tools,
       inbox: this.inbox,
-      tenantId: () => this.tenantId(),
+      trace: this.runTrace,
+      spawner: this.spawner,
+      faults: this.faults,
+      scheduler: this.scheduler,
+      tenant: () => this.tenant(),
       agentId: () => this.agentId(),
-      takeFaults: () => this.faults.take("saga."),
-      dropInstance: () => this.faults.consume("agent.sagaInstanceLost"),
-      executeTool: (invocation) => this.tenant().executeTool(invocation),
-      approvalState: async (decisionId) => JSON.parse(await this.tenant().toolApprovalState(decisionId)) as ApprovalState,
-      watch: () => armSagaWatch(this.scheduler),
-      unwatch: () => disarmSagaWatch(this.scheduler),
+      tenantId: () => this.tenantId(),
+      threadOfRun: (runKey) => this.threadOfRun(runKey),
+      httpTools: () => this.httpTools(),
       // back-edge: a recorded saga result resumes the drain.
       resume: () => this.drain.start(),
-    });
+    }));
     this.loop = new RunLoop({
       events: this.events,
       trace: this.runTrace,

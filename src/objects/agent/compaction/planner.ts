@@ -5,7 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
-import { memoryCopy, memoryCopyVerified, MemoryCopyStale, type MemoryCopy, type ThreadTotals } from "../rows";
+import { keptOrRead, memoryCopy, MemoryCopyStale, type MemoryCopy, type ThreadTotals } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
@@ -111,14 +111,14 @@ export class CompactionPlanner {
   private runningTotals(threadId: string): ThreadTotals | null {
     const { limits } = this.deps;
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
-    let totals = this.copy.totalsOf(threadId);
-    if (!totals) {
-      totals = this.count(threadId, cap);
-      this.copy.keepTotals(threadId, totals);
-    } else if (memoryCopyVerified()) {
-      const fresh = this.count(threadId, cap);
-      if (fresh.count !== totals.count || fresh.tokens !== totals.tokens || fresh.throughSeq !== totals.throughSeq) throw new MemoryCopyStale(`planner totals of ${threadId}`, totals, fresh);
-    }
+    const totals = keptOrRead(
+      this.copy.totalsOf(threadId),
+      () => this.count(threadId, cap),
+      (fresh) => this.copy.keepTotals(threadId, fresh),
+      (kept, fresh) => {
+        if (fresh.count !== kept.count || fresh.tokens !== kept.tokens || fresh.throughSeq !== kept.throughSeq) throw new MemoryCopyStale(`planner totals of ${threadId}`, kept, fresh);
+      },
+    );
     if (totals.count < cap) return totals;
     // A backlog: count the capped window each time instead.
     this.copy.dropTotals(threadId);

@@ -7,7 +7,7 @@ import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/agents/messages";
 import { memoryText } from "../compaction";
 import { toModelMessages } from "../runs";
-import { assertSameRows, toMessage, HotPageQuery, decodePageRow, memoryCopy, memoryCopyVerified, PAGE_COLUMNS, type MemoryCopy } from "../rows";
+import { assertSameRows, toMessage, HotPageQuery, decodePageRow, keptOrRead, memoryCopy, PAGE_COLUMNS, type MemoryCopy } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 import { rawRowsStatement, tableRowDecoder } from "../../shared/statements/lean-query";
@@ -72,27 +72,23 @@ export class MemoryContext {
    */
   private pageRows(threadId: string): SqlStorageValue[][] {
     const limit = this.hotPage.limit;
-    let rows = this.copy.page(threadId, limit);
-    if (!rows) {
-      rows = this.hotPage.readRows(threadId);
-      this.copy.keepPage(threadId, limit, rows);
-    } else if (memoryCopyVerified()) {
+    return keptOrRead(
+      this.copy.page(threadId, limit),
+      () => this.hotPage.readRows(threadId),
+      (rows) => this.copy.keepPage(threadId, limit, rows),
       // The message's columns (a read's rows carry two more for the resolution).
-      assertSameRows(`hot page of ${threadId}`, rows, this.hotPage.readRows(threadId), PAGE_COLUMNS.length);
-    }
-    return rows;
+      (kept, fresh) => assertSameRows(`hot page of ${threadId}`, kept, fresh, PAGE_COLUMNS.length),
+    );
   }
 
   /** The summaries read's rows: the kept copy, else read and kept. */
   private summariesRows(): SqlStorageValue[][] {
-    let rows = this.copy.summariesRows(this.summariesKey);
-    if (!rows) {
-      rows = this.summariesQuery.all();
-      this.copy.keepSummaries(this.summariesKey, rows);
-    } else if (memoryCopyVerified()) {
-      assertSameRows("summaries read", rows, this.summariesQuery.all());
-    }
-    return rows;
+    return keptOrRead(
+      this.copy.summariesRows(this.summariesKey),
+      () => this.summariesQuery.all(),
+      (rows) => this.copy.keepSummaries(this.summariesKey, rows),
+      (kept, fresh) => assertSameRows("summaries read", kept, fresh),
+    );
   }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {

@@ -192,6 +192,20 @@ export class MemoryCopyStale extends Error {
   }
 }
 
+/**
+ * What a copy's user reads: the kept value, else `read()`, kept through `keep`. In test deployments a kept value is
+ * also read afresh and handed to `check` (which throws `MemoryCopyStale` on a difference).
+ */
+export function keptOrRead<T>(kept: T | undefined, read: () => T, keep: (fresh: T) => void, check: (kept: T, fresh: T) => void): T {
+  if (kept === undefined) {
+    const fresh = read();
+    keep(fresh);
+    return fresh;
+  }
+  if (verifying) check(kept, read());
+  return kept;
+}
+
 /** Throws `MemoryCopyStale` unless the rows' first `width` values (all when undefined) are the same. */
 export function assertSameRows(what: string, kept: StoredValue[][], fresh: StoredValue[][], width?: number): void {
   const same = kept.length === fresh.length && kept.every((row, i) => {
