@@ -6,6 +6,7 @@
 //  - TenantDO calls per chat turn and per tool call, from GET /v1/metrics `vigil_do_calls_total`
 //    when the runtime exposes it ("n/a" when it does not).
 import { fmt, percentile, summarize, table } from "./lib/stats.mjs";
+import { countCommits } from "./lib/commits.mjs";
 
 export const defaults = {
   /** Streaming turns per agent (young and aged, interleaved), each paired with one empty request. */
@@ -146,7 +147,7 @@ async function settle(client, agentIds) {
   return footprint(client, agentIds);
 }
 
-export async function runLeanBench({ client, log, params: overrides = {} }) {
+export async function runLeanBench({ client, log, params: overrides = {}, server = null }) {
   const params = { ...defaults, ...overrides };
   const { streamingTurns, warmupTurns, youngEvents, agedEvents, storageTurns, textBytes, toolTurns, turnTimeoutMs } = params;
   const turnTimed = (agentId, text) => streamingTurn(client, agentId, text, turnTimeoutMs);
@@ -198,14 +199,19 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
   for (let i = 0; i < warmupTurns; i++) await turn(chat.id, sample(textBytes, i));
   const before = await settle(client, [chat.id]);
   let textPerTurn = 0;
-  const calls = await callsPer(client, storageTurns, async () => {
-    for (let i = 0; i < storageTurns; i++) {
-      const text = sample(textBytes, i);
-      textPerTurn += (Buffer.byteLength(text) + Buffer.byteLength(`echo: ${text}`)) / storageTurns; // the builtin echo's reply
-      await turn(chat.id, text);
-    }
+  let calls;
+  let after;
+  // Untimed: the commit count's tracer slows every syscall while it is attached.
+  const commits = await countCommits(server?.pid, async () => {
+    calls = await callsPer(client, storageTurns, async () => {
+      for (let i = 0; i < storageTurns; i++) {
+        const text = sample(textBytes, i);
+        textPerTurn += (Buffer.byteLength(text) + Buffer.byteLength(`echo: ${text}`)) / storageTurns; // the builtin echo's reply
+        await turn(chat.id, text);
+      }
+    });
+    after = await settle(client, [chat.id]);
   });
-  const after = await settle(client, [chat.id]);
   const agentBytes = (after.agents[0].bytes - before.agents[0].bytes) / storageTurns;
   const tenantBytes = (after.tenant.bytes - before.tenant.bytes) / storageTurns;
   const agentRows = rowDelta(before.agents[0].rows, after.agents[0].rows);
@@ -231,6 +237,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
     // SQL statements each object ran per turn (bench-only meter: src/objects/shared/seams/statement-meter.ts); null when unmetered.
     agentStatements: statementsPerTurn(before.agents[0], after.agents[0], storageTurns),
     tenantStatements: statementsPerTurn(before.tenant, after.tenant, storageTurns),
+    commitsByKind: commits && Object.fromEntries(Object.entries(commits.byKind).map(([k, v]) => [k, v / storageTurns])),
     agentRows: sumRows(agentRows) / storageTurns,
     tenantRows: sumRows(tenantRows) / storageTurns,
     agentRowsByTable: Object.fromEntries(Object.entries(agentRows).map(([k, v]) => [k, v / storageTurns])),
@@ -292,6 +299,7 @@ export async function runLeanBench({ client, log, params: overrides = {} }) {
       ],
     ),
     "",
+    `Storage commits per chat turn (fsyncs of the user worker's workerd, strace): ${perTurn.commitsByKind ? Object.entries(perTurn.commitsByKind).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ") : "not counted (no strace)"}`,
     `TenantDO calls (vigil_do_calls_total{object="tenant"} on GET /v1/metrics): per chat turn ${na(calls?.perUnit)}, per tool call ${na(toolCalls?.perToolCall)}${calls ? "" : " (metric not exposed by this runtime)"}`,
     calls ? `  per chat turn by method: ${Object.entries(calls.byMethod).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ") || "none"}` : "",
     toolNote ? `  ${toolNote}` : "",

@@ -109,7 +109,7 @@ try {
     const started = Date.now();
     log(`\n▶ ${name}`);
     const params = { ...(quick ? all[name].quick : {}), ...(overrides[name] ?? {}), ...(name === "history" ? { contextWindowMessages: contextWindowMessages() } : {}) };
-    const result = await all[name].run({ client, operator, log, params });
+    const result = await all[name].run({ client, operator, log, params, server });
     const durationSeconds = (Date.now() - started) / 1000;
     const file = join(resultsDir, `${name}-${stamp}.json`);
     mkdirSync(resultsDir, { recursive: true });

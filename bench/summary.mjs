@@ -37,6 +37,7 @@ export function summaryRows(results) {
     rows.push({ measure: "  + held within the retention window", value: t.totalBytes, display: `${fmt(t.totalBytes, 0)} B stored per turn in all (agent ${fmt(t.agentBytes, 0)}, tenant ${fmt(t.tenantBytes, 0)}; ${fmt(t.boundedBytes, 0)} B pruned after 7 days)`, goal: "", verdict: "info" });
     rows.push({ measure: "rows stored per chat turn (agent + tenant)", value: t.agentRows + t.tenantRows, display: `${fmt(t.agentRows + t.tenantRows, 1)} (agent ${fmt(t.agentRows, 1)}, tenant ${fmt(t.tenantRows, 1)})`, goal: "", verdict: "info" });
     if (t.agentStatements !== null && t.agentStatements !== undefined) rows.push({ measure: "SQL statements per chat turn (agent + tenant)", value: t.agentStatements + t.tenantStatements, display: `${fmt(t.agentStatements + t.tenantStatements, 1)} (agent ${fmt(t.agentStatements, 1)}, tenant ${fmt(t.tenantStatements, 1)})`, goal: "", verdict: "info" });
+    if (t.commitsByKind) rows.push({ measure: "storage commits (fsyncs) per chat turn", value: Object.values(t.commitsByKind).reduce((a, b) => a + b, 0), display: Object.entries(t.commitsByKind).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", "), goal: "", verdict: "info" });
     // The turn's own calls are judged; the credential cache's refresh (`authenticate`, one per ≤ 30 s TTL per isolate,
     // issue 12 §1) is shown beside them, since it comes with the clock, not with the turn.
     const auth = (byMethod) => byMethod?.authenticate ?? 0;
