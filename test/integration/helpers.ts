@@ -82,10 +82,11 @@ export async function waitForRun(key: string, agentId: string, runKey: string): 
   });
 }
 
-/** Parses an SSE body into frames. */
+/** Parses an SSE body into frames; a last frame not yet ended by its blank line is left out (a stream read so far). */
 export function parseSse(text: string): Array<{ id?: number; event: string; data: any }> {
   return text
     .split("\n\n")
+    .slice(0, -1)
     .filter((block) => block.split("\n").some((line) => line.startsWith("event:")))
     .map((block) => {
       const frame: { id?: number; event: string; data: any } = { event: "", data: null };

@@ -58,9 +58,26 @@ export class CompactionJobs {
     return this.byId.get({ id: jobId });
   }
 
+  /**
+   * No job is pending or running, as a read found and nothing has written since (issue 12 §8: every run's "maybe
+   * compact" read the open jobs, almost always to find none). Exact: a job becomes open only through a write of this
+   * class (claim, fail, requeue, recovery; every write clears it) or the planner's insert (`inserted`); the other
+   * writers only delete jobs (retention of done jobs, erasure). The read runs on the pump's macrotask, never inside a
+   * transaction that could roll back what it saw.
+   */
+  private noneOpen = false;
+
   /** Pending and running jobs, earliest attempt first (bounded). */
   open(limit = 256): JobRow[] {
-    return this.openQuery.all({ limit });
+    if (this.noneOpen) return [];
+    const rows = this.openQuery.all({ limit });
+    this.noneOpen = rows.length === 0;
+    return rows;
+  }
+
+  /** The planner inserted a job (pending). */
+  inserted(): void {
+    this.noneOpen = false;
   }
 
   /** Earliest nextAttemptAt of a job still pending, if any. */
@@ -88,6 +105,7 @@ export class CompactionJobs {
   }
 
   private write(row: JobRow, job: CompactionJob, extra: JobCommitExtra = {}): void {
+    this.noneOpen = false;
     const state = { id: row.id, status: job.status, attemptCount: job.attemptCount, nextAttemptAt: job.nextAttemptAt, lastError: job.lastError, updatedAt: job.updatedAt };
     if (extra.summaryMessageId === undefined && extra.summarizer === undefined) this.writeQuery.all(state);
     else if (extra.summaryMessageId !== undefined && extra.summarizer !== undefined) this.writeCommitQuery.all({ ...state, summaryMessageId: extra.summaryMessageId, summarizer: extra.summarizer });

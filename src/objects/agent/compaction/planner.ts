@@ -173,6 +173,7 @@ export class CompactionPlanner {
     if (!admitCompactionJob([...rows, ...(same ? [same] : [])].map(toJob), span).admit) return false;
     const job = newCompactionJob(span, this.deps.now());
     this.insertJob.run({ id, ...job, startSeq: span.startSeq, endSeq: span.endSeq, coveredFromSeq: span.coveredFromSeq, coveredThroughSeq: span.coveredThroughSeq });
+    this.deps.jobs.inserted();
     return true;
   }
 }

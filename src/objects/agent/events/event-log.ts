@@ -124,9 +124,18 @@ export class EventLog {
     const subscribers = this.subscribers;
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     let closed = false;
+    // The frames pushed in one stretch of work, written as one chunk when it ends (see `push`).
+    let queued: string[] | null = null;
+    const write = () => {
+      const frames = queued;
+      queued = null;
+      if (frames) writer.write(encoder.encode(frames.join(""))).catch(() => end(false));
+    };
     const end = (graceful: boolean) => {
       if (closed) return;
+      if (graceful) write();
       closed = true;
+      queued = null;
       if (heartbeat !== undefined) clearInterval(heartbeat);
       subscribers.delete(subscriber);
       (graceful ? writer.close() : writer.abort()).catch(() => undefined);
@@ -134,14 +143,28 @@ export class EventLog {
     const matches = (event: { type: string; runKey: string | null }) =>
       (filter.runKey === undefined || event.runKey === filter.runKey) && (filter.visible === undefined || filter.visible(event));
     const subscriber: Subscriber = {
+      // Every chunk crosses the pipe to its reader (RPC, then the Worker's response) on event-loop turns of its own,
+      // and locally the run's report and the tenant's commit ran between a turn's chunks, ahead of `run.completed`
+      // (issue 12 §8). So a stream writes what one stretch pushed as one chunk: on a 0 ms timer, i.e. once the
+      // stretch and its microtasks are done (a builtin-model run's frames all come in one stretch, and its end
+      // writes them with the close), and in order. The same bytes; a remote model's deltas still leave as they come.
       push: (frame) => {
-        if (!closed) writer.write(encoder.encode(frame)).catch(() => end(false));
+        if (closed) return;
+        if (queued) queued.push(frame);
+        else {
+          queued = [frame];
+          setTimeout(() => {
+            if (!closed) write();
+          }, 0);
+        }
       },
       accepts: matches,
       endsOn: (event) => matches(event) && (filter.closeOn?.includes(event.type) ?? false),
       close: () => end(true),
     };
-    subscriber.push(": connected\n\n");
+    // Written at once, so the stream has its first bytes when it is handed over (a stream guard ending it before
+    // any frame came — a revoked key — was left waiting otherwise).
+    writer.write(encoder.encode(": connected\n\n")).catch(() => end(false));
     // "live": nothing persisted is replayed (a new run's stream: none of its events exists yet, so no read is needed).
     for (let cursor = after; cursor !== "live"; ) {
       const batch = this.listAfter(cursor, config.sse.replayBatch, filter.runKey);
