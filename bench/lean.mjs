@@ -22,6 +22,12 @@ export const defaults = {
   toolTurns: 40,
   /** A turn that has not ended after this long is a harness failure. */
   turnTimeoutMs: 15_000,
+  /**
+   * Quiet time before each timed request of the streaming comparison, so that work a request leaves behind (a run's
+   * report to the tenant goes after its last frame) is not timed as part of the next one, whichever that is
+   * (docs/decisions.md "Lean bench: timed requests one at a time (session 13, lead)").
+   */
+  quietMs: 20,
 };
 
 const sample = (bytes, i) => `turn ${i}: `.concat("lorem ipsum dolor sit amet ".repeat(Math.ceil(bytes / 27))).slice(0, bytes);
@@ -149,7 +155,8 @@ async function settle(client, agentIds) {
 
 export async function runLeanBench({ client, log, params: overrides = {}, server = null }) {
   const params = { ...defaults, ...overrides };
-  const { streamingTurns, warmupTurns, youngEvents, agedEvents, storageTurns, textBytes, toolTurns, turnTimeoutMs } = params;
+  const { streamingTurns, warmupTurns, youngEvents, agedEvents, storageTurns, textBytes, toolTurns, turnTimeoutMs, quietMs } = params;
+  const quiet = () => new Promise((resolve) => setTimeout(resolve, quietMs));
   const turnTimed = (agentId, text) => streamingTurn(client, agentId, text, turnTimeoutMs);
   const turn = async (agentId, text) => (await turnTimed(agentId, text)).ms;
   const firstByteMs = [];
@@ -173,10 +180,12 @@ export async function runLeanBench({ client, log, params: overrides = {}, server
   const emptyMs = [];
   const pairRatios = [];
   for (let i = 0; i < streamingTurns; i++) {
+    await quiet();
     emptyMs.push(await emptyRequest());
     // Alternate which agent goes first, so drift and warm caches favour neither.
     const order = i % 2 ? [[aged, agedMs], [young, youngMs]] : [[young, youngMs], [aged, agedMs]];
     for (const [agent, into] of order) {
+      await quiet();
       const t = await turnTimed(agent.id, `hello ${i}`);
       into.push(t.ms);
       if (agent === young) {
@@ -309,7 +318,7 @@ export async function runLeanBench({ client, log, params: overrides = {}, server
     name: "lean",
     parameters: params,
     method:
-      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; kept bytes per turn = that growth × the share of the payload (columns + index keys) the history tables gained, the rest being retention-bound tables (events, tenant stream, dedupe and delivery records) pruned after their window; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
+      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; each timed request after quietMs of quiet (work the previous request left behind, such as a run report, is not timed as part of it); bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; kept bytes per turn = that growth × the share of the payload (columns + index keys) the history tables gained, the rest being retention-bound tables (events, tenant stream, dedupe and delivery records) pruned after their window; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
     results: { streaming, streamingRatios, perTurn, tenantCalls: { perChatTurn: calls?.perUnit ?? null, perToolCall: toolCalls?.perToolCall ?? null, chatByMethod: calls?.byMethod ?? null, toolTurnByMethod: toolCalls?.byMethod ?? null, note: calls ? toolNote : "vigil_do_calls_total not exposed by GET /v1/metrics" }, storageBefore: before, storageAfter: after },
     samples: { youngMs, agedMs, emptyMs, pairRatios, youngFirstByteMs: firstByteMs, youngBodyEndMs: endMs },
     summary: {
