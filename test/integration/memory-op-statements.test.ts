@@ -16,7 +16,7 @@ const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.i
  * now, so a read added back to the path fails this test.
  */
 describe("append + assemble statements (issue 12 §8)", () => {
-  it("an append is 2 statements (message, event), an assemble 2 (hot page; summaries with slots and report heads) and 0 once kept, the op ≤ 4.1 on average with compaction", { timeout: 60_000 }, async () => {
+  it("an append is 2 statements (message, event), an assemble 2 (hot page; summaries with slots and report heads) and 0 once kept, the op ≤ 3.9 on average with compaction", { timeout: 60_000 }, async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
     await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO, state: DurableObjectState) => {
@@ -79,10 +79,11 @@ describe("append + assemble statements (issue 12 §8)", () => {
           total += n;
         }
         // Steady state 2 since session 12 (the append's; 5 until then: + the plan's one read + the assemble's 2); compaction's
-        // jobs, amortized over the appends that overflow the hot tier, add the rest (about 2.1: a commit drops the summaries
+        // jobs, amortized over the appends that overflow the hot tier, add the rest (about 1.9: a commit drops the summaries
         // read and the thread's totals, read again by the next assemble and plan). 7.1 until session 12, 4.25 until
-        // session 13 (a commit also dropped the page and read the pointer before moving it).
-        expect(total / ops).toBeLessThanOrEqual(4.1);
+        // session 13 (a commit also dropped the page, read the pointer before moving it, counted each depth's open
+        // summaries in a statement of its own and read the next pending job after the batch found none open).
+        expect(total / ops).toBeLessThanOrEqual(3.9);
         expect(compaction.jobs().some((job) => job.status === "done")).toBe(true);
       } finally {
         sql.exec = exec;
