@@ -6,6 +6,8 @@ import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { benchMemory, MemoryContext, runBenchOp } from "../../src/objects/agent/memory";
 import { memoryCopy, MemoryCopyStale, verifyMemoryCopy } from "../../src/objects/agent/rows";
 import { createAgent, createTenant } from "./helpers";
+import { eq } from "drizzle-orm";
+import * as schema from "../../src/db/agent-schema";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const NOW = Date.now();
@@ -90,7 +92,8 @@ describe("the memory copy (issue 12 §8, session 12)", () => {
       const memory = benchMemory(memoryContext, compaction);
       while ((await memory.catchUp(thread)) > 0);
       expect(compaction.compactedThroughSeq(thread)).toBeGreaterThan(0);
-      const compacted = check("summary commits", { page: false, totals: true, summaries: false });
+      // Session 13: a commit trims the kept page to the moved pointer instead of dropping it (the plan after it re-reads the totals).
+      const compacted = check("summary commits", { page: true, totals: true, summaries: false });
       expect(compacted.inputs.inputs.warmSummaries.length).toBeGreaterThan(0);
       // Appends after a summary message: their links point at it.
       history.append({ id: "m-after", threadId: thread, kind: "user", text: "after the summary", runKey: "r-after" });
@@ -117,6 +120,36 @@ describe("the memory copy (issue 12 §8, session 12)", () => {
       for (let i = 1; i < 9; i++) history.append({ id: `short-${i}`, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `turn ${i}`, runKey: "r-short" });
       const trimmed = check("appends past the page's limit", { page: true, totals: true, summaries: true });
       expect(trimmed.inputs.rows.map((message) => message.id)).toEqual(["short-8", "short-7", "short-6", "short-5", "short-4"]);
+    });
+  });
+
+  it("a summary commit behind the thread's pointer (a replayed job) moves no pointer back and keeps the page as it is", { timeout: 60_000 }, async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
+    await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO) => {
+      const { db, history, memoryContext, compaction } = instance.parts;
+      const copy = memoryCopy(db);
+      const thread = "copy-replay";
+      for (let i = 0; i < 140; i++) history.append({ id: `r-${i}`, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `turn ${i}`, runKey: `r-${i >> 1}` });
+      const memory = benchMemory(memoryContext, compaction);
+      while ((await memory.catchUp(thread)) > 0);
+      const done = compaction.jobs(50).filter((job) => job.status === "done" && job.summaryDepth === 0 && job.threadId === thread);
+      expect(done.length).toBeGreaterThan(1);
+      const oldest = done.reduce((a, b) => (a.coveredThroughSeq < b.coveredThroughSeq ? a : b));
+      const pointer = compaction.compactedThroughSeq(thread);
+      expect(oldest.coveredThroughSeq).toBeLessThan(pointer);
+      const page = () => unverified(() => memoryContext.inputs(thread, NOW).inputs.hotMessages);
+      const before = page();
+      // The same summary again (same span, text and contract: "noop_same"), as a retried attempt would commit it.
+      const text = history.get(oldest.summaryMessageId!)!.text!;
+      const { summarizerContractVersion } = db.select().from(schema.summaries).where(eq(schema.summaries.messageId, oldest.summaryMessageId!)).get()!;
+      const resolution = compaction.commit(oldest, { summarizer: "llm", summarizerContractVersion, text, reason: "replay" });
+      expect(resolution.action).toBe("noop_same");
+      expect(compaction.compactedThroughSeq(thread)).toBe(pointer);
+      expect(copy.page(thread, DEFAULT_CONTEXT_BUDGET.maxHotMessages)).toBeDefined();
+      expect(page()).toEqual(before);
+      copy.forget();
+      expect(page()).toEqual(before);
     });
   });
 

@@ -16,7 +16,7 @@ const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.i
  * now, so a read added back to the path fails this test.
  */
 describe("append + assemble statements (issue 12 §8)", () => {
-  it("an append is 2 statements (message, event), an assemble 2 (hot page; summaries with slots and report heads) and 0 once kept, the op ≤ 4.5 on average with compaction", { timeout: 60_000 }, async () => {
+  it("an append is 2 statements (message, event), an assemble 2 (hot page; summaries with slots and report heads) and 0 once kept, the op ≤ 3.9 on average with compaction", { timeout: 60_000 }, async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
     await runInDurableObject(agentDo(tenantId, agent.id), async (instance: AgentDO, state: DurableObjectState) => {
@@ -27,6 +27,12 @@ describe("append + assemble statements (issue 12 §8)", () => {
       for (let i = 0; i < 120; i++) history.append({ id: `seed-${i}`, threadId, kind: i % 2 ? "assistant" : "user", text: `seed ${i}`, runKey: `run-${i >> 1}` });
       while ((await memory.catchUp(threadId)) > 0);
       expect(compaction.compactedThroughSeq(threadId)).toBeGreaterThan(0);
+      // The event forwarder reads the inbox on an event unless a flush is already scheduled (events/forwarder.ts): a
+      // flush still under way from the agent's creation made the first counted append 3 statements now and then. Once
+      // it is idle, one uncounted append schedules the next flush, which no timer runs before the synchronous counts.
+      const { forwarder } = instance.parts;
+      while (!forwarder.idle) await new Promise((resolve) => setTimeout(resolve, 5));
+      history.append({ id: "forwarder-scheduled", threadId, kind: "user", text: "uncounted" });
 
       const sql = state.storage.sql;
       const exec = sql.exec;
@@ -73,9 +79,11 @@ describe("append + assemble statements (issue 12 §8)", () => {
           total += n;
         }
         // Steady state 2 since session 12 (the append's; 5 until then: + the plan's one read + the assemble's 2); compaction's
-        // jobs, amortized over the appends that overflow the hot tier, add the rest (about 2.25: a commit also drops the
-        // thread's copy, read again by the next plan and assemble). 7.1 until session 12.
-        expect(total / ops).toBeLessThanOrEqual(4.5);
+        // jobs, amortized over the appends that overflow the hot tier, add the rest (about 1.9: a commit drops the summaries
+        // read and the thread's totals, read again by the next assemble and plan). 7.1 until session 12, 4.25 until
+        // session 13 (a commit also dropped the page, read the pointer before moving it, counted each depth's open
+        // summaries in a statement of its own and read the next pending job after the batch found none open).
+        expect(total / ops).toBeLessThanOrEqual(3.9);
         expect(compaction.jobs().some((job) => job.status === "done")).toBe(true);
       } finally {
         sql.exec = exec;

@@ -57,6 +57,14 @@ describe("token estimator", () => {
     );
   });
 
+  it("counts long texts (past the encoder's scratch bound: the code-unit loop) and texts near it exactly like Buffer does", () => {
+    const unit = "a\u00e9\u6f22\ud83c\udfc3\ud800b\udfff";
+    for (const length of [1, 3 * 1024, 32 * 1024 - 1, 32 * 1024, 32 * 1024 + 1, 100_000]) {
+      const text = unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+      expect(utf8ByteLength(text), `length ${length}`).toBe(Buffer.byteLength(text, "utf8"));
+    }
+  });
+
   it("truncation always fits the allowance, keeps a prefix and leaves fitting text alone", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 400 }), fc.integer({ min: 0, max: 120 }), (text, max) => {

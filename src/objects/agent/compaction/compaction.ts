@@ -137,8 +137,9 @@ export class Compaction {
     let noneOpen = false;
     for (let n = 0; n < maxJobs; n++) {
       const open = this.jobStore.open();
-      // No job pending or running (every run's "maybe compact" after a plan that created none): nothing to retry either.
-      if (n === 0 && open.length === 0) noneOpen = true;
+      // No job pending or running (every run's "maybe compact" after a plan that created none; and after the batch's
+      // last commit, unless it planned another): nothing to retry either, and nothing writes a job before the loop ends.
+      if (open.length === 0) noneOpen = true;
       const [due] = selectDueJobs(open.map(toJob), this.now(), 1);
       if (!due) break;
       const row = open.find((candidate) => candidate.id === compactionJobId(due))!;

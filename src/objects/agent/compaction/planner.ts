@@ -27,7 +27,15 @@ const OLDEST = leanSite("compaction.planner.oldest", (db: AgentDb) => {
   const m = schema.messages;
   return db.select({ id: m.id, seq: m.seq, tokens: TOKENS_SQL }).from(m).where(rawAfter()).orderBy(asc(m.seq)).limit(ph("limit")).prepare();
 });
-const OPEN_DEPTH_COUNT = leanSite("compaction.planner.openDepthCount", (db: AgentDb) => db.select({ n: sql<number>`count(*)` }).from(schema.summaries).where(openAtDepth()).prepare());
+/**
+ * Every depth's open summaries counted in one statement (session 13: one per depth, three per summary commit): each
+ * count is the per-depth count it was, on `summaries_depth_open`, so flat in history.
+ */
+const OPEN_DEPTH_COUNTS = rawSite<{ depth: number; n: number }>(
+  "compaction.planner.openDepthCounts",
+  () => sql`WITH RECURSIVE "d"("depth") AS (SELECT 0 WHERE ${ph("max")} > 0 UNION ALL SELECT "depth" + 1 FROM "d" WHERE "depth" + 1 < ${ph("max")})
+          SELECT "depth", (SELECT count(*) FROM "summaries" WHERE "summary_depth" = "d"."depth" AND "condensed_into" IS NULL) AS "n" FROM "d" ORDER BY "depth"`,
+);
 const OLDEST_OPEN = leanSite("compaction.planner.oldestOpen", (db: AgentDb) =>
   db.select().from(schema.summaries).where(openAtDepth()).orderBy(asc(schema.summaries.seq)).limit(ph("limit")).prepare(),
 );
@@ -78,7 +86,7 @@ export class CompactionPlanner {
   /** The full plan's and the admission's statements (drizzle built them on every plan before session 9). */
   private readonly backlogTotalsQuery;
   private readonly oldestQuery;
-  private readonly openDepthCountQuery;
+  private readonly openDepthCountsQuery;
   private readonly oldestOpenQuery;
   private readonly threadOpenJobsQuery;
   private readonly insertJob;
@@ -87,7 +95,7 @@ export class CompactionPlanner {
     const { db } = deps;
     this.backlogTotalsQuery = BACKLOG_TOTALS.bind(db);
     this.oldestQuery = OLDEST.bind(db);
-    this.openDepthCountQuery = OPEN_DEPTH_COUNT.bind(db);
+    this.openDepthCountsQuery = OPEN_DEPTH_COUNTS.bind(db);
     this.oldestOpenQuery = OLDEST_OPEN.bind(db);
     this.threadOpenJobsQuery = THREAD_OPEN_JOBS.bind(db);
     this.insertJob = INSERT_JOB.bind(db);
@@ -136,7 +144,8 @@ export class CompactionPlanner {
     const agentId = this.deps.agentId();
     if (!agentId) return 0;
     let created = 0;
-    for (let depth = 0; depth < this.deps.limits.maxSummaryDepth; depth++) if (this.planDepth(agentId, depth)) created++;
+    // Counted before any job is admitted, as when each depth counted in turn: an admission writes a job, not a summary.
+    for (const { depth, n } of this.openDepthCountsQuery.all({ max: Math.ceil(this.deps.limits.maxSummaryDepth) })) if (this.planDepth(agentId, Number(depth), Number(n))) created++;
     return created;
   }
 
@@ -155,9 +164,8 @@ export class CompactionPlanner {
     return plan.action === "compact" && this.admit(plan.span);
   }
 
-  private planDepth(agentId: string, depth: number): boolean {
+  private planDepth(agentId: string, depth: number, n: number): boolean {
     const { limits } = this.deps;
-    const n = Number(this.openDepthCountQuery.get({ depth })?.n ?? 0);
     if (n <= limits.maxSummariesPerDepth) return false;
     const oldest = this.oldestOpenQuery.all({ depth, limit: limits.condenseBatchSize });
     const refs: SummaryRef[] = oldest.map((row) => ({ ...row, messageId: row.messageId, text: "" }));

@@ -1,4 +1,4 @@
-import { and, eq, gte, isNull, lte, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { CompactionSpan } from "../../../core/memory/memory-policy";
 import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryCommitResolution, type SummaryPointer } from "../../../core/memory/summary";
 import * as schema from "../../../db/agent-schema";
@@ -10,6 +10,7 @@ import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
 import { leanSummaryMetadata, memoryCopy } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
+import { syncTransaction } from "../../shared/statements/sync-transaction";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
@@ -51,10 +52,22 @@ const INSERT_SUMMARY = preparedSite("compaction.commit.insertSummary", (db: Agen
     })
     .prepare(),
 );
-const UPSERT_POINTER = rawSite(
-  "compaction.commit.upsertPointer",
-  () => sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at") VALUES (${p("threadId")}, ${p("through")}, ${p("summaryId")}, ${p("updatedAt")})
-          ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"`,
+/**
+ * The thread's pointer moved forwards only (session 13: its read and the write were two statements): inserted when the
+ * thread has none (read as 0, so only a positive pointer), updated only past the stored one. Returns the row it wrote.
+ */
+const ADVANCE_POINTER = rawSite<{ through: number }>(
+  "compaction.commit.advancePointer",
+  () => sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at")
+          SELECT ${p("threadId")}, ${p("through")}, ${p("summaryId")}, ${p("updatedAt")} WHERE ${p("through")} > 0
+          ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"
+            WHERE excluded."compacted_through_seq" > "thread_memory"."compacted_through_seq"
+          RETURNING "compacted_through_seq" AS "through"`,
+);
+/** A condensation's inputs: the depth below's open summaries in the span (drizzle built it on every commit until session 13). */
+const CONDENSE = rawSite(
+  "compaction.commit.condense",
+  () => sql`UPDATE "summaries" SET "condensed_into" = ${p("summaryId")} WHERE "summary_depth" = ${p("depth")} AND "seq" >= ${p("startSeq")} AND "seq" <= ${p("endSeq")} AND "condensed_into" IS NULL`,
 );
 const MOVE_POINTER = rawSite("compaction.commit.movePointer", () => sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${p("summaryId")}, "revision" = ${p("revision")}`);
 
@@ -71,14 +84,16 @@ export class SummaryCommitter {
   /** The commit's statements (a summary lands every few appends while a thread grows; issue 12 §8). */
   private readonly summaryById;
   private readonly insertSummary;
-  private readonly upsertPointer;
+  private readonly advancePointer;
+  private readonly condense;
   private readonly movePointer;
 
   constructor(private readonly deps: SummaryCommitDeps) {
     const { db } = deps;
     this.summaryById = SUMMARY_BY_ID.bind(db);
     this.insertSummary = INSERT_SUMMARY.bind(db);
-    this.upsertPointer = UPSERT_POINTER.bind(db);
+    this.advancePointer = ADVANCE_POINTER.bind(db);
+    this.condense = CONDENSE.bind(db);
     this.movePointer = MOVE_POINTER.bind(db);
   }
 
@@ -91,21 +106,28 @@ export class SummaryCommitter {
     const db = this.deps.db;
     const span: CompactionSpan = { ...job };
     const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
-    // The commit writes a summary, maybe condenses others and moves the thread's pointer: the memory copy's summaries
-    // read and the thread's page and totals are read afresh (memory-copy.ts). Dropped after the transaction, committed
-    // or rolled back, so nothing read inside it is kept.
+    // The commit writes a summary, maybe condenses others and moves the thread's pointer (memory-copy.ts): the summaries
+    // read is read afresh; once committed, the thread's page is trimmed to a moved pointer (its totals read afresh), and
+    // after a rollback the thread is dropped. Both after the transaction, so nothing read inside it is kept.
+    const moved: { through: number | null } = { through: null };
+    let committed = false;
     try {
-      return this.transact(job, summary, commit);
+      const resolution = this.transact(job, summary, commit, moved);
+      committed = true;
+      return resolution;
     } finally {
       const copy = memoryCopy(db);
-      copy.forgetThread(job.threadId);
       copy.forgetSummaries();
+      if (!committed) copy.forgetThread(job.threadId);
+      else if (moved.through !== null) copy.compacted(job.threadId, moved.through);
     }
   }
 
-  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>): SummaryCommitResolution {
+  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>, moved: { through: number | null }): SummaryCommitResolution {
     const db = this.deps.db;
-    return db.transaction(() => {
+    // The storage's transaction, as drizzle's `transaction` runs it, without the transaction object it builds first
+    // (sync-transaction.ts; session 13): the callback runs prepared statements and `db` only.
+    return syncTransaction(db, () => {
       const existing = this.summaryById.get({ id: commit.summaryId });
       const resolution = resolveSummaryCommit(existing ? { summaryId: existing.messageId, summaryContentHash: existing.summaryContentHash } : null, commit);
       if (resolution.action === "divergent_duplicate") {
@@ -144,36 +166,27 @@ export class SummaryCommitter {
           summarizerContractVersion: commit.summarizerContractVersion,
           createdAt: nowIso(),
         });
-        if (job.summaryDepth > 0) {
-          db.update(schema.summaries)
-            .set({ condensedInto: commit.summaryId })
-            .where(and(eq(schema.summaries.summaryDepth, job.summaryDepth - 1), gte(schema.summaries.seq, job.startSeq), lte(schema.summaries.seq, job.endSeq), isNull(schema.summaries.condensedInto)))
-            .run();
-        }
+        if (job.summaryDepth > 0) this.condense.all({ summaryId: commit.summaryId, depth: job.summaryDepth - 1, startSeq: job.startSeq, endSeq: job.endSeq });
       }
       const keptId = commit.summaryId;
       const stored = this.deps.jobs.get(job.id);
       if (stored?.status === "running") this.deps.jobs.transition(stored, { type: "commit", now: this.deps.now() }, { summaryMessageId: keptId, summarizer: summary.summarizer });
-      if (resolution.action !== "divergent_duplicate") this.advancePointers(job, keptId);
+      if (resolution.action !== "divergent_duplicate") moved.through = this.advancePointers(job, keptId);
       return resolution;
     });
   }
 
-  private advancePointers(job: JobRow, summaryMessageId: string): void {
-    const db = this.deps.db;
-    if (job.summaryDepth === 0) {
-      const through = compactedThroughSeq(db, job.threadId);
-      if (job.coveredThroughSeq > through) {
-        this.upsertPointer.all({ threadId: job.threadId, through: job.coveredThroughSeq, summaryId: summaryMessageId, updatedAt: nowIso() });
-      }
-    }
+  /** Moves the thread's pointer (depth 0) and the agent's; returns the thread's new pointer, null when it did not move. */
+  private advancePointers(job: JobRow, summaryMessageId: string): number | null {
+    const through = job.summaryDepth === 0 ? (this.advancePointer.get({ threadId: job.threadId, through: job.coveredThroughSeq, summaryId: summaryMessageId, updatedAt: nowIso() })?.through ?? null) : null;
     const state = this.deps.profile.state();
-    if (!state) return;
+    if (!state) return through;
     const currentRow = state.latestSummaryMessageId ? this.summaryById.get({ id: state.latestSummaryMessageId }) : undefined;
     const current: SummaryPointer | null = currentRow ? { messageId: currentRow.messageId, summaryDepth: currentRow.summaryDepth, coveredThroughSeq: currentRow.coveredThroughSeq } : null;
     const advance = advancePointer(current, { messageId: summaryMessageId, summaryDepth: job.summaryDepth, coveredThroughSeq: job.coveredThroughSeq });
     if (advance.moved) {
       this.movePointer.all({ summaryId: advance.pointer.messageId, revision: state.revision + 1 });
     }
+    return through;
   }
 }

@@ -53,8 +53,9 @@ function charsOf(row: PageRow): number {
  *   wrote, as a read would give it (`appended`). Its one caller inside another's transaction is the summary commit,
  *   whose summary message changes nothing kept (both reads leave summary messages out); a future caller inside a
  *   transaction that may roll back must drop the thread when it does;
- * - the summary commit (summaries, thread_memory, a summary message) drops the thread and the summaries read, after its
- *   transaction whether it committed or not (a rollback of a copy's update could not be undone; a drop can);
+ * - the summary commit (summaries, thread_memory, a summary message) drops the summaries read and the thread's totals,
+ *   and once its transaction committed trims the page to the moved pointer (`compacted`); a rolled-back commit drops
+ *   the thread (a rollback of a copy's update could not be undone; a drop can);
  * - `AgentProfile` (agent_state's slots) and `Reports.publish` (report_heads) drop the summaries read;
  * - an erasure (`forgetRows`), the bench's seed and tests writing raw rows call `forget` / `forgetThread`.
  * Nothing else writes those tables (grep `messages`, `summaries`, `thread_memory`, `agent_state`, `report_heads`).
@@ -125,7 +126,7 @@ export class MemoryCopy {
   /**
    * `History.append` inserted `row` (page columns, links resolved) of `kind` with `tokens` (the planner's estimate):
    * the thread's newest message, so it heads the page and adds to the totals. A summary message is in neither (both
-   * leave summaries out); its commit drops the thread anyway.
+   * leave summaries out); its commit trims or drops the thread after it.
    */
   appended(threadId: string, kind: string, row: PageRow, tokens: number): void {
     if (kind === "summary") return;
@@ -148,6 +149,29 @@ export class MemoryCopy {
       totals.tokens += tokens;
       totals.throughSeq = row[0] as number;
     }
+  }
+
+  /**
+   * A summary commit moved the thread's compaction pointer to `throughSeq` (session 13; the thread was dropped before,
+   * so the next assemble read its page again). The page is the newest `limit` raw rows after the pointer: the kept rows
+   * after `throughSeq` are the new page. A raw row after `throughSeq` that the page left out is older than every kept
+   * row, so it is left out only while the page keeps its `limit` rows all after `throughSeq` (then it is the same page);
+   * and the commit's summary message is in no page. Rows keep their resolved links: the summary message is the newest
+   * row of the thread, after every kept one. The totals are dropped (the rows leaving them are not all in the page).
+   */
+  compacted(threadId: string, throughSeq: number): void {
+    this.totals.delete(threadId);
+    const kept = this.pages.get(threadId);
+    if (!kept) return;
+    // Newest first: the rows to drop are a suffix.
+    let keep = kept.rows.length;
+    while (keep > 0 && (kept.rows[keep - 1]![0] as number) <= throughSeq) keep--;
+    if (keep === kept.rows.length) return;
+    const dropped = kept.rows.splice(keep);
+    let chars = 0;
+    for (const old of dropped) chars += charsOf(old);
+    kept.chars -= chars;
+    this.pageChars -= chars;
   }
 
   /** Drops the summaries read (a summary, the slots or a report head was written). */
