@@ -274,7 +274,9 @@ export async function runLeanBench({ client, log, params: overrides = {}, server
       const withTool = await callsPer(client, toolTurns, async () => {
         for (let i = 0; i < toolTurns; i++) await turn(toolAgent.id, command(i));
       });
-      toolCalls = { perToolTurn: withTool.perUnit, perToolCall: withTool.perUnit - calls.perUnit, byMethod: withTool.byMethod };
+      // The run's own report is a chat turn's cost, not the tool's; it is not subtracted as "per chat turn", since
+      // back-to-back chat turns share reports (one is in flight at a time) while a tool turn's run is longer.
+      toolCalls = { perToolTurn: withTool.perUnit, perToolCall: withTool.perUnit - (withTool.byMethod.reportRun ?? 0), byMethod: withTool.byMethod };
     } catch (err) {
       toolNote = `tool turns did not complete: ${err.message.slice(0, 200)}`;
     }
@@ -318,7 +320,7 @@ export async function runLeanBench({ client, log, params: overrides = {}, server
     name: "lean",
     parameters: params,
     method:
-      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; each timed request after quietMs of quiet (work the previous request left behind, such as a run report, is not timed as part of it); bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; kept bytes per turn = that growth × the share of the payload (columns + index keys) the history tables gained, the rest being retention-bound tables (events, tenant stream, dedupe and delivery records) pruned after their window; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − per chat turn",
+      "streaming turn = client time from sending POST /v1/agents/:id/messages (Accept: text/event-stream) to the arrival of its run.completed frame (first byte and body end reported too); agents aged with {op:'seedEvents'} filler events (dated now, marked forwarded); empty request = GET /healthz once per round; each timed request after quietMs of quiet (work the previous request left behind, such as a run report, is not timed as part of it); bytes per turn = growth of ctx.storage.sql.databaseSize of the agent's and the tenant's object over storageTurns turns after warm-up, read after the row counts stopped moving; kept bytes per turn = that growth × the share of the payload (columns + index keys) the history tables gained, the rest being retention-bound tables (events, tenant stream, dedupe and delivery records) pruned after their window; TenantDO calls = delta of sum(vigil_do_calls_total{object=\"tenant\"}) over the turns, net of the metric reads; per tool call = per tool turn − its runs' reports (reportRun)",
     results: { streaming, streamingRatios, perTurn, tenantCalls: { perChatTurn: calls?.perUnit ?? null, perToolCall: toolCalls?.perToolCall ?? null, chatByMethod: calls?.byMethod ?? null, toolTurnByMethod: toolCalls?.byMethod ?? null, note: calls ? toolNote : "vigil_do_calls_total not exposed by GET /v1/metrics" }, storageBefore: before, storageAfter: after },
     samples: { youngMs, agedMs, emptyMs, pairRatios, youngFirstByteMs: firstByteMs, youngBodyEndMs: endMs },
     summary: {

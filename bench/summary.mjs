@@ -42,7 +42,7 @@ export function summaryRows(results) {
     // issue 12 §1) is shown beside them, since it comes with the clock, not with the turn.
     const auth = (byMethod) => byMethod?.authenticate ?? 0;
     const chatTurn = c.perChatTurn === null ? null : c.perChatTurn - auth(c.chatByMethod);
-    const toolCall = c.perToolCall === null ? null : c.perToolCall - (auth(c.toolTurnByMethod) - auth(c.chatByMethod));
+    const toolCall = c.perToolCall === null ? null : c.perToolCall - auth(c.toolTurnByMethod);
     const refresh = (total, own) => (total === null ? "n/a" : `${fmt(own, 2)} (+ ${fmt(total - own, 2)} credential-cache refresh; ${fmt(total, 2)} in all)`);
     rows.push(row("TenantDO calls per chat turn", chatTurn, refresh(c.perChatTurn, chatTurn), "≤ 1", chatTurn !== null && chatTurn <= 1));
     rows.push(row("TenantDO calls per tool call", toolCall, refresh(c.perToolCall, toolCall), "≤ 2", toolCall !== null && toolCall <= 2));
