@@ -106,6 +106,15 @@ export class AgentDO extends AgentBase<Env> {
     return this.parts.wakes.enqueue(job);
   }
 
+  /**
+   * WAKE_QUEUE's consumer: as `enqueueWake`, with the run drained right behind the admission, in one commit with it
+   * (issue 12 §7). The answer leaves once that commit is stored, or at the run's first await; until then the queue
+   * message is not acknowledged, so a crash before it is a redelivery (deduplicated by runKey).
+   */
+  async deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    return this.parts.wakes.enqueue(job, true);
+  }
+
   /** WAKE_QUEUE's dead-letter consumer: a wake that was never delivered ends as a failed_terminal run (`wake_dead_lettered`). */
   async settleDeadWake(job: WakeJob): Promise<Result<{ settled: boolean; runStatus: Run["status"] }>> {
     const missing = this.missingAgent();
