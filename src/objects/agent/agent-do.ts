@@ -101,16 +101,12 @@ export class AgentDO extends AgentBase<Env> {
     return this.parts.wakes.submitTurn(turn);
   }
 
-  /** Any other wake (manual, queue-delivered); duplicates of a known runKey are acknowledged and dropped. */
+  /** Any other wake (inbound hooks, decision answers); duplicates of a known runKey are acknowledged and dropped. */
   async enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     return this.parts.wakes.enqueue(job);
   }
 
-  /**
-   * WAKE_QUEUE's consumer: as `enqueueWake`, with the run drained right behind the admission, in one commit with it
-   * (issue 12 §7). The answer leaves once that commit is stored, or at the run's first await; until then the queue
-   * message is not acknowledged, so a crash before it is a redelivery (deduplicated by runKey).
-   */
+  /** WAKE_QUEUE's consumer: as `enqueueWake`, the run drained in the same stretch and commit (issue 12 §7; admission.ts `enqueue`). */
   async deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     return this.parts.wakes.enqueue(job, true);
   }
