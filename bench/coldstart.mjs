@@ -55,7 +55,7 @@ const PARTS = [
   ["AgentDO constructor: our wiring (statement preparation)", "AgentWiring", "src/objects/agent/wiring.ts"],
   ["AgentDO constructor: Agents SDK and the rest", "AgentDO", "src/objects/agent/agent-do.ts"],
   ["onStart hooks (recovery checks, first SQL)", "runHooks", "src/objects/shared/hooks.ts"],
-  ["enqueueWake (admission, inbox write)", "enqueueWake", "src/objects/agent/agent-do.ts"],
+  ["deliverWake (admission, inbox write; the run drains inline since session 13 and is charged to the run)", "deliverWake", "src/objects/agent/agent-do.ts"],
   ["the run (run loop, model stream, memory)", "process", "src/objects/agent/runs/run-loop.ts"],
   ["agent: forwarder (report to the tenant)", "flushAll", "src/objects/agent/events/forwarder.ts"],
   ["agent: compaction after the run", "", "src/objects/agent/compaction/driver.ts"],

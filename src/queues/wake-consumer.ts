@@ -35,7 +35,7 @@ export async function consumeWakes(batch: MessageBatch<unknown>, env: Env): Prom
 
 async function deliver(env: Env, message: Message<unknown>, job: WakeJob): Promise<void> {
   try {
-    const outcome = await agentStub(env, job.tenantId, job.agentId).enqueueWake(job);
+    const outcome = await agentStub(env, job.tenantId, job.agentId).deliverWake(job);
     logEvent("info", "wake delivered", { tenantId: job.tenantId, agentId: job.agentId, runKey: job.runKey, outcome: outcome.ok ? outcome.status : outcome.code });
     message.ack();
   } catch (error) {

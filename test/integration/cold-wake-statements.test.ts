@@ -10,7 +10,7 @@ const NOT_OURS = /\b(cf_agents?_\w+|__miniflare_do_name|_cf_\w+)\b/;
  * Issue 12 §7 (session 12): on a freshly opened database every DISTINCT statement is prepared once (plus the schema
  * parse on the first), so a cold wake's cost follows how many different statements it runs, not only how many. This
  * counts ours on a cold wake of an agent with nothing to recover — a fresh instance on the same storage (the next
- * activation after an eviction), woken the way the wake consumer does (`enqueueWake`), through the run and its report.
+ * activation after an eviction), woken the way the wake consumer does (`deliverWake`), through the run and its report.
  * At session 12's start a real cold wake (wrangler dev, every statement logged) ran 33 distinct statements of ours (53
  * with the SDK's, 80 executions); this counts 28 since (the timer catch-up's two reads, the compaction recovery's, the
  * tenant id's and the snapshot's own counters read are gone). The bound leaves one of room. Counted, not timed.
@@ -48,7 +48,7 @@ describe("statements of a cold wake (issue 12 §7)", () => {
       try {
         const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => any;
         const cold = new Reactivated(state, env);
-        const outcome = await cold.enqueueWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
+        const outcome = await cold.deliverWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
         expect(outcome).toMatchObject({ ok: true, status: "accepted" });
         // The run ended and its report went to the tenant (the forwarder holds nothing more).
         await eventually(async () => uncounted(() => cold.parts.inbox.getRun(runKey)?.status === "completed" && !cold.parts.loop.busy && cold.parts.forwarder.idle));

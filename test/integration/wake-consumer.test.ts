@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, expect, it } from "vitest";
 import { runKeys, threadIds } from "../../src/core/ids/run-keys";
 import worker from "../../src/worker";
-import { api, createAgent, createTenant, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, eventually, inDo, subscriptionWake, waitForRun } from "./helpers";
 
 const AGENTS = 12;
 const WAKES_PER_AGENT = 3;
@@ -42,5 +42,41 @@ describe("the wake consumer", () => {
       // Exactly once: each wake's run started once (coalesced wakes share one start, never start twice).
       expect(new Set(startedKeys).size).toBe(startedKeys.length);
     }
+  });
+
+  it("drains a delivered wake in the delivery's own stretch (its writes commit with the wake's), and a redelivery runs nothing more", async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key, { model: "builtin:echo" });
+    const runKey = runKeys.subscription(agent.id, "sub_inline", "lck-inline");
+    const job = subscriptionWake(tenantId, agent.id, runKey, "a change matched");
+    // Issue 12 §7 (session 13): the consumer waits for the answer and holds the message until then, so the run starts
+    // in the same stretch as the admission — already under way when the answer is ready. Commits are not visible in
+    // the pool; the stretch is: started on a 0 ms timer (as other callers' wakes are), the loop would still be idle here.
+    const underWay = await inDo(agentDo(tenantId, agent.id), async (instance) => {
+      const outcome = await instance.deliverWake(job);
+      expect(outcome).toMatchObject({ ok: true, status: "accepted" });
+      return instance.parts.loop.busy as boolean;
+    });
+    expect(underWay).toBe(true);
+    expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
+    // At-least-once transport: the same message delivered again is acknowledged and dropped.
+    expect(await agentDo(tenantId, agent.id).deliverWake(job)).toMatchObject({ ok: true, status: "duplicate" });
+    const events = await eventually(async () => {
+      const all = (await agentDo(tenantId, agent.id).listEvents(0, 1000)) as Array<{ type: string; runKey: string | null }>;
+      return all.some((e) => e.type === "run.completed") ? all : null;
+    });
+    expect(events.filter((e) => e.type === "run.started" && e.runKey === runKey)).toHaveLength(1);
+  });
+
+  it("other callers' wakes (hooks, decisions, delegation) still drain on a macrotask: their answer is not held by the run", async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key, { model: "builtin:echo" });
+    const runKey = runKeys.subscription(agent.id, "sub_later", "lck-later");
+    const underWay = await inDo(agentDo(tenantId, agent.id), async (instance) => {
+      await instance.enqueueWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
+      return instance.parts.loop.busy as boolean;
+    });
+    expect(underWay).toBe(false);
+    expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
   });
 });

@@ -101,9 +101,14 @@ export class AgentDO extends AgentBase<Env> {
     return this.parts.wakes.submitTurn(turn);
   }
 
-  /** Any other wake (manual, queue-delivered); duplicates of a known runKey are acknowledged and dropped. */
+  /** Any other wake (inbound hooks, decision answers); duplicates of a known runKey are acknowledged and dropped. */
   async enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     return this.parts.wakes.enqueue(job);
+  }
+
+  /** WAKE_QUEUE's consumer: as `enqueueWake`, the run drained in the same stretch and commit (issue 12 §7; admission.ts `enqueue`). */
+  async deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    return this.parts.wakes.enqueue(job, true);
   }
 
   /** WAKE_QUEUE's dead-letter consumer: a wake that was never delivered ends as a failed_terminal run (`wake_dead_lettered`). */

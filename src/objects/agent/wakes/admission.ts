@@ -116,12 +116,20 @@ export class WakeAdmission {
     }
   }
 
-  /** Duplicates of a known runKey are acknowledged and dropped; a wake for a dormant or destroyed agent is recorded and settles as skipped. */
-  async enqueue(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+  /**
+   * Duplicates of a known runKey are acknowledged and dropped; a wake for a dormant or destroyed agent is recorded and
+   * settles as skipped. `inline`: the wake consumer's delivery, whose caller waits for the answer anyway and holds its
+   * queue message until then — the run drains in the same stretch, so the wake and the run commit together (issue 12
+   * §7, session 13). Its answer leaves after that commit (output gate) or at the run's first await; a crash before it
+   * is a redelivery, deduplicated by runKey. Other callers (hooks, decisions, delegation) keep the macrotask, so a
+   * builtin-model run does not hold back their answer.
+   */
+  async enqueue(job: WakeJob, inline = false): Promise<Result<EnqueueOutcome>> {
     if (!this.deps.profile.get()) return failure("not_found", "agent not found");
     if (job.snapshot) this.deps.confirmSnapshot?.(job.snapshot.version, job.snapshot.at);
     const outcome = this.deps.inbox.enqueue(job);
-    this.deps.drain.start();
+    if (inline) this.deps.drain.startInline();
+    else this.deps.drain.start();
     return { ok: true, ...outcome };
   }
 }

@@ -20,9 +20,10 @@ export class Drainer {
 
   /**
    * Drains right behind the caller, in its own stretch of work: for a streaming turn, whose caller waits for the run's
-   * frames anyway. The turn's admission and the run's writes then commit together, one commit less per turn (issue 12
-   * §8; each is an fsync locally, replication in production); a run that awaits I/O (a remote model) lets the stream
-   * go back at its first await, as before.
+   * frames anyway, and for the wake consumer's delivery, which waits for its answer anyway (session 13). The admission
+   * and the run's writes then commit together, one commit less per turn or wake (issue 12 §7, §8; each is an fsync
+   * locally, replication in production); a run that awaits I/O (a remote model) lets the answer go back at its first
+   * await, as before.
    */
   startInline(): void {
     this.deps.waitUntil(Promise.resolve().then(() => this.deps.kick()).catch(failed));
