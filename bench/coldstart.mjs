@@ -7,6 +7,7 @@
 // mapped back to their source module (the bundle's `// src/...` module comments).
 //
 //   node bench/coldstart.mjs [--agents 200] [--idle-ms 15000] [--waves 2] [--no-profile] [--out /tmp/x.cpuprofile]
+//   node bench/coldstart.mjs --commits [--agents 200]   (fsyncs per woken agent, with strace; no profile)
 //   node bench/coldstart.mjs --analyze /tmp/x.cpuprofile --agents 200
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -17,11 +18,13 @@ import { pool } from "./lib/pool.mjs";
 import { startProbeServer } from "./lib/server.mjs";
 import { argv, option, repoDir } from "./lib/args.mjs";
 import { analyze, inspector, moduleMap, report } from "./lib/profiler.mjs";
+import { countCommits } from "./lib/commits.mjs";
 import { fmt, summarize } from "./lib/stats.mjs";
 
 const agentCount = Number(option("--agents", "200"));
 const idleMs = Number(option("--idle-ms", "15000"));
-const profile = !argv.includes("--no-profile");
+const countingCommits = argv.includes("--commits");
+const profile = !argv.includes("--no-profile") && !countingCommits;
 // Outside the repo by default: profiles and their bundle copy are large and not results to keep.
 const outFile = option("--out", join(os.tmpdir(), `vigil-coldstart-${Date.now()}.cpuprofile`));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -151,9 +154,13 @@ try {
     if (profiled) log(`profiling ${cdp.title}`);
     const cpuBefore = groupCpu(server.pid);
     const startedWall = Date.now();
-    const post = await c.call("POST", "/v1/journal/tasks", { title: `leg day (${label})`, categoryId: gym });
-    log(`journal POST answered in ${fmt(post.ms, 0)} ms`);
-    await Promise.race([allDone, sleep(Number(option("--wave-timeout-ms", "240000")))]);
+    // --commits: the wave's fsyncs per woken agent (strace slows every syscall: its times are not the probe's).
+    const commits = await (countingCommits ? countCommits : (_, work) => work())(server.pid, async () => {
+      const post = await c.call("POST", "/v1/journal/tasks", { title: `leg day (${label})`, categoryId: gym });
+      log(`journal POST answered in ${fmt(post.ms, 0)} ms`);
+      await Promise.race([allDone, sleep(Number(option("--wave-timeout-ms", "240000")))]);
+    });
+    if (commits) log(`${label} wave: storage commits (fsyncs) per woken agent: ${Object.entries(commits.byKind).map(([k, v]) => `${k} ${fmt(v / agentCount, 2)}`).join(", ")}`);
     const seenMs = Date.now() - startedWall;
     const cpuAfter = groupCpu(server.pid);
     log(`${label} wave: CPU of the server's processes over ${fmt(seenMs / 1000, 1)} s wall: ${Object.entries(cpuAfter).map(([k, v]) => `${k} ${fmt(v - (cpuBefore[k] ?? 0), 2)} s`).join(", ")}`);

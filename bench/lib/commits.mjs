@@ -26,13 +26,18 @@ function userWorkerPid(groupId) {
 
 const tracerOf = (pid) => Number(/TracerPid:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 
-/** What an fsync'd path belongs to: a Durable Object's WAL by namespace, workerd's alarm bookkeeping, or the rest. */
+/**
+ * What an fsync'd path belongs to: a Durable Object's WAL by namespace; workerd's local alarm bookkeeping (the
+ * namespace's `metadata.sqlite`, on `setAlarm`); the namespace's directory (a WAL file made anew: an object's first
+ * commit after its WAL was deleted at its last close); or the rest.
+ */
 export function commitKind(path) {
   if (path.includes("/ratelimit/")) return "rate limiter (local simulation)";
   const m = /\/do\/[^/]*-(\w+?)DO(\/([^/]+))?$/.exec(path);
   if (!m) return "other";
   const object = m[1].toLowerCase();
-  if (!m[3] || m[3].startsWith("metadata.")) return "alarms (workerd's local bookkeeping)";
+  if (!m[3]) return `${object} directory (WAL made anew)`;
+  if (m[3].startsWith("metadata.")) return `${object} alarms (workerd's local bookkeeping)`;
   return m[3].endsWith("-wal") ? object : `${object} checkpoint`;
 }
 
