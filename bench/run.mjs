@@ -32,12 +32,15 @@ const verbose = flag("--verbose");
 // Per-benchmark parameter overrides, e.g. VIGIL_BENCH_PARAMS='{"history":{"sizes":[100,1000]},"lean":{"agedEvents":10000}}'.
 const overrides = JSON.parse(process.env.VIGIL_BENCH_PARAMS ?? "{}");
 
+// In this order: alertness last, because every agent it wakes is activated again by its watchdog 30 s later (the
+// crash bound on its run's report), which fell into the next benchmark's timing (docs/decisions.md "Lean bench: timed
+// requests one at a time, commits counted (session 13, lead)").
 const all = {
+  lean: { run: runLeanBench, quick: { streamingTurns: 20, warmupTurns: 3, agedEvents: 10_000, storageTurns: 40, toolTurns: 10 } },
   history: { run: runHistoryBench, quick: { sizes: [100, 2_000, 10_000], rounds: 5, iterations: 20 } },
   wake: { run: runWakeBench, quick: { wakes: 30, warmupWakes: 3, sqliteEvery: 5 } },
   // quick: at 200 vs 20 matches the per-change part dominates, so the match-ratio bound is relaxed.
   alertness: { run: runAlertnessBench, quick: { subscriptions: 2_000, matchingA: 200, matchingB: 20, matchRounds: 4, deliveries: 300, triggerDeliveries: 100, minMatchRatio: 1.5 } },
-  lean: { run: runLeanBench, quick: { streamingTurns: 20, warmupTurns: 3, agedEvents: 10_000, storageTurns: 40, toolTurns: 10 } },
 };
 const selected = only ? only.split(",") : Object.keys(all);
 for (const name of selected) if (!all[name]) throw new Error(`unknown benchmark "${name}" (known: ${Object.keys(all).join(", ")})`);
