@@ -154,12 +154,13 @@ try {
     if (profiled) log(`profiling ${cdp.title}`);
     const cpuBefore = groupCpu(server.pid);
     const startedWall = Date.now();
-    // --commits: the wave's fsyncs per woken agent (strace slows every syscall: its times are not the probe's).
-    const commits = await (countingCommits ? countCommits : (_, work) => work())(server.pid, async () => {
+    const wake = async () => {
       const post = await c.call("POST", "/v1/journal/tasks", { title: `leg day (${label})`, categoryId: gym });
       log(`journal POST answered in ${fmt(post.ms, 0)} ms`);
       await Promise.race([allDone, sleep(Number(option("--wave-timeout-ms", "240000")))]);
-    });
+    };
+    // --commits: the wave's fsyncs per woken agent (strace slows every syscall: its times are not the probe's).
+    const commits = countingCommits ? await countCommits(server.pid, wake) : (await wake(), null);
     if (commits) log(`${label} wave: storage commits (fsyncs) per woken agent: ${Object.entries(commits.byKind).map(([k, v]) => `${k} ${fmt(v / agentCount, 2)}`).join(", ")}`);
     const seenMs = Date.now() - startedWall;
     const cpuAfter = groupCpu(server.pid);

@@ -6,6 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
+import { userWorkerPid } from "./server.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,12 +17,6 @@ function straceAvailable() {
   } catch {
     return false;
   }
-}
-
-/** The workerd that runs the user worker (started with `--inspector-addr`), in the server's process group. */
-function userWorkerPid(groupId) {
-  const ps = execFileSync("ps", ["-o", "pid=,args=", "-g", String(groupId)], { encoding: "utf8" });
-  return ps.split("\n").find((l) => l.includes("--inspector-addr"))?.trim().split(/\s+/)[0] ?? null;
 }
 
 const tracerOf = (pid) => Number(/TracerPid:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);

@@ -2,6 +2,7 @@
 // (bench/coldstart.mjs, bench/profile-turns.mjs).
 import { execFileSync } from "node:child_process";
 import { fmt } from "./stats.mjs";
+import { userWorkerPid } from "./server.mjs";
 
 /**
  * A minimal CDP session with workerd's own inspector (Node ≥ 22 has a global WebSocket). wrangler's inspector proxy
@@ -9,8 +10,7 @@ import { fmt } from "./stats.mjs";
  * found in the server's process group and its listening ports probed for `/json/list`.
  */
 export async function inspector(groupId, log = console.log) {
-  const ps = execFileSync("ps", ["-o", "pid=,args=", "-g", String(groupId)], { encoding: "utf8" });
-  const pid = ps.split("\n").find((l) => l.includes("--inspector-addr"))?.trim().split(/\s+/)[0];
+  const pid = userWorkerPid(groupId);
   const ports = execFileSync("ss", ["-ltnp"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(`pid=${pid},`)).map((l) => /127\.0\.0\.1:(\d+)/.exec(l)?.[1]);
   const open = (url) =>
     new Promise((resolve) => {

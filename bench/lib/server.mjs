@@ -86,6 +86,12 @@ function groupMembers(pgid) {
   }
 }
 
+/** The workerd that runs the user worker (started with `--inspector-addr`) in the server's process group, or null. */
+export function userWorkerPid(groupId) {
+  const ps = execFileSync("ps", ["-o", "pid=,args=", "-g", String(groupId)], { encoding: "utf8" });
+  return ps.split("\n").find((l) => l.includes("--inspector-addr"))?.trim().split(/\s+/)[0] ?? null;
+}
+
 /**
  * @param {{ repoDir: string, vars?: Record<string,string>, log?: (line: string) => void, startTimeoutMs?: number }} options
  */

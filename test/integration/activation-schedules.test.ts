@@ -1,8 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 /** The Agents SDK's listing of an object's schedules (every `listSchedules`); its idempotent insert reads by callback instead. */
 const LISTING = /FROM cf_agents_jobs WHERE capability = \?/;
 

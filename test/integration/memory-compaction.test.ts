@@ -1,12 +1,11 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { summaryId } from "../../src/core/memory/summary";
 import { threadIds } from "../../src/core/ids/run-keys";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { memoryCopy } from "../../src/objects/agent/rows";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 /** Far in the future, so no real DO alarm armed for a retry can fire while the test runs. */
 const T0 = Date.now() + 10 * 86_400_000;
 

@@ -1,15 +1,14 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONTEXT_BUDGET } from "../../src/core/memory/context-assembly";
 import { emptySlots } from "../../src/core/memory/slots";
+import * as schema from "../../src/db/agent-schema";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { benchMemory, MemoryContext, runBenchOp } from "../../src/objects/agent/memory";
 import { memoryCopy, MemoryCopyStale, verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { createAgent, createTenant } from "./helpers";
-import { eq } from "drizzle-orm";
-import * as schema from "../../src/db/agent-schema";
+import { agentDo, createAgent, createTenant } from "./helpers";
 
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const NOW = Date.now();
 
 /** With the test deployments' verification off: what the kept copy alone gives. */

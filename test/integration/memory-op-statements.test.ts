@@ -1,12 +1,11 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { benchMemory } from "../../src/objects/agent/memory";
-import { createAgent, createTenant } from "./helpers";
+import { agentDo, createAgent, createTenant } from "./helpers";
 import { emptySlots, parseSlots } from "../../src/core/memory/slots";
 import { memoryCopyVerified, verifyMemoryCopy } from "../../src/objects/agent/rows";
 
-const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 
 /**
  * Issue 12 §8 (session 8): the append + assemble op's cost is mostly its SQLite statements, so their number is
