@@ -24,6 +24,11 @@ export const config = {
     maxCoalescedWakes: 20,
     /** How long after a wake the DO re-checks for interrupted work (survives restarts). */
     watchdogSeconds: 30,
+    /**
+     * How long the wake consumer's delivery waits for its run's report to be acknowledged before it answers with the
+     * watchdog armed instead (a slow tenant must not hold the consumer's batch: ./objects/agent/wakes/delivery.ts).
+     */
+    deliveryReportWaitMs: 2_000,
     /** While any tool call waits on a saga, the agent re-checks its sagas at this interval (lost or errored ones settle). */
     sagaWatchSeconds: 30,
     /**

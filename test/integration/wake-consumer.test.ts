@@ -5,6 +5,9 @@ import worker from "../../src/worker";
 import { agentDo, api, createAgent, createTenant, eventually, inDo, subscriptionWake, waitForRun } from "./helpers";
 
 const AGENTS = 12;
+
+/** The Agents SDK's scheduled callbacks of an agent (one row each). */
+const scheduledJobs = (state: DurableObjectState) => state.storage.sql.exec<{ fn: string }>("SELECT fn FROM cf_agents_jobs ORDER BY fn").toArray().map((row) => row.fn);
 const WAKES_PER_AGENT = 3;
 
 describe("the wake consumer", () => {
@@ -44,28 +47,45 @@ describe("the wake consumer", () => {
     }
   });
 
-  it("drains a delivered wake in the delivery's own stretch (its writes commit with the wake's), and a redelivery runs nothing more", async () => {
+  it("answers a delivered wake once its run and its report are over, with no watchdog armed; a redelivery runs nothing more", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { model: "builtin:echo" });
     const runKey = runKeys.subscription(agent.id, "sub_inline", "lck-inline");
     const job = subscriptionWake(tenantId, agent.id, runKey, "a change matched");
-    // Issue 12 §7 (session 13): the consumer waits for the answer and holds the message until then, so the run starts
-    // in the same stretch as the admission — already under way when the answer is ready. Commits are not visible in
-    // the pool; the stretch is: started on a 0 ms timer (as other callers' wakes are), the loop would still be idle here.
-    const underWay = await inDo(agentDo(tenantId, agent.id), async (instance) => {
+    // Issue 12 §7: the consumer acknowledges its message only after this answer, and redelivers a lost one, so the queue
+    // bounds a crash until then. The run drains in the delivery's stretch (session 13); when it and its report are
+    // over by the answer and nothing is open, no watchdog is scheduled (session 14): none re-activates the agent later.
+    const answered = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
       const outcome = await instance.deliverWake(job);
-      expect(outcome).toMatchObject({ ok: true, status: "accepted" });
-      return instance.parts.loop.busy as boolean;
+      return {
+        outcome,
+        status: instance.parts.inbox.getRun(runKey)?.status,
+        reported: instance.parts.forwarder.idle && instance.parts.forwarder.forwardedThrough() > 0,
+        jobs: scheduledJobs(state),
+      };
     });
-    expect(underWay).toBe(true);
-    expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
+    expect(answered.outcome).toMatchObject({ ok: true, status: "accepted" });
+    expect(answered).toMatchObject({ status: "completed", reported: true });
+    expect(answered.jobs).not.toContain("watchdog");
     // At-least-once transport: the same message delivered again is acknowledged and dropped.
     expect(await agentDo(tenantId, agent.id).deliverWake(job)).toMatchObject({ ok: true, status: "duplicate" });
-    const events = await eventually(async () => {
-      const all = (await agentDo(tenantId, agent.id).listEvents(0, 1000)) as Array<{ type: string; runKey: string | null }>;
-      return all.some((e) => e.type === "run.completed") ? all : null;
-    });
+    const events = (await agentDo(tenantId, agent.id).listEvents(0, 1000)) as Array<{ type: string; runKey: string | null }>;
     expect(events.filter((e) => e.type === "run.started" && e.runKey === runKey)).toHaveLength(1);
+    expect(await inDo(agentDo(tenantId, agent.id), (_instance, state) => scheduledJobs(state))).not.toContain("watchdog");
+  });
+
+  it("keeps the watchdog for a delivered wake whose run is still under way when the delivery answers (it awaits I/O)", async () => {
+    const { tenantId, key } = await createTenant();
+    // Paced words: the run awaits a timer between them, as a remote model awaits its provider.
+    const agent = await createAgent(key, { model: "builtin:echo", modelOptions: { chunkDelayMs: 20 } });
+    const runKey = runKeys.subscription(agent.id, "sub_slow", "lck-slow");
+    const answered = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
+      await instance.deliverWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
+      return { busy: instance.parts.loop.busy as boolean, jobs: await eventually(async () => (scheduledJobs(state).includes("watchdog") ? scheduledJobs(state) : null)) };
+    });
+    expect(answered.busy).toBe(true);
+    expect(answered.jobs).toContain("watchdog");
+    expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
   });
 
   it("other callers' wakes (hooks, decisions, delegation) still drain on a macrotask: their answer is not held by the run", async () => {

@@ -106,9 +106,9 @@ export class AgentDO extends AgentBase<Env> {
     return this.parts.wakes.enqueue(job);
   }
 
-  /** WAKE_QUEUE's consumer: as `enqueueWake`, the run drained in the same stretch and commit (issue 12 §7; admission.ts `enqueue`). */
+  /** WAKE_QUEUE's consumer: as `enqueueWake`, the run drained in the same stretch, watched only if left open (./wakes/delivery.ts). */
   async deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
-    return this.parts.wakes.enqueue(job, true);
+    return this.parts.delivery.deliver(job);
   }
 
   /** WAKE_QUEUE's dead-letter consumer: a wake that was never delivered ends as a failed_terminal run (`wake_dead_lettered`). */

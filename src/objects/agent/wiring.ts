@@ -21,7 +21,7 @@ import { MeteredRunTrace, RunGovernor, RunLoop, type RunLoopDeps, RunTelemetry, 
 import { ChildReports, ChildrenStore, Delegation, Spawner } from "./delegation";
 import { Compaction, CompactionDriver, Summarizer, summaryModelCall } from "./compaction";
 import { MemoryContext, History, Reports } from "./memory";
-import { Drainer, Interrupts, Sessions, WakeAdmission, WakeInbox } from "./wakes";
+import { Drainer, Interrupts, Sessions, WakeAdmission, WakeDelivery, WakeInbox } from "./wakes";
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
@@ -77,6 +77,8 @@ export class AgentWiring {
   /** Interactive sessions: inactivity TTL and explicit close. */
   readonly sessions: Sessions;
   readonly wakes: WakeAdmission;
+  /** The wake consumer's delivery: drained inline, watched only while something is still open (./wakes/delivery.ts). */
+  readonly delivery: WakeDelivery;
   readonly delegation: Delegation;
   /** The watchdog schedule, with the row it armed remembered (issue 12 §8). */
   readonly watchdog: Watchdog;
@@ -285,6 +287,14 @@ export class AgentWiring {
       interrupts: this.interrupts,
       turnsPerMinute: () => rateLimitsFrom(this.env.VIGIL_RATE_LIMITS).turnsPerMinutePerAgent,
       confirmSnapshot: (version, atMs) => this.snapshot.confirm(version, atMs),
+    });
+    this.delivery = new WakeDelivery({
+      admission: this.wakes,
+      drain: this.drain,
+      reported: () => this.forwarder.settled(),
+      nothingOpen: () => this.inbox.isEmpty() && !this.profile.get()?.config.lineage,
+      armWatchdog: () => this.watchdog.arm(),
+      reportWaitMs: config.run.deliveryReportWaitMs,
     });
     this.delegation = new Delegation({
       profile: this.profile,

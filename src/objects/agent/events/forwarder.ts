@@ -84,6 +84,8 @@ export class EventForwarder {
   private forced = false;
   /** A flush is scheduled and has not started yet (it will read everything after the cursor). */
   private waiting = false;
+  /** The last flush left something unsent: it failed, or a run held it back. */
+  private leftUnsent = false;
   /** Every run's end reads and writes the cursor and the pending row (the object's counter statements), and reads the events after the cursor: built once (issue 12 §8). */
   private readonly counters;
   private readonly eventsAfterQuery;
@@ -147,6 +149,16 @@ export class EventForwarder {
     return this.flushing === null && !this.dirty;
   }
 
+  /**
+   * Resolves once no flush is scheduled or under way: true when the tenant acknowledged everything sent and no part
+   * waits for it (the wake consumer's delivery decides on it whether the watchdog must cover the report).
+   */
+  async settled(): Promise<boolean> {
+    while (this.flushing) await this.flushing;
+    const { activities, outcomes } = this.pending();
+    return !this.leftUnsent && activities.length === 0 && outcomes.length === 0;
+  }
+
   /** A run settled: its report goes out now. */
   runSettled(): void {
     this.forced = true;
@@ -160,13 +172,17 @@ export class EventForwarder {
     }
     this.waiting = true;
     const flushing = new Promise((resolve) => setTimeout(resolve, 0))
-      .then(() => {
+      .then(async () => {
         this.waiting = false;
-        if (!this.forced && this.deps.holding()) return;
+        this.leftUnsent = !this.forced && this.deps.holding();
+        if (this.leftUnsent) return;
         this.forced = false;
-        return this.flushAll();
+        await this.flushAll();
       })
-      .catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "tenant event forwarding failed", agentId: this.deps.agentId(), error: String(error) })))
+      .catch((error: unknown) => {
+        this.leftUnsent = true;
+        console.error(JSON.stringify({ level: "error", msg: "tenant event forwarding failed", agentId: this.deps.agentId(), error: String(error) }));
+      })
       .finally(() => {
         this.waiting = false;
         this.flushing = null;
@@ -197,6 +213,7 @@ export class EventForwarder {
       report.calls = takeDoCalls(tenantId);
       if (this.deps.cut("agent.report.beforeSend")) {
         restoreDoCalls(tenantId, report.calls);
+        this.leftUnsent = true;
         return;
       }
       const sent = await this.deps.send(agentId, report).catch((error: unknown) => ({ ok: false as const, code: String(error) }));
@@ -205,7 +222,10 @@ export class EventForwarder {
         restoreDoCalls(tenantId, report.calls);
         throw new Error(`tenant refused the report: ${sent.code}`);
       }
-      if (this.deps.cut("agent.report.beforeAck")) return;
+      if (this.deps.cut("agent.report.beforeAck")) {
+        this.leftUnsent = true;
+        return;
+      }
       // Only what was sent: a run that ended while the report was in flight keeps its parts for the next one.
       // Dropped in memory only: the stored row loses them with its next write (the next run's end). Until then a
       // restart re-sends them, which adds nothing — the tenant records each numbered part once, exactly as after a

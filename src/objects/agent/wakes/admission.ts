@@ -118,19 +118,20 @@ export class WakeAdmission {
 
   /**
    * Duplicates of a known runKey are acknowledged and dropped; a wake for a dormant or destroyed agent is recorded and
-   * settles as skipped. `inline`: the wake consumer's delivery, whose caller waits for the answer anyway and holds its
-   * queue message until then — the run drains in the same stretch, so the wake and the run commit together (issue 12
-   * §7, session 13). Its answer leaves after that commit (output gate) or at the run's first await; a crash before it
-   * is a redelivery, deduplicated by runKey. Other callers (hooks, decisions, delegation) keep the macrotask, so a
-   * builtin-model run does not hold back their answer.
+   * settles as skipped. The drain starts on a macrotask, so a builtin-model run does not hold back the answer of
+   * hooks, decisions and delegation; the wake consumer's delivery admits with `admit` and drains itself (./delivery.ts).
    */
-  async enqueue(job: WakeJob, inline = false): Promise<Result<EnqueueOutcome>> {
+  async enqueue(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    const admitted = this.admit(job);
+    if (admitted.ok) this.deps.drain.start();
+    return admitted;
+  }
+
+  /** The admission alone: the caller starts the drain. */
+  admit(job: WakeJob): Result<EnqueueOutcome> {
     if (!this.deps.profile.get()) return failure("not_found", "agent not found");
     if (job.snapshot) this.deps.confirmSnapshot?.(job.snapshot.version, job.snapshot.at);
-    const outcome = this.deps.inbox.enqueue(job);
-    if (inline) this.deps.drain.startInline();
-    else this.deps.drain.start();
-    return { ok: true, ...outcome };
+    return { ok: true, ...this.deps.inbox.enqueue(job) };
   }
 }
 

@@ -19,15 +19,30 @@ export class Drainer {
   }
 
   /**
-   * Drains right behind the caller, in its own stretch of work: for a streaming turn, whose caller waits for the run's
-   * frames anyway, and for the wake consumer's delivery, which waits for its answer anyway (session 13). The admission
-   * and the run's writes then commit together, one commit less per turn or wake (issue 12 §7, §8; each is an fsync
-   * locally, replication in production); a run that awaits I/O (a remote model) lets the answer go back at its first
-   * await, as before.
+   * Drains right behind the caller, in its own stretch of work, for a streaming turn, whose caller waits for the run's
+   * frames anyway: the admission and the run's writes then commit together, one commit less per turn (issue 12 §8; an
+   * fsync locally, replication in production); a run that awaits I/O (a remote model) lets the answer go back at its
+   * first await, as before.
    */
   startInline(): void {
-    this.deps.waitUntil(Promise.resolve().then(() => this.deps.kick()).catch(failed));
+    this.deps.waitUntil(this.drainInline());
     this.deps.armWatchdog();
+  }
+
+  /**
+   * `startInline` for the wake consumer's delivery (./delivery.ts), without the watchdog: the delivery arms it only if
+   * the run or its report is still open when it answers. Resolves when this drain is over (never rejects).
+   */
+  startUnwatched(): Promise<void> {
+    const drained = this.drainInline();
+    this.deps.waitUntil(drained);
+    return drained;
+  }
+
+  private drainInline(): Promise<void> {
+    return Promise.resolve()
+      .then(() => this.deps.kick())
+      .catch(failed);
   }
 }
 

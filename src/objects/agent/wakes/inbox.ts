@@ -248,6 +248,11 @@ export class WakeInbox {
     return this.held;
   }
 
+  /** No wake is left, parked ones included: the kept count when known, else `pendingCount`. */
+  isEmpty(): boolean {
+    return (this.held ?? this.pendingCount()) === 0;
+  }
+
   readyCount(): number {
     return this.pending(1).length;
   }
