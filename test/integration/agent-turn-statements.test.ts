@@ -14,10 +14,11 @@ import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse } f
  * and the planner's totals kept exact in memory (rows/memory-copy.ts); the inbox's kept count answers the admission's
  * "other wakes on the thread", the run's companions and the drain's last read; the cursor and the pending report parts
  * are one upsert; a model call's attempt and usage rows are one insert. 29 since session 13: compaction's pump keeps
- * "no job open" from its last read (compaction/jobs.ts). The bound leaves a little room: reads put back on the path
- * fail it. Counted, not timed.
+ * "no job open" from its last read (compaction/jobs.ts). 27 since session 14: the report hydrates the run's events
+ * from the appends the log kept (events/recent-appends.ts), not by reading their messages and run back. The bound
+ * leaves a little room: reads put back on the path fail it. Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 31;
+const MAX_AGENT_STATEMENTS_PER_TURN = 28;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });

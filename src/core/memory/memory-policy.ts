@@ -132,6 +132,14 @@ const ENCODE_MAX_UNITS = 32 * 1024;
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(3 * 1024);
 
+/** A UTF-16 surrogate without its pair (`String.prototype.isWellFormed` is not in the project's TypeScript lib). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether SQLite would store `text` differently from the string itself: a lone surrogate becomes U+FFFD in UTF-8. */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
 /**
  * UTF-8 length of `text` without allocating an encoded copy: the native encoder into a kept buffer, or for a long text
  * a UTF-16 code-unit loop (the string iterator, one string allocation per code point, made token counting most of a

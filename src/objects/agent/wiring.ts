@@ -126,6 +126,7 @@ export class AgentWiring {
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
       hydrate: (rows) => this.events.hydrate(rows),
+      acknowledged: (seq) => this.events.recent.dropThrough(seq),
       cut: (point) => {
         if (!this.faults.consume(point)) return false;
         this.ctx.abort(`injected crash at ${point}`);
@@ -360,6 +361,7 @@ export class AgentWiring {
     this.profile.forget();
     this.inbox.forget();
     this.forwarder.discard();
+    this.events.recent.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();

@@ -6,6 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
+import { RecentAppends } from "./recent-appends";
 import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
@@ -61,6 +62,8 @@ export class EventLog {
   private readonly runAfterQuery;
   /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` rendered per call. */
   private readonly insertQuery;
+  /** What this instance appended and the tenant has not acknowledged yet: hydrated without reads (./recent-appends.ts). */
+  readonly recent = new RecentAppends();
 
   constructor(
     private readonly db: Db,
@@ -85,6 +88,7 @@ export class EventLog {
     const createdAt = nowIso();
     const row = this.insertQuery.get({ type, runKey, data: JSON.stringify(storedEventData(type, runKey, data)), createdAt })!;
     const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
+    this.recent.keep(event);
     this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);
     return event;
@@ -107,7 +111,7 @@ export class EventLog {
 
   /** Stored rows → the events as appended (references resolved). */
   hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
-    return hydrateEvents(this.db, this.agentId(), rows);
+    return hydrateEvents(this.db, this.agentId(), rows, (row) => this.recent.of(row));
   }
 
   /**

@@ -2,7 +2,7 @@ import { sql, type InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { leanSite } from "../../shared/statements/statement-sites";
-import { toMessage, toRun, messageRow } from "../rows";
+import { MemoryCopyStale, memoryCopyVerified, toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
 /**
@@ -65,8 +65,27 @@ function buildReferenceQueries(db: AgentDb) {
   return { messages: MESSAGES.bind(db), runs: RUNS.bind(db) };
 }
 
-/** Rows → public events, resolving references with one indexed read per kind per batch. */
-export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): AgentEvent[] {
+/**
+ * Rows → public events, resolving references with one indexed read per kind per batch. `kept`: the event as this
+ * instance appended it, when it still holds it (./recent-appends.ts); such a row needs no reference read. Test
+ * deployments hydrate every row afresh as well and throw `MemoryCopyStale` when a kept event differs.
+ */
+export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[], kept?: (row: EventRow) => AgentEvent | undefined): AgentEvent[] {
+  const known = kept ? rows.map(kept) : [];
+  if (known.every((event) => event === undefined)) return readEvents(db, agentId, rows);
+  const verifying = memoryCopyVerified();
+  const read = readEvents(db, agentId, verifying ? rows : rows.filter((_row, i) => known[i] === undefined));
+  if (verifying) {
+    known.forEach((event, i) => {
+      if (event && JSON.stringify(event) !== JSON.stringify(read[i])) throw new MemoryCopyStale("appended event", event, read[i]);
+    });
+    return rows.map((_row, i) => known[i] ?? read[i]!);
+  }
+  let next = 0;
+  return rows.map((_row, i) => known[i] ?? read[next++]!);
+}
+
+function readEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): AgentEvent[] {
   const messageIds: string[] = [];
   const runKeys: string[] = [];
   for (const row of rows) {

@@ -60,6 +60,8 @@ export interface ForwarderDeps {
   cut: (point: "agent.report.beforeSend" | "agent.report.beforeAck") => boolean;
   /** Stored rows → events as appended (stored events refer to messages and runs; ./event-refs.ts). */
   hydrate: (rows: ReadonlyArray<typeof schema.events.$inferSelect>) => AgentEvent[];
+  /** The tenant acknowledged the log through `seq` (the event log drops what it kept of those appends). */
+  acknowledged: (seq: number) => void;
 }
 
 /**
@@ -238,6 +240,7 @@ export class EventForwarder {
     }
     // Only forward: the cursor may have moved on while the report was in flight.
     if (rows.length > 0 && rows[rows.length - 1]!.seq > this.cursor()) this.setCursor(rows[rows.length - 1]!.seq);
+    if (rows.length > 0) this.deps.acknowledged(rows[rows.length - 1]!.seq);
     if (rows.length === BATCH) this.again = true;
   }
 

@@ -6,7 +6,7 @@ import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
 import { toMessage, memoryCopy, messageRow, pageRowOf, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS, type MemoryCopy } from "../rows";
-import { utf8ByteLength } from "../../../core/memory/memory-policy";
+import { hasLoneSurrogate, utf8ByteLength } from "../../../core/memory/memory-policy";
 import type { AgentDb } from "../types";
 import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 
@@ -41,9 +41,6 @@ const INSERT = rawSite<{ seq: number; prev: string | null }>(
       WHERE 1 ON CONFLICT ("id") DO NOTHING
       RETURNING "seq" AS "seq", (SELECT "q"."id" FROM "messages" "q" WHERE "q"."thread_id" = "messages"."thread_id" AND "q"."seq" < "messages"."seq" ORDER BY "q"."seq" DESC LIMIT 1) AS "prev"`,
 );
-
-/** A UTF-16 surrogate without its pair (`String.prototype.isWellFormed` is not in the project's TypeScript lib). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Immutable, linked message rows. Ids are deterministic (derived from the runKey by the caller),
@@ -113,7 +110,7 @@ export class History {
    * U+FFFD) is not kept: the thread is read afresh instead.
    */
   private keep(row: typeof schema.messages.$inferSelect, text: string | null, content: string | null, metadata: string): void {
-    if (text !== null && LONE_SURROGATE.test(text)) return this.copy.forgetThread(row.threadId);
+    if (text !== null && hasLoneSurrogate(text)) return this.copy.forgetThread(row.threadId);
     // The planner's TOKENS_SQL: (UTF-8 bytes of text and content + 3) / 4 in integers, + 4.
     const tokens = Math.floor((utf8ByteLength(text ?? "") + utf8ByteLength(content ?? "") + 3) / 4) + 4;
     this.copy.appended(row.threadId, row.kind, pageRowOf({ ...row, text, content, metadata }), tokens);
