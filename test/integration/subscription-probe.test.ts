@@ -31,6 +31,18 @@ function orQuery(db: TenantDb, probes: readonly IndexProbe[], agentId: string): 
   return row !== undefined;
 }
 
+/** Records every statement the object's storage runs until `restore`. */
+function recordStatements(state: DurableObjectState): { seen: Array<{ query: string; args: unknown[] }>; restore(): void } {
+  const sqlStorage = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
+  const original = sqlStorage.exec;
+  const seen: Array<{ query: string; args: unknown[] }> = [];
+  sqlStorage.exec = (query: string, ...args: unknown[]) => {
+    seen.push({ query, args });
+    return original.call(state.storage.sql, query, ...args);
+  };
+  return { seen, restore: () => (sqlStorage.exec = original) };
+}
+
 const runProbes = (agent: { id: string }, messages: boolean) =>
   indexProbes({ typedTokens: agentTokens({ id: agent.id, kind: "coach", lifecycle: "active" }, [SemanticKeys.agentStateChangedNotification, ...(messages ? [SemanticKeys.agentMessageAppendedNotification] : [])]) });
 
@@ -89,19 +101,13 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
     const reporter = await createAgent(key);
     const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
     const plan = await runInDurableObject(stub, (instance: TenantDO, state) => {
-      const sqlStorage = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
-      const original = sqlStorage.exec;
-      const seen: Array<{ query: string; args: unknown[] }> = [];
-      sqlStorage.exec = (query: string, ...args: unknown[]) => {
-        seen.push({ query, args });
-        return original.call(state.storage.sql, query, ...args);
-      };
+      const { seen, restore } = recordStatements(state);
       // The agent's own subscription on its id: a held token, so the probe is asked of SQLite (session 14).
       instance.parts.subscriptions.create(reporter.id, { tokens: [tokens.entityId(reporter.id)] });
       try {
         expect(instance.parts.subscriptions.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(false);
       } finally {
-        sqlStorage.exec = original;
+        restore();
       }
       const probes = seen.filter((statement) => statement.query.includes("json_each"));
       expect(probes).toHaveLength(1);
@@ -121,20 +127,15 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
     const follower = await createAgent(key, { displayName: "Follower" });
     const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
     await runInDurableObject(stub, (instance: TenantDO, state) => {
-      const sqlStorage = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
-      const original = sqlStorage.exec;
-      let probed = 0;
-      sqlStorage.exec = (query: string, ...args: unknown[]) => {
-        if (query.includes("json_each")) probed++;
-        return original.call(state.storage.sql, query, ...args);
-      };
+      const { seen, restore } = recordStatements(state);
+      const probes = () => seen.filter((statement) => statement.query.includes("json_each")).length;
       const Store = instance.parts.subscriptions.constructor as new (db: TenantDb) => TenantDO["parts"]["subscriptions"];
       try {
         // A follower of a journal token only: nothing the reporter's run carries is held.
         const store = new Store(instance.parts.db);
         store.create(follower.id, { tokens: [tokens.entityId("jr_some_task")] });
         expect(store.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(false);
-        expect(probed).toBe(0);
+        expect(probes()).toBe(0);
 
         // 20 000 index rows (of no live subscription) that sort before every real token, then a follower of the
         // reporter's id: a store started now cannot keep the tokens, so it asks, and finds the follower.
@@ -143,9 +144,9 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
         store.create(follower.id, { tokens: [tokens.entityId(reporter.id)] });
         const restarted = new Store(instance.parts.db);
         expect(restarted.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(true);
-        expect(probed).toBe(1);
+        expect(probes()).toBe(1);
       } finally {
-        sqlStorage.exec = original;
+        restore();
       }
     });
   });
