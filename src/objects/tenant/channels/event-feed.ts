@@ -21,11 +21,7 @@ export class EventFeed {
    * (a run report) writes its part numbers in the same stretch; it passes the answer to `afterCommit` once done.
    */
   appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
-    // Every run report comes here (issue 12 §7, session 14). When no live endpoint takes any of the batch's types (the
-    // common case) the insert is all there is to do, and one statement is atomic alone: no transaction around it.
-    // The appended events are a subset of these, so none of them would have matched either.
-    if (this.outbound.matchesNone(events)) return this.log.appendAgentEvents(agentId, events);
-    // Without drizzle's transaction object (statements/sync-transaction.ts), one connection either way.
+    // Every run report comes here: without drizzle's transaction object (statements/sync-transaction.ts), one connection either way.
     return syncTransaction(this.db, () => {
       const added = this.log.appendAgentEvents(agentId, events);
       this.outbound.match(this.db, added);

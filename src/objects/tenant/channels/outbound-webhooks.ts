@@ -47,11 +47,6 @@ export class OutboundDeliveries {
 
   constructor(private readonly deps: OutboundDeps) {}
 
-  /** Whether `match` would record no delivery for any of these events: no live endpoint takes one of their types. */
-  matchesNone(events: readonly { type: string }[]): boolean {
-    return this.deps.endpoints.active().every((endpoint) => events.every((event) => !matchesEventType(endpoint.eventTypes, event.type)));
-  }
-
   /**
    * Inside the caller's transaction (the one that appended the events): a delivery for every
    * matching endpoint. The payload is projected and guarded here; a guard violation is recorded as
