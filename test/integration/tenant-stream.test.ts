@@ -1,7 +1,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { tenantStub } from "../../src/objects/shared/stubs";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, eventually, parseSse as parseSseFrames, readSseUntil, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, inDo, parseSse as parseSseFrames, readSseUntil, waitForRun } from "./helpers";
 
 type Frame = { id?: number; event: string; data: any };
 
@@ -170,8 +170,9 @@ describe("GET /v1/events/stream (tenant-wide)", () => {
       await reader.cancel();
       return parseSseFrames(text);
     };
-    const seen = await runInDurableObject(env.TENANT.get(env.TENANT.idFromName(tenantId)), async (tenant: any, state) => {
-      const tip = state.storage.sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM tenant_events").one().seq ?? 0;
+    type Seen = { tip: number; all: Frame[]; narrowed: Frame[]; buffered: Frame[] };
+    const seen = await inDo<Promise<Seen>>(env.TENANT.get(env.TENANT.idFromName(tenantId)), async (tenant, state) => {
+      const tip = Number(state.storage.sql.exec("SELECT coalesce(max(seq), 0) AS seq FROM tenant_events").one().seq);
       // Live: subscribed, and its replay (nothing after the tip) over before the reports.
       const all = tenant.parts.tenantEvents.subscribe(tip, null);
       const narrowed = tenant.parts.tenantEvents.subscribe(tip, [mine.id]);
