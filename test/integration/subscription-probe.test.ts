@@ -31,6 +31,18 @@ function orQuery(db: TenantDb, probes: readonly IndexProbe[], agentId: string): 
   return row !== undefined;
 }
 
+/** Records every statement the object's storage runs until `restore`. */
+function recordStatements(state: DurableObjectState): { seen: Array<{ query: string; args: unknown[] }>; restore(): void } {
+  const sqlStorage = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
+  const original = sqlStorage.exec;
+  const seen: Array<{ query: string; args: unknown[] }> = [];
+  sqlStorage.exec = (query: string, ...args: unknown[]) => {
+    seen.push({ query, args });
+    return original.call(state.storage.sql, query, ...args);
+  };
+  return { seen, restore: () => (sqlStorage.exec = original) };
+}
+
 const runProbes = (agent: { id: string }, messages: boolean) =>
   indexProbes({ typedTokens: agentTokens({ id: agent.id, kind: "coach", lifecycle: "active" }, [SemanticKeys.agentStateChangedNotification, ...(messages ? [SemanticKeys.agentMessageAppendedNotification] : [])]) });
 
@@ -89,20 +101,17 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
     const reporter = await createAgent(key);
     const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
     const plan = await runInDurableObject(stub, (instance: TenantDO, state) => {
-      const sqlStorage = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
-      const original = sqlStorage.exec;
-      const seen: Array<{ query: string; args: unknown[] }> = [];
-      sqlStorage.exec = (query: string, ...args: unknown[]) => {
-        seen.push({ query, args });
-        return original.call(state.storage.sql, query, ...args);
-      };
+      const { seen, restore } = recordStatements(state);
+      // The agent's own subscription on its id: a held token, so the probe is asked of SQLite (session 14).
+      instance.parts.subscriptions.create(reporter.id, { tokens: [tokens.entityId(reporter.id)] });
       try {
-        instance.parts.subscriptions.anyOtherSubscriber(runProbes(reporter, true), reporter.id);
+        expect(instance.parts.subscriptions.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(false);
       } finally {
-        sqlStorage.exec = original;
+        restore();
       }
-      expect(seen).toHaveLength(1);
-      const { query, args } = seen[0]!;
+      const probes = seen.filter((statement) => statement.query.includes("json_each"));
+      expect(probes).toHaveLength(1);
+      const { query, args } = probes[0]!;
       return state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...(args as SqlStorageValue[])).toArray().map((row) => row.detail);
     });
     // json_each drives the loop; every probe looks subscription_tokens up by its key prefix, then the joins by primary key.
@@ -110,5 +119,35 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
     expect(plan.filter((line) => /subscription_tokens|\bt\b/.test(line) && !/SEARCH t USING COVERING INDEX sqlite_autoindex_subscription_tokens_1 \(token_class=\? AND token_namespace=\? AND token_value=\?\)/.test(line)), plan.join("\n")).toEqual([]);
     expect(plan.some((line) => /SEARCH t USING COVERING INDEX sqlite_autoindex_subscription_tokens_1 \(token_class=\? AND token_namespace=\? AND token_value=\?\)/.test(line)), plan.join("\n")).toBe(true);
     expect(plan.some((line) => /^SCAN (t|s|a)\b/.test(line)), plan.join("\n")).toBe(false);
+  });
+
+  it("asks no statement when no probe's token is in the index, and every probe once the index is too large to keep its tokens (session 14)", async () => {
+    const { tenantId, key } = await createTenant("subscription-probe-held");
+    const reporter = await createAgent(key, { displayName: "Reporter" });
+    const follower = await createAgent(key, { displayName: "Follower" });
+    const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+    await runInDurableObject(stub, (instance: TenantDO, state) => {
+      const { seen, restore } = recordStatements(state);
+      const probes = () => seen.filter((statement) => statement.query.includes("json_each")).length;
+      const Store = instance.parts.subscriptions.constructor as new (db: TenantDb) => TenantDO["parts"]["subscriptions"];
+      try {
+        // A follower of a journal token only: nothing the reporter's run carries is held.
+        const store = new Store(instance.parts.db);
+        store.create(follower.id, { tokens: [tokens.entityId("jr_some_task")] });
+        expect(store.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(false);
+        expect(probes()).toBe(0);
+
+        // 20 000 index rows (of no live subscription) that sort before every real token, then a follower of the
+        // reporter's id: a store started now cannot keep the tokens, so it asks, and finds the follower.
+        state.storage.sql.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+          INSERT INTO subscription_tokens (token_class, token_namespace, token_value, subscription_id, agent_id) SELECT '!filler', '-', printf('%05d', i), 'sub_filler', 'ag_filler' FROM n`);
+        store.create(follower.id, { tokens: [tokens.entityId(reporter.id)] });
+        const restarted = new Store(instance.parts.db);
+        expect(restarted.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(true);
+        expect(probes()).toBe(1);
+      } finally {
+        restore();
+      }
+    });
   });
 });

@@ -30,7 +30,8 @@ async function counted<T>(tenantId: string, call: (instance: TenantDO) => Promis
     const original = sql.exec;
     const statements: string[] = [];
     sql.exec = (query: string, ...args: unknown[]) => {
-      statements.push(query);
+      // A report's numbering row is named by its binding (the shared counters read serves the snapshot version too).
+      statements.push(typeof args[0] === "string" && args[0].startsWith("run-report:") ? `${query} -- ${args[0]}` : query);
       return original.call(state.storage.sql, query, ...args);
     };
     try {
@@ -96,7 +97,8 @@ describe("reportRun statement count (issue 12 §8)", () => {
     // An agent by that id starts over: its first events and parts are new to the tenant, not a re-send.
     const again = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 1)));
     expect(again.result).toMatchObject({ ok: true, recorded: 8 });
-    expect(again.statements.filter((q) => /^select .*from "?counters/i.test(q))).toHaveLength(1);
+    // Its row went with its entry, and the kept numbering still holds every row (session 14): nothing to read.
+    expect(again.statements.filter((q) => /^select .*from "?counters/i.test(q))).toHaveLength(0);
   });
 
   it("a webhook endpoint created or deleted between reports is matched at once (the endpoint cache and the skipped scan are exact)", async () => {
@@ -116,6 +118,85 @@ describe("reportRun statement count (issue 12 §8)", () => {
     expect((await api("DELETE", `/v1/webhooks/${created.body.id}`, { key })).status).toBe(200);
     await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 3, 30_001)));
     expect(await deliveries()).toEqual({ total: 1, unqueued: 0 });
+  });
+});
+
+/** A fresh TenantDO on the object's storage: the next activation after an eviction, with nothing kept in memory. */
+async function restarted<T>(tenantId: string, call: (instance: TenantDO) => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  return counted(tenantId, async (instance) => {
+    const state = (instance as unknown as { ctx: DurableObjectState }).ctx;
+    const Reactivated = instance.constructor as new (state: DurableObjectState, env: unknown) => TenantDO;
+    return call(new Reactivated(state, env));
+  });
+}
+
+/** Reads of report numbering rows: the start's read of all of them, or one agent's. */
+const counterReads = (statements: string[]) => statements.filter((q) => /^select .*from "?counters.*run-report/i.test(q));
+const runsCompleted = async (tenantId: string) => metric((await counted(tenantId, async (tenant) => tenant.metricsText([]))).result, 'vigil_runs_total{outcome="completed"}');
+
+describe("report numbering after the object's start (issue 12 §7, session 14)", () => {
+  it("the first report reads every agent's numbering once: a re-sent part is still skipped, a new agent's report reads nothing more", async () => {
+    const { tenantId, key } = await createTenant("report-numbering-load");
+    const known = await createAgent(key);
+    const fresh = await createAgent(key);
+    await counted(tenantId, (tenant) => tenant.reportRun(known.id, chatTurnReport(known, 1, 10_001)));
+    expect(await runsCompleted(tenantId)).toBe(1);
+
+    const { result } = await restarted(tenantId, async (tenant) => {
+      // The agent re-sends its part 1 (its cursor was not stored) with part 2: only part 2 is new.
+      const resent = { ...chatTurnReport(known, 2, 20_001), outcomes: [...chatTurnReport(known, 1, 10_001).outcomes, ...chatTurnReport(known, 2, 20_001).outcomes] };
+      const first = await counted(tenantId, () => tenant.reportRun(known.id, resent));
+      // An agent reporting for the first time: the numbering read at the start already says it has no row.
+      const second = await counted(tenantId, () => tenant.reportRun(fresh.id, chatTurnReport(fresh, 1, 30_001)));
+      return { first, second };
+    });
+    expect(result.first.result).toMatchObject({ ok: true, recorded: 8 });
+    expect(counterReads(result.first.statements), result.first.statements.join("\n")).toHaveLength(1);
+    expect(result.second.result).toMatchObject({ ok: true, recorded: 8 });
+    expect(counterReads(result.second.statements), result.second.statements.join("\n")).toHaveLength(0);
+    // Three statements: events insert, part numbers upsert, metrics upsert (no subscription holds any of its tokens,
+    // which the kept index tokens answer: alertness/held-tokens.ts).
+    expect(result.second.statements, result.second.statements.join("\n")).toHaveLength(3);
+    expect(await runsCompleted(tenantId)).toBe(3);
+  });
+
+  it("with more numbering rows than the start reads at once, an agent's row is read at its report (a re-sent part is skipped)", async () => {
+    const { tenantId, key } = await createTenant("report-numbering-many");
+    const agent = await createAgent(key);
+    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
+    // Rows of 2 001 other agents whose keys sort before this agent's, so its row is past what one read takes.
+    const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
+    await runInDurableObject(stub, (_instance: TenantDO, state) => {
+      state.storage.sql.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2001)
+        INSERT INTO counters (key, state) SELECT 'run-report:!' || printf('%05d', i), '{"seq":4,"events":9}' FROM n`);
+    });
+    const { result } = await restarted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
+    expect(result).toMatchObject({ ok: true, recorded: 0 });
+    expect(await runsCompleted(tenantId)).toBe(1);
+  });
+
+  it("a report that throws part-way leaves the kept numbering incomplete: the agent's row is read again, and nothing counts twice", async () => {
+    const { tenantId, key } = await createTenant("report-numbering-throw");
+    const agent = await createAgent(key);
+    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
+    // Part 2's numbering row is written, then the activity's recording fails: the report's outcome never reaches the metrics.
+    const thrown = await counted(tenantId, async (tenant) => {
+      const parts = (tenant as unknown as { parts: { agentActivity: { recordRun(...args: unknown[]): boolean } } }).parts;
+      const recordRun = parts.agentActivity.recordRun;
+      parts.agentActivity.recordRun = () => {
+        throw new Error("injected");
+      };
+      try {
+        return await tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)).then(() => "answered", (error: Error) => error.message);
+      } finally {
+        parts.agentActivity.recordRun = recordRun;
+      }
+    });
+    expect(thrown.result).toBe("injected");
+    // The agent re-sends part 2: its stored numbering (already at part 2) is read, not taken for "no row".
+    const again = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
+    expect(counterReads(again.statements)).toHaveLength(1);
+    expect(again.result).toMatchObject({ ok: true, recorded: 0 });
   });
 });
 

@@ -1,7 +1,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { tenantStub } from "../../src/objects/shared/stubs";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, eventually, readSseUntil, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, inDo, parseSse as parseSseFrames, readSseUntil, waitForRun } from "./helpers";
 
 type Frame = { id?: number; event: string; data: any };
 
@@ -153,6 +153,48 @@ describe("GET /v1/events/stream (tenant-wide)", () => {
     // The agent restarted with its cursor before them: it re-sends them with a new one.
     expect(await report([event(9_101), event(9_102), event(9_103)])).toMatchObject({ ok: true, recorded: 1 });
     expect((await rows("SELECT agent_seq AS agentSeq FROM tenant_events WHERE agent_id = ? ORDER BY seq")).map((row) => row.agentSeq)).toEqual([9_103]);
+  });
+
+  it("a published report reaches each live subscriber in seq order, whole, and a narrowed stream only its agent's (session 14: one write per subscriber)", async () => {
+    const { tenantId, key } = await createTenant("stream-publish");
+    const mine = await createAgent(key);
+    const other = await createAgent(key);
+    const types = ["message.appended", "run.started", "state.changed", "message.appended", "run.completed"];
+    const events = (from: number, count: number) => types.slice(0, count).map((type, i) => ({ seq: from + i, type, runKey: "rk_publish", data: { i }, createdAt: new Date().toISOString() }));
+    const report = (agentId: string, from: number, count: number) => ({ events: events(from, count), agent: null, activities: [], outcomes: [], calls: [] });
+    const read = async (stream: ReadableStream<Uint8Array>, frames: number) => {
+      const reader = stream.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      while (parseSseFrames(text).length < frames) text += decoder.decode((await reader.read()).value);
+      await reader.cancel();
+      return parseSseFrames(text);
+    };
+    type Seen = { tip: number; all: Frame[]; narrowed: Frame[]; buffered: Frame[] };
+    const seen = await inDo<Promise<Seen>>(env.TENANT.get(env.TENANT.idFromName(tenantId)), async (tenant, state) => {
+      const tip = Number(state.storage.sql.exec("SELECT coalesce(max(seq), 0) AS seq FROM tenant_events").one().seq);
+      // Live: subscribed, and its replay (nothing after the tip) over before the reports.
+      const all = tenant.parts.tenantEvents.subscribe(tip, null);
+      const narrowed = tenant.parts.tenantEvents.subscribe(tip, [mine.id]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Subscribed in the same stretch as the first report: its events wait in the buffer until the replay is over.
+      const buffered = tenant.parts.tenantEvents.subscribe(tip, [mine.id]);
+      expect(await tenant.reportRun(mine.id, report(mine.id, 501, 5))).toMatchObject({ ok: true, recorded: 5 });
+      expect(await tenant.reportRun(other.id, report(other.id, 701, 3))).toMatchObject({ ok: true, recorded: 3 });
+      expect(await tenant.reportRun(mine.id, report(mine.id, 506, 2))).toMatchObject({ ok: true, recorded: 2 });
+      return { tip, all: await read(all, 10), narrowed: await read(narrowed, 7), buffered: await read(buffered, 7) };
+    });
+    const expected = [
+      ...events(501, 5).map((e) => [mine.id, e.seq, e.type]),
+      ...events(701, 3).map((e) => [other.id, e.seq, e.type]),
+      ...events(506, 2).map((e) => [mine.id, e.seq, e.type]),
+    ];
+    expect(seen.all.map((f) => [f.data.agentId, f.data.agentSeq, f.event])).toEqual(expected);
+    expect(seen.all.map((f) => f.id)).toEqual(expected.map((_, i) => seen.tip + 1 + i));
+    for (const frame of seen.all) expect(frame.data.seq).toBe(frame.id);
+    const minePart = seen.all.filter((f) => f.data.agentId === mine.id);
+    expect(seen.narrowed).toEqual(minePart);
+    expect(seen.buffered).toEqual(minePart);
   });
 
   it("rejects a malformed cursor with 400 and another tenant sees none of it", async () => {

@@ -12,6 +12,7 @@ import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";
 import { lean, rawStatement } from "../../shared/statements/lean-query";
+import { HeldTokens } from "./held-tokens";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
 export const MAX_SUBSCRIPTIONS_PER_AGENT = 100;
@@ -32,8 +33,11 @@ export class SubscriptionStore {
   private readonly candidatesQuery;
   /** Every run report asks it (issue 12 §8, session 11): one statement for any number of probes, rendered once. */
   private readonly otherSubscriberQuery;
+  /** The index's tokens (a superset), so a report whose tokens nobody holds asks no statement (session 14). */
+  private readonly heldTokens: HeldTokens;
 
   constructor(private readonly db: TenantDb) {
+    this.heldTokens = new HeldTokens(db);
     const t = schema.subscriptionTokens;
     const s = schema.subscriptions;
     const a = schema.agentDirectory;
@@ -98,6 +102,9 @@ export class SubscriptionStore {
       ...(spec.eligibility ? { eligibility: spec.eligibility } : {}),
       ...(spec.sessionId ? { sessionId: spec.sessionId } : {}),
     };
+    const rows = indexRows(subscription);
+    // Before the insert: the kept tokens stay a superset whatever happens to the transaction.
+    this.heldTokens.add(rows);
     this.db.transaction((tx) => {
       tx.insert(schema.subscriptions)
         .values({
@@ -110,7 +117,7 @@ export class SubscriptionStore {
           createdAt: subscription.createdAt,
         })
         .run();
-      for (const row of indexRows(subscription)) {
+      for (const row of rows) {
         tx.insert(schema.subscriptionTokens)
           .values({ tokenClass: row.tokenClass, tokenNamespace: row.tokenNamespace, tokenValue: row.tokenValue, subscriptionId: row.subscriptionId, agentId: row.agentId })
           .run();
@@ -177,7 +184,7 @@ export class SubscriptionStore {
    * on every run report). Each probe is a primary-key prefix lookup of `subscription_tokens`.
    */
   anyOtherSubscriber(probes: readonly IndexProbe[], agentId: string): boolean {
-    if (probes.length === 0) return false;
+    if (probes.length === 0 || this.heldTokens.noneHeld(probes)) return false;
     const triples = probes.map((probe) => [probe.tokenClass, probe.tokenNamespace, probe.tokenValue]);
     return this.otherSubscriberQuery.get({ probes: JSON.stringify(triples), agentId }) !== undefined;
   }

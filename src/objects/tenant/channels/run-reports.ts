@@ -1,8 +1,10 @@
+import { sql } from "drizzle-orm";
 import type { Agent } from "../../../schema/agents/agents";
 import type { Result } from "../../../core/runtime/result";
 import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/contracts";
 import { takeDoCalls } from "../../shared/call-meter";
 import { counterStatements } from "../../shared/counters";
+import { rawSite } from "../../shared/statements/statement-sites";
 import type { EventFeed } from "./event-feed";
 import { TenantMetrics } from "./metrics";
 import type { TenantDb } from "../types";
@@ -10,8 +12,20 @@ import type { TenantDb } from "../types";
 /** How many agents' report numbering a tenant keeps in memory (./run-reports.ts `RunReports.kept`). */
 const KEPT_AGENTS = 10_000;
 
+/** How many numbering rows the first report after the object's start reads at once (./run-reports.ts `RunReports.load`). */
+const LOADED_AGENTS = 2_000;
+
 /** The highest report-part number and agent event seq recorded for an agent (tenant `counters`; removed when the agent is erased). */
 export const reportedPartKey = (agentId: string) => `run-report:${agentId}`;
+
+/**
+ * Every agent's numbering row, up to `limit`, in one statement: the keys are `run-report:` + id, a range of the primary
+ * key (`;` follows `:`). The two numbers are taken out in SQL, so no row's JSON is parsed in JavaScript.
+ */
+const READ_ALL = rawSite<{ key: string; seq: SqlStorageValue; events: SqlStorageValue }>(
+  "tenant.runReports.readAll",
+  () => sql`SELECT "key", "state" ->> '$.seq' AS "seq", "state" ->> '$.events' AS "events" FROM "counters" WHERE "key" >= 'run-report:' AND "key" < 'run-report;' LIMIT ${sql.placeholder("limit")}`,
+);
 
 export interface RunReportsDeps {
   db: TenantDb;
@@ -43,10 +57,24 @@ export class RunReports {
    */
   private readonly kept = new Map<string, { seq: number; events: number }>();
 
+  /**
+   * Whether `kept` holds an entry for EVERY numbering row in the table, so an agent without an entry has no row (issue
+   * 12 §7: in a fan-out each woken agent reports for the first time since the object started, and each first report
+   * read its row, most often to find none). Set by `load`, the first report's one read of all rows when there are at
+   * most `LOADED_AGENTS`; kept true by `record` (each report's row is its entry once the report's synchronous part is
+   * through; a throw before that leaves it false) and by an agent's erasure (row and entry go together); false once the
+   * map starts over or every row is gone (the next report loads again).
+   */
+  private complete = false;
+  private loaded = false;
+
   /** The rows are gone: one agent's (its erasure), or every agent's. */
   forget(agentId?: string): void {
-    if (agentId === undefined) this.kept.clear();
-    else this.kept.delete(agentId);
+    if (agentId === undefined) {
+      this.kept.clear();
+      this.complete = false;
+      this.loaded = false;
+    } else this.kept.delete(agentId);
   }
 
   /**
@@ -63,6 +91,8 @@ export class RunReports {
     const last = this.reported(agentId);
     // Dropped until this report's writes are through: a throw between them and the end leaves the row to be read.
     this.kept.delete(agentId);
+    const complete = this.complete;
+    this.complete = false;
     const events = report.events.filter((event) => event.seq > last.events);
     const appended = events.length > 0 ? this.deps.feed.appendAgentEvents(agentId, events) : [];
     const fresh = <T extends { seq?: number }>(parts: T[]) => parts.filter((part) => part.seq === undefined || part.seq > last.seq);
@@ -77,6 +107,7 @@ export class RunReports {
       ...TenantMetrics.callIncrements([...report.calls, ...takeDoCalls(this.deps.tenantId())]),
     ]);
     if (this.kept.size >= KEPT_AGENTS) this.kept.clear();
+    else this.complete = complete;
     this.kept.set(agentId, { seq: top, events: eventsTop });
     await this.deps.feed.afterCommit(appended);
     // A report whose activity no other agent follows records no batch: nothing new to dispatch (issue 12 §8). The
@@ -87,10 +118,22 @@ export class RunReports {
 
   /** The highest report part and agent event seq recorded for the agent (0: none; a row from before session 10 has no `events`). */
   private reported(agentId: string): { seq: number; events: number } {
+    if (!this.loaded) this.load();
     const known = this.kept.get(agentId);
     if (known) return known;
+    if (this.complete) return { seq: 0, events: 0 };
     const state = counterStatements(this.deps.db).read.get({ key: reportedPartKey(agentId) })?.state;
-    return { seq: typeof state?.seq === "number" ? state.seq : 0, events: typeof state?.events === "number" ? state.events : 0 };
+    return { seq: numberOr0(state?.seq), events: numberOr0(state?.events) };
+  }
+
+  /** Reads every numbering row once (at most `LOADED_AGENTS`; with more, each agent's row is read at its first report). */
+  private load(): void {
+    this.loaded = true;
+    const rows = READ_ALL.bind(this.deps.db).all({ limit: LOADED_AGENTS + 1 });
+    // Not loaded (`loaded` is false) means nothing is kept yet: the map holds exactly the rows read.
+    if (rows.length > LOADED_AGENTS) return;
+    for (const row of rows) this.kept.set(row.key.slice("run-report:".length), { seq: numberOr0(row.seq), events: numberOr0(row.events) });
+    this.complete = true;
   }
 
   /** The Prometheus text exposition; `calls` are the DO calls the reading isolate counted for this tenant. */
@@ -99,3 +142,6 @@ export class RunReports {
     return this.deps.metrics.render();
   }
 }
+
+/** A stored number, or 0 (a row from before session 10 has no `events`). */
+const numberOr0 = (value: unknown): number => (typeof value === "number" ? value : 0);

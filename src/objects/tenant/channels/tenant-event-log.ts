@@ -17,8 +17,8 @@ export type { ForwardedAgentEvent } from "../../../schema/contracts";
 interface Subscriber {
   agentIds: ReadonlySet<string> | null;
   push(frame: string): void;
-  /** A committed event (buffered while the replay is still under way). */
-  deliver(event: TenantEvent): void;
+  /** Committed events, in seq order, with their frames (buffered while the replay is still under way). */
+  deliver(events: readonly TenantEvent[], frames: readonly string[]): void;
 }
 
 /** An agent's stored events after `after` (`AgentDO.listEvents`): what a reference row is hydrated from. */
@@ -86,10 +86,21 @@ export class TenantEventLog {
     return toTenantEvent(row);
   }
 
-  /** Pushes committed events to live subscribers. */
+  /**
+   * Pushes committed events to live subscribers. Each event's frame is rendered once for all subscribers, and each
+   * subscriber gets its visible events as one write (issue 12 §7: every run report publishes its batch, a frame
+   * and a stream write per event and subscriber before); the bytes and their order on every stream are the same.
+   */
   publish(events: readonly TenantEvent[]): void {
-    for (const event of events) {
-      for (const subscriber of this.subscribers) if (visible(subscriber.agentIds, event)) subscriber.deliver(event);
+    if (this.subscribers.size === 0 || events.length === 0) return;
+    const frames = events.map(frameOf);
+    for (const subscriber of this.subscribers) {
+      const all = subscriber.agentIds === null || events.every((event) => visible(subscriber.agentIds, event));
+      if (all) subscriber.deliver(events, frames);
+      else {
+        const shown = events.flatMap((event, i) => (visible(subscriber.agentIds, event) ? [i] : []));
+        if (shown.length > 0) subscriber.deliver(shown.map((i) => events[i]!), shown.map((i) => frames[i]!));
+      }
     }
   }
 
@@ -156,9 +167,9 @@ export class TenantEventLog {
       push: (frame) => {
         if (!closed) writer.write(encoder.encode(frame)).catch(stop);
       },
-      deliver: (event) => {
-        if (replaying) buffered.push(event);
-        else subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
+      deliver: (events, frames) => {
+        if (replaying) buffered.push(...events);
+        else subscriber.push(frames.join(""));
       },
     };
     function stop(): void {
@@ -175,17 +186,23 @@ export class TenantEventLog {
       for (;;) {
         const batch = this.listAfter(replayedThrough, config.sse.replayBatch, agentIds);
         const full = batch.length === config.sse.replayBatch;
-        for (const event of await this.hydrate(batch)) subscriber.push(sseFrame({ id: event.seq, event: event.type, data: event }));
+        for (const event of await this.hydrate(batch)) subscriber.push(frameOf(event));
         if (batch.length > 0) replayedThrough = batch[batch.length - 1]!.seq;
         if (!full || closed) break;
       }
       // Synchronously from the last read on: what was committed meanwhile is in the buffer, newer than the replay or already sent.
       replaying = false;
-      for (const event of buffered.splice(0)) if (event.seq > replayedThrough) subscriber.deliver(event);
+      const missed = buffered.splice(0).filter((event) => event.seq > replayedThrough);
+      if (missed.length > 0) subscriber.deliver(missed, missed.map(frameOf));
     };
     replay().catch(stop);
     return readable;
   }
+}
+
+/** An event's SSE frame: its tenant seq is the stream's event id. */
+function frameOf(event: TenantEvent): string {
+  return sseFrame({ id: event.seq, event: event.type, data: event });
 }
 
 function visible(agentIds: ReadonlySet<string> | null, event: TenantEvent): boolean {
