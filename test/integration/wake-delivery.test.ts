@@ -32,28 +32,16 @@ describe("the wake consumer's delivery (issue 12 §7, session 14)", () => {
     expect(seen).toEqual({ arms: 0, drains: 1 });
   });
 
-  it("arms the watchdog when the run is still under way at the next macrotask (it awaits I/O)", async () => {
-    const { subject, seen } = delivery({ drain: async () => (await macrotask(), await macrotask()) });
+  const leftOpen: Array<[string, Parameters<typeof delivery>[0]]> = [
+    ["the run is still under way at the next macrotask (it awaits I/O)", { drain: async () => (await macrotask(), await macrotask()) }],
+    ["the tenant has not acknowledged the report", { reported: false }],
+    ["the report's acknowledgement does not come within the wait (a slow tenant)", { reported: "never" }],
+    ["a wake is left in the inbox or a child report waits", { nothingOpen: false }],
+  ];
+  it.each(leftOpen)("answers with the watchdog armed when %s", async (_case, options) => {
+    const { subject, seen } = delivery(options);
     expect(await subject.deliver(job)).toEqual(accepted);
-    expect(seen.arms).toBe(1);
-  });
-
-  it("arms the watchdog when the tenant has not acknowledged the report", async () => {
-    const { subject, seen } = delivery({ reported: false });
-    await subject.deliver(job);
-    expect(seen.arms).toBe(1);
-  });
-
-  it("answers with the watchdog armed when the report's acknowledgement does not come within the wait (a slow tenant)", async () => {
-    const { subject, seen } = delivery({ reported: "never" });
-    expect(await subject.deliver(job)).toEqual(accepted);
-    expect(seen.arms).toBe(1);
-  });
-
-  it("arms the watchdog when a wake is left in the inbox or a child report waits", async () => {
-    const { subject, seen } = delivery({ nothingOpen: false });
-    await subject.deliver(job);
-    expect(seen.arms).toBe(1);
+    expect(seen).toEqual({ arms: 1, drains: 1 });
   });
 
   it("starts nothing and arms nothing for a wake the agent refused", async () => {
