@@ -17,9 +17,10 @@ function delivery(options: { drain?: () => Promise<void>; reported?: boolean | "
         return (options.drain ?? (() => Promise.resolve()))();
       },
     },
-    reported: () => (options.reported === "never" ? new Promise<boolean>(() => {}) : Promise.resolve(options.reported ?? true)),
-    nothingOpen: () => options.nothingOpen ?? true,
-    armWatchdog: () => void seen.arms++,
+    forwarder: { settled: () => (options.reported === "never" ? new Promise<boolean>(() => {}) : Promise.resolve(options.reported ?? true)) },
+    inbox: { isEmpty: () => options.nothingOpen ?? true },
+    profile: { get: () => null },
+    watchdog: { arm: () => void seen.arms++ },
     reportWaitMs: 20,
   });
   return { subject, seen };

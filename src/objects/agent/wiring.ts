@@ -290,11 +290,7 @@ export class AgentWiring {
       confirmSnapshot: (version, atMs) => this.snapshot.confirm(version, atMs),
     });
     this.delivery = new WakeDelivery({
-      admission: this.wakes,
-      drain: this.drain,
-      reported: () => this.forwarder.settled(),
-      nothingOpen: () => this.inbox.isEmpty() && !this.profile.get()?.config.lineage,
-      armWatchdog: () => this.watchdog.arm(),
+      admission: this.wakes, drain: this.drain, forwarder: this.forwarder, inbox: this.inbox, profile: this.profile, watchdog: this.watchdog,
       reportWaitMs: config.run.deliveryReportWaitMs,
     });
     this.delegation = new Delegation({

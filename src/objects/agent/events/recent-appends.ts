@@ -12,7 +12,8 @@ export const MAX_RECENT_APPENDS = 128;
  * on every report, on a cold wake's path too. Exact: a stored row is used only with the very append that wrote it —
  * same seq, type, run and creation time (an append rolled back by its caller's transaction leaves its seq unstored;
  * the next append that takes the seq replaces the entry). Appended events are immutable (their messages and runs are
- * final when appended: ./event-refs.ts); an event with a text SQLite stores differently (a lone surrogate) is not kept.
+ * final when appended: ./event-refs.ts); an event whose referenced record has a text SQLite stores differently (a lone
+ * surrogate) is not kept.
  * Test deployments compare every kept event with a fresh hydration.
  */
 export class RecentAppends {
@@ -43,9 +44,19 @@ export class RecentAppends {
   }
 }
 
-/** No string in `value` that SQLite would store differently (the messages' text column; JSON columns escape). */
-function storedAsIs(value: unknown): boolean {
-  if (typeof value === "string") return !hasLoneSurrogate(value);
-  if (value === null || typeof value !== "object") return true;
-  return Object.values(value).every(storedAsIs);
+/** What hydration reads back instead of a kept event: the message or run a stored event refers to (./event-refs.ts). */
+const REFERENCED = ["message", "run"] as const;
+
+/**
+ * Whether hydration would give back exactly what was appended. Only the referenced record is read back; its top-level
+ * strings are TEXT columns, where a lone surrogate reads back as U+FFFD, while its nested values and the rest of the
+ * event are stored as JSON, which escapes it and round-trips. So only those strings are looked at (a run's trace or a
+ * message's content is not walked on every append).
+ */
+function storedAsIs(data: Record<string, unknown>): boolean {
+  for (const key of REFERENCED) {
+    const record = data[key];
+    if (record !== null && typeof record === "object" && Object.values(record).some((value) => typeof value === "string" && hasLoneSurrogate(value))) return false;
+  }
+  return true;
 }

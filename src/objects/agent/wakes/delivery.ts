@@ -1,17 +1,19 @@
 import type { Result } from "../../../core/runtime/result";
 import type { WakeJob } from "../../../schema/agents/wake";
+import type { EventForwarder } from "../events";
+import type { AgentProfile, Watchdog } from "../lifecycle";
 import type { WakeAdmission } from "./admission";
 import type { Drainer } from "./drain";
-import type { EnqueueOutcome } from "./inbox";
+import type { EnqueueOutcome, WakeInbox } from "./inbox";
 
 export interface WakeDeliveryDeps {
   admission: Pick<WakeAdmission, "admit">;
   drain: Pick<Drainer, "startUnwatched">;
-  /** True once the tenant acknowledged every report part and event sent so far (EventForwarder.settled). */
-  reported(): Promise<boolean>;
-  /** Nothing else the watchdog resumes is open: no wake in the inbox (parked runs included), no child report to deliver. */
-  nothingOpen(): boolean;
-  armWatchdog(): void;
+  /** `settled`: true once the tenant acknowledged every report part and event sent so far. */
+  forwarder: Pick<EventForwarder, "settled">;
+  inbox: Pick<WakeInbox, "isEmpty">;
+  profile: Pick<AgentProfile, "get">;
+  watchdog: Pick<Watchdog, "arm">;
   /** How long the answer waits for the report's acknowledgement (config.run.deliveryReportWaitMs). */
   reportWaitMs: number;
 }
@@ -52,11 +54,16 @@ export class WakeDelivery {
     const admitted = this.deps.admission.admit(job);
     if (!admitted.ok) return admitted;
     const drained = this.deps.drain.startUnwatched().then(() => true);
-    if (!(await this.settledWithin(drained))) this.deps.armWatchdog();
+    if (!(await this.settledWithin(drained))) this.deps.watchdog.arm();
     return admitted;
   }
 
   private async settledWithin(drained: Promise<boolean>): Promise<boolean> {
-    return (await within(drained, 0)) && (await within(this.deps.reported(), this.deps.reportWaitMs)) && this.deps.nothingOpen();
+    return (await within(drained, 0)) && (await within(this.deps.forwarder.settled(), this.deps.reportWaitMs)) && this.nothingOpen();
+  }
+
+  /** Nothing else the watchdog resumes: no wake in the inbox (parked runs included), no child report to its parent. */
+  private nothingOpen(): boolean {
+    return this.deps.inbox.isEmpty() && !this.deps.profile.get()?.config.lineage;
   }
 }

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { IndexProbe } from "../../../core/wakes/subscription-index";
 import { rawSite } from "../../shared/statements/statement-sites";
+import type { TenantDb } from "../types";
 
 /** Index rows read at most to learn the tokens (a tenant with more asks SQLite on every probe, as before). */
 const READ_ROWS = 20_000;
@@ -29,7 +30,7 @@ const keyOf = (tokenClass: string, tokenNamespace: string, tokenValue: string) =
 export class HeldTokens {
   private held: Set<string> | null | undefined;
 
-  constructor(private readonly db: object) {}
+  constructor(private readonly db: TenantDb) {}
 
   /** A subscription's index rows are about to be inserted. */
   add(rows: readonly { tokenClass: string; tokenNamespace: string; tokenValue: string }[]): void {
