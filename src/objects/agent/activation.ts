@@ -102,8 +102,10 @@ export class AgentActivation {
   private recoverCompaction(open: boolean): void {
     // No open job: the recovery would read none and write nothing, and the pump would do nothing. A job inserted later
     // comes from a plan whose caller pumps (after a run, the compaction alarm, a manual retry, the test seam), so
-    // skipping both changes no recovery (sessions 11, 12).
-    if (open && this.deps.compaction.recover()) this.deps.compactor.maybeCompact(null);
+    // skipping both changes no recovery (sessions 11, 12). The jobs learn it too: the "maybe compact" after the next
+    // run then reads none (session 15; until then the run's plan read them again, one statement of its own).
+    if (!open) this.deps.compaction.noneOpen();
+    else if (this.deps.compaction.recover()) this.deps.compactor.maybeCompact(null);
   }
 }
 

@@ -124,6 +124,11 @@ export class Compaction {
     return this.jobStore.recover();
   }
 
+  /** On activation: its one read found no job pending or running, so the pump after the next run reads none again. */
+  noneOpen(): void {
+    this.jobStore.knownNoneOpen();
+  }
+
   /** Works off due jobs (single-flight per agent, so per thread too), re-planning after each commit. */
   pump(maxJobs = 64): Promise<PumpOutcome> {
     this.pumping ??= this.work(maxJobs).finally(() => {

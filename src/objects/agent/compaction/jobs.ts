@@ -75,6 +75,11 @@ export class CompactionJobs {
     return rows;
   }
 
+  /** The activation's one read found no job pending or running (activation.ts), and nothing has written one since. */
+  knownNoneOpen(): void {
+    this.noneOpen = true;
+  }
+
   /** The planner inserted a job (pending). */
   inserted(): void {
     this.noneOpen = false;

@@ -75,6 +75,8 @@ export class AgentProfile {
 
   state(): AgentState | null {
     const row = this.stateQuery.get();
+    // The run context's summaries read gives only slots and report heads then (rows/memory-copy.ts, session 15).
+    if (row && row.latestSummaryMessageId === null) memoryCopy(this.db).knownNoSummaries();
     return row ? toState(row) : null;
   }
 

@@ -5,8 +5,8 @@ import type { Message } from "../../../schema/agents/messages";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { toMessage, memoryCopy, messageRow, pageRowOf, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS, type MemoryCopy } from "../rows";
-import { hasLoneSurrogate, utf8ByteLength } from "../../../core/memory/memory-policy";
+import { toMessage, memoryCopy, messageRow, pageRowOf, plannerTokens, PREVIOUS_IN_THREAD, SAME_RUN_AS_PREVIOUS, type MemoryCopy } from "../rows";
+import { hasLoneSurrogate } from "../../../core/memory/memory-policy";
 import type { AgentDb } from "../types";
 import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 
@@ -111,9 +111,7 @@ export class History {
    */
   private keep(row: typeof schema.messages.$inferSelect, text: string | null, content: string | null, metadata: string): void {
     if (text !== null && hasLoneSurrogate(text)) return this.copy.forgetThread(row.threadId);
-    // The planner's TOKENS_SQL: (UTF-8 bytes of text and content + 3) / 4 in integers, + 4.
-    const tokens = Math.floor((utf8ByteLength(text ?? "") + utf8ByteLength(content ?? "") + 3) / 4) + 4;
-    this.copy.appended(row.threadId, row.kind, pageRowOf({ ...row, text, content, metadata }), tokens);
+    this.copy.appended(row.threadId, row.kind, pageRowOf({ ...row, text, content, metadata }), plannerTokens(text, content));
   }
 
   get(id: string): Message | null {

@@ -7,7 +7,7 @@ import * as schema from "../../../db/agent-schema";
 import type { Message } from "../../../schema/agents/messages";
 import { memoryText } from "../compaction";
 import { toModelMessages } from "../runs";
-import { assertSameRows, toMessage, HotPageQuery, decodePageRow, keptOrRead, memoryCopy, PAGE_COLUMNS, type MemoryCopy } from "../rows";
+import { assertSameRows, toMessage, HotPageQuery, decodePageRow, keptOrRead, memoryCopy, memoryCopyVerified, PAGE_COLUMNS, type MemoryCopy } from "../rows";
 import type { Reports } from "./reports";
 import type { AgentDb } from "../types";
 import { rawRowsStatement, tableRowDecoder } from "../../shared/statements/lean-query";
@@ -40,6 +40,13 @@ export class MemoryContext {
    */
   private readonly hotPage;
   private readonly summariesQuery;
+  /**
+   * What the summaries read gives while no summary was ever committed (session 15), as the memory copy knows from the
+   * state row (`MemoryCopy.noSummaries`): only the slots and report heads row, read by this short statement. The full
+   * read is a cold wake's costliest statement to prepare (three branches, two joins); a young agent's run never
+   * prepares it.
+   */
+  private readonly noSummariesQuery;
   /** The limits the summaries read was built with: the memory copy keeps its rows under this key. */
   private readonly summariesKey: string;
   /** The page and the summaries read as last read or since updated by their writers (memory-copy.ts, session 12). */
@@ -62,6 +69,10 @@ export class MemoryContext {
     const nulls = summaryDecoder.columns.map(() => "NULL").join(", ");
     const extras = `SELECT ${nulls}, (SELECT "slots" FROM "agent_state" LIMIT 1), 2, (SELECT json_group_array(json_array("scope", "report_id", "updated_at")) FROM "report_heads")`;
     this.summariesQuery = rawRowsStatement(db, sql.raw(`${branch("= 0", budget.maxWarmSummaries)} UNION ALL ${branch(">= 1", budget.maxColdSummaries)} UNION ALL ${extras}`));
+    this.noSummariesQuery = rawRowsStatement(
+      db,
+      sql.raw(`SELECT "slots", (SELECT json_group_array(json_array("scope", "report_id", "updated_at")) FROM "report_heads") FROM "agent_state" LIMIT 1`),
+    );
     this.summariesKey = `${Math.trunc(budget.maxWarmSummaries)}:${Math.trunc(budget.maxColdSummaries)}`;
     this.copy = memoryCopy(db);
   }
@@ -75,7 +86,10 @@ export class MemoryContext {
     return keptOrRead(
       this.copy.page(threadId, limit),
       () => this.hotPage.readRows(threadId),
-      (rows) => this.copy.keepPage(threadId, limit, rows),
+      (rows) => {
+        this.copy.keepPage(threadId, limit, rows);
+        this.copy.seedTotals(threadId, limit, rows);
+      },
       // The message's columns (a read's rows carry two more for the resolution).
       (kept, fresh) => assertSameRows(`hot page of ${threadId}`, kept, fresh, PAGE_COLUMNS.length),
     );
@@ -85,10 +99,19 @@ export class MemoryContext {
   private summariesRows(): SqlStorageValue[][] {
     return keptOrRead(
       this.copy.summariesRows(this.summariesKey),
-      () => this.summariesQuery.all(),
+      () => this.readSummaries(),
       (rows) => this.copy.keepSummaries(this.summariesKey, rows),
       (kept, fresh) => assertSameRows("summaries read", kept, fresh),
     );
+  }
+
+  /** The summaries read, or (no summary committed yet) its one slots and heads row in the same shape. */
+  private readSummaries(): SqlStorageValue[][] {
+    if (!this.copy.noSummaries()) return this.summariesQuery.all();
+    const [state] = this.noSummariesQuery.all();
+    const rows = state ? [[...summaryDecoder.columns.map(() => null), state[0]!, 2, state[1]!]] : [];
+    if (memoryCopyVerified()) assertSameRows("summaries read (none committed)", rows, this.summariesQuery.all());
+    return rows;
   }
 
   inputs(threadId: string, nowMs = Date.now()): { inputs: ContextInputs; rows: Map<string, Message> } {

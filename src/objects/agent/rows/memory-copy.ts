@@ -1,3 +1,4 @@
+import { utf8ByteLength } from "../../../core/memory/memory-policy";
 import type { AgentDb } from "../types";
 
 /**
@@ -36,6 +37,16 @@ export const MAX_KEPT_PAGE_CHARS = 256 * 1024;
 /** Planner totals kept at once (three numbers each; the planner kept 256 before session 12). */
 export const MAX_KEPT_TOTALS = 256;
 
+/** A raw message's tokens as the planner counts them (its TOKENS_SQL): (UTF-8 bytes of text and content + 3) / 4 in integers, + 4. */
+export function plannerTokens(text: string | null, content: string | null): number {
+  return Math.floor((utf8ByteLength(text ?? "") + utf8ByteLength(content ?? "") + 3) / 4) + 4;
+}
+
+/** Page columns the totals read (rows/hot-page.ts `PAGE_COLUMNS`). */
+const PAGE_SEQ = 0;
+const PAGE_TEXT = 4;
+const PAGE_CONTENT = 5;
+
 /** A row's kept size: the length of its string values (text, content and metadata JSON, ids). */
 function charsOf(row: PageRow): number {
   let n = 0;
@@ -68,6 +79,12 @@ export class MemoryCopy {
   private pageChars = 0;
   private readonly totals = new Map<string, ThreadTotals>();
   private summaries: { key: string; rows: SummariesRows } | null = null;
+  /**
+   * The state row said no summary was ever committed (its pointer is null: the first summary commit sets it, and it
+   * only moves on), as `AgentProfile.state` last read it (session 15). Dropped with the summaries read, i.e. by every
+   * summary commit once its transaction is over.
+   */
+  private summaryless = false;
 
   /** The thread's page read with `limit`, newest first; undefined when not kept. */
   page(threadId: string, limit: number): PageRow[] | undefined {
@@ -112,6 +129,25 @@ export class MemoryCopy {
 
   dropTotals(threadId: string): void {
     this.totals.delete(threadId);
+  }
+
+  /**
+   * A page just read with `limit` that came back short holds every raw row after the thread's pointer (the page and
+   * the planner's count select the same rows), so the planner's totals follow from it when none are kept (session 15:
+   * the plan after a cold agent's run counted them again, one statement of its own). An empty page says nothing of the
+   * pointer, so it seeds nothing; nor does a text read back with U+FFFD, which may stand for stored bytes of another
+   * length (a lone surrogate's: the count's byte lengths are of what is stored).
+   */
+  seedTotals(threadId: string, limit: number, rows: readonly PageRow[]): void {
+    if (rows.length === 0 || limit < 0 || rows.length >= limit || this.totals.has(threadId)) return;
+    let tokens = 0;
+    for (const row of rows) {
+      const text = row[PAGE_TEXT] as string | null;
+      const content = row[PAGE_CONTENT] as string | null;
+      if (text?.includes("\ufffd") || content?.includes("\ufffd")) return;
+      tokens += plannerTokens(text, content);
+    }
+    this.keepTotals(threadId, { throughSeq: rows[0]![PAGE_SEQ] as number, count: rows.length, tokens });
   }
 
   /** The summaries read's rows for the statement `key` (its limits); undefined when not kept. */
@@ -177,6 +213,17 @@ export class MemoryCopy {
   /** Drops the summaries read (a summary, the slots or a report head was written). */
   forgetSummaries(): void {
     this.summaries = null;
+    this.summaryless = false;
+  }
+
+  /** The state row's summary pointer, as just read, is null. */
+  knownNoSummaries(): void {
+    this.summaryless = true;
+  }
+
+  /** No summary exists: the summaries read would give only its slots and report heads row. */
+  noSummaries(): boolean {
+    return this.summaryless;
   }
 
   /** Drops what is kept of one thread (its rows or its pointer were written past `History.append`). */
@@ -191,6 +238,7 @@ export class MemoryCopy {
     this.pageChars = 0;
     this.totals.clear();
     this.summaries = null;
+    this.summaryless = false;
   }
 }
 
