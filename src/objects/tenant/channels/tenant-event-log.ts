@@ -6,7 +6,7 @@ import * as schema from "../../../db/tenant-schema";
 import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
-import { rawStatement } from "../../shared/statements/lean-query";
+import { rawStatement, type RawStatement } from "../../shared/statements/lean-query";
 import type { TenantDb } from "../types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
@@ -23,6 +23,9 @@ interface Subscriber {
 
 /** An agent's stored events after `after` (`AgentDO.listEvents`): what a reference row is hydrated from. */
 export type AgentEventSource = (agentId: string, after: number, limit: number) => Promise<Array<{ seq: number; data: Record<string, unknown> }>>;
+
+/** Agent events per insert statement: a run's report holds a handful; a longer batch goes in chunks. */
+const INSERT_CHUNK = 8;
 
 /** Agent events read per hydration call. */
 const HYDRATE_BATCH = 500;
@@ -43,32 +46,48 @@ const encoder = new TextEncoder();
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
 
-  /** Every run report inserts its events (issue 12 §8): rendered once, where `tx.all(sql…)` renders per call. */
-  private readonly insertAgentEvents;
+  /** Every run report inserts its events (issue 12 §8): one statement per row count up to INSERT_CHUNK, rendered once each. */
+  private readonly insertAgentEvents: Array<RawStatement<{ seq: number; agentSeq: number }>> = [];
 
   constructor(
     private readonly db: TenantDb,
     private readonly agentEvents?: AgentEventSource,
-  ) {
+  ) {}
+
+  /** The insert of `n` rows (1 ≤ n ≤ INSERT_CHUNK); a row already present (same agent and agent seq) is skipped. */
+  private insertOf(n: number): RawStatement<{ seq: number; agentSeq: number }> {
     const p = sql.placeholder;
-    this.insertAgentEvents = rawStatement<{ seq: number; agentSeq: number }>(db, sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at)
-      SELECT json_extract(value, '$.type'), ${p("agentId")}, json_extract(value, '$.agentSeq'), json_extract(value, '$.runKey'), json_extract(value, '$.data'), json_extract(value, '$.createdAt')
-      FROM json_each(${p("rows")}) WHERE true ORDER BY CAST(key AS INTEGER)
-      ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`);
+    const values = Array.from({ length: n }, (_, i) => sql`(${p(`type${i}`)}, ${p("agentId")}, ${p(`seq${i}`)}, ${p(`runKey${i}`)}, ${p(`data${i}`)}, ${p(`createdAt${i}`)})`);
+    this.insertAgentEvents[n] ??= rawStatement(
+      this.db,
+      sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at) VALUES ${sql.join(values, sql`, `)} ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`,
+    );
+    return this.insertAgentEvents[n]!;
   }
 
   /**
-   * Records the events not seen before, in agent order; returns only the new ones. One statement per batch
-   * (issue 12 §8: it was one insert per event): the rows travel as one JSON parameter (no bound-parameter
-   * limit), are inserted in agent-seq order so the tenant seqs follow it, and a row already present
-   * (same agent and agent seq: a re-sent batch) is skipped by the unique index.
+   * Records the events not seen before, in agent order; returns only the new ones. A statement per INSERT_CHUNK rows
+   * (issue 12 §8: it was one insert per event; session 15: rows as values, not one JSON parameter unpacked in SQL,
+   * which cost more than the insert), in agent-seq order so the tenant seqs follow it; a row already present (same
+   * agent and agent seq: a re-sent batch) is skipped by the unique index.
    */
   appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
     if (events.length === 0) return [];
     const sorted = [...events].sort((a, b) => a.seq - b.seq);
-    const rows = sorted.map((event) => ({ type: event.type, agentSeq: event.seq, runKey: event.runKey, data: this.agentEvents ? {} : event.data, createdAt: event.createdAt }));
+    const inserted: Array<{ seq: number; agentSeq: number }> = [];
     // Runs inside the caller's transaction: a Durable Object has one SQLite connection.
-    const inserted = this.insertAgentEvents.all({ agentId, rows: JSON.stringify(rows) });
+    for (let from = 0; from < sorted.length; from += INSERT_CHUNK) {
+      const chunk = sorted.slice(from, from + INSERT_CHUNK);
+      const values: Record<string, unknown> = { agentId };
+      chunk.forEach((event, i) => {
+        values[`type${i}`] = event.type;
+        values[`seq${i}`] = event.seq;
+        values[`runKey${i}`] = event.runKey;
+        values[`data${i}`] = JSON.stringify(this.agentEvents ? {} : event.data);
+        values[`createdAt${i}`] = event.createdAt;
+      });
+      inserted.push(...this.insertOf(chunk.length).all(values));
+    }
     const bySeq = new Map<number, ForwardedAgentEvent>();
     for (const event of sorted) if (!bySeq.has(event.seq)) bySeq.set(event.seq, event);
     // RETURNING order is unspecified in SQLite: the tenant seqs give the insertion order back.
