@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
 import { agentDo, createAgent, createTenant, eventually, inDo } from "./helpers";
@@ -31,9 +32,9 @@ describe("the appends the event log keeps for the run's report (issue 12 §7, se
         verifyMemoryCopy(true);
       }
     });
-    // The report read the events after the cursor; the references' reads (events/event-refs.ts: messages / runs by a
-    // json_each id list) did not run.
-    expect(queries.some((query) => /from "events" where "events"."seq" >/i.test(query))).toBe(true);
+    // This instance appended every event after the cursor, so the report read none back (session 15), and the
+    // references' reads (events/event-refs.ts: messages / runs by a json_each id list) did not run either.
+    expect(queries.filter((query) => /from "events" where "events"."seq" >/i.test(query))).toEqual([]);
     expect(queries.filter((query) => query.includes("json_each"))).toEqual([]);
   });
 
@@ -65,5 +66,41 @@ describe("the appends the event log keeps for the run's report (issue 12 §7, se
       return [...answers, recent.of(row) !== undefined];
     });
     expect(answers).toEqual([true, false, false, false, false]);
+  });
+
+  it("the unsent events come from the appends only when this instance holds every one: not past an earlier instance's, an unkept one or a rollback", async () => {
+    const { key, tenantId } = await createTenant();
+    const agent = await createAgent(key);
+    const answers = await inDo(agentDo(tenantId, agent.id), (instance, state) => {
+      const head = state.storage.sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM events").one().seq ?? 0;
+      const seqs = (events: { seq: number }[] | null) => events?.map((event) => event.seq) ?? null;
+      // A fresh instance on the same storage (the next activation): the create's events are an earlier instance's.
+      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
+      const { events, history, db } = new Reactivated(state, env).parts;
+      history.append({ id: "held-1", threadId: "t", kind: "user", text: "one" });
+      history.append({ id: "held-2", threadId: "t", kind: "user", text: "two" });
+      const held = seqs(events.recent.after(head));
+      // Before the head: events an earlier instance (here: the create) stored are not all held.
+      const before = seqs(events.recent.after(head - 1));
+      // A transaction that appended and rolled back leaves nothing trusted (its seq goes to the next append).
+      try {
+        db.transaction(() => {
+          events.append("state.changed", null, { state: {} });
+          throw new Error("rolled back");
+        });
+      } catch {
+        // expected
+      }
+      const afterRollback = seqs(events.recent.after(head));
+      history.append({ id: "held-3", threadId: "t", kind: "user", text: "three" });
+      const afterNext = seqs(events.recent.after(head + 2));
+      // An append not kept (a lone surrogate) leaves a gap.
+      history.append({ id: "held-4", threadId: "t", kind: "user", text: "broken \ud800" });
+      const pastUnkept = seqs(events.recent.after(head + 2));
+      return { head, held, before, afterRollback, afterNext, pastUnkept };
+    });
+    const { head } = answers;
+    expect(head).toBeGreaterThan(0);
+    expect(answers).toEqual({ head, held: [head + 1, head + 2], before: null, afterRollback: null, afterNext: [head + 3], pastUnkept: null });
   });
 });

@@ -126,6 +126,7 @@ export class AgentWiring {
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
       hydrate: (rows) => this.events.hydrate(rows),
+      keptAfter: (seq) => this.events.recent.after(seq),
       acknowledged: (seq) => this.events.recent.dropThrough(seq),
       cut: (point) => {
         if (!this.faults.consume(point)) return false;

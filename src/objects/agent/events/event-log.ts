@@ -8,6 +8,7 @@ import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
 import { RecentAppends } from "./recent-appends";
 import { leanSite, rawSite } from "../../shared/statements/statement-sites";
+import { onRollback } from "../../shared/statements/sync-transaction";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -73,6 +74,8 @@ export class EventLog {
     this.afterQuery = AFTER.bind(db);
     this.runAfterQuery = RUN_AFTER.bind(db);
     this.insertQuery = INSERT.bind(db);
+    // A rolled-back transaction may have appended (its seq then goes to the next append): nothing kept is trusted.
+    onRollback(db, () => this.recent.forget());
   }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */

@@ -10,6 +10,7 @@ import type { AgentDb } from "../types";
 import { leanSite, writeSite } from "../../shared/statements/statement-sites";
 import { counters } from "../../../db/common-schema";
 import { counterStatements } from "../../shared/counters";
+import { MemoryCopyStale, memoryCopyVerified } from "../rows";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
 const CURSOR_KEY = "tenant-stream:forwarded-seq";
@@ -42,6 +43,11 @@ const WRITE_BOTH = writeSite("events.forwarder.writeBoth", (db: AgentDb) =>
     .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
     .prepare(),
 );
+/** The stream-visible events of a batch, as the tenant takes them. */
+function forwarded(events: readonly Pick<AgentEvent, "seq" | "type" | "runKey" | "data" | "createdAt">[]): ForwardedAgentEvent[] {
+  return events.filter((event) => isTenantStreamEvent(event.type)).map((event) => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
+}
+
 /** How long an acknowledged cursor waits for another write to carry it before it is written on its own. */
 const CURSOR_WRITE_DELAY_MS = 1_000;
 
@@ -60,6 +66,8 @@ export interface ForwarderDeps {
   cut: (point: "agent.report.beforeSend" | "agent.report.beforeAck") => boolean;
   /** Stored rows → events as appended (stored events refer to messages and runs; ./event-refs.ts). */
   hydrate: (rows: ReadonlyArray<typeof schema.events.$inferSelect>) => AgentEvent[];
+  /** Every stored event after a seq as this instance appended it, when it holds them all (./recent-appends.ts), else null. */
+  keptAfter: (seq: number) => AgentEvent[] | null;
   /** The tenant acknowledged the log through `seq` (the event log drops what it kept of those appends). */
   acknowledged: (seq: number) => void;
 }
@@ -203,11 +211,7 @@ export class EventForwarder {
   private async flushOnce(): Promise<void> {
     const agentId = this.deps.agentId();
     if (!agentId) return;
-    const cursor = this.cursor();
-    const rows = this.eventsAfterQuery.all({ after: cursor });
-    const events = this.deps
-      .hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))
-      .map((event): ForwardedAgentEvent => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
+    const { events, lastSeq, full } = this.unsent(this.cursor());
     const pending = this.pending();
     const report: RunReport = { events, agent: pending.agent, activities: pending.activities, outcomes: pending.outcomes, calls: [] };
     if (events.length > 0 || report.activities.length > 0 || report.outcomes.length > 0) {
@@ -239,9 +243,24 @@ export class EventForwarder {
       this.deps.onSnapshotVersion(sent.snapshotVersion);
     }
     // Only forward: the cursor may have moved on while the report was in flight.
-    if (rows.length > 0 && rows[rows.length - 1]!.seq > this.cursor()) this.setCursor(rows[rows.length - 1]!.seq);
-    if (rows.length > 0) this.deps.acknowledged(rows[rows.length - 1]!.seq);
-    if (rows.length === BATCH) this.again = true;
+    if (lastSeq !== null && lastSeq > this.cursor()) this.setCursor(lastSeq);
+    if (lastSeq !== null) this.deps.acknowledged(lastSeq);
+    if (full) this.again = true;
+  }
+
+  /**
+   * The stream events after `cursor` as appended, the seq of the last event stored after it (any type), and whether
+   * a whole batch was read (more may follow). From this instance's own appends when it holds every one of them
+   * (session 15), else read (a batch) and hydrated; test deployments read as well and compare.
+   */
+  private unsent(cursor: number): { events: ForwardedAgentEvent[]; lastSeq: number | null; full: boolean } {
+    const kept = this.deps.keptAfter(cursor);
+    const fromKept = kept && { events: forwarded(kept), lastSeq: kept[kept.length - 1]!.seq, full: false };
+    if (fromKept && !memoryCopyVerified()) return fromKept;
+    const rows = this.eventsAfterQuery.all({ after: cursor });
+    const read = { events: forwarded(this.deps.hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))), lastSeq: rows.length > 0 ? rows[rows.length - 1]!.seq : null, full: rows.length === BATCH };
+    if (fromKept && JSON.stringify(fromKept) !== JSON.stringify(read)) throw new MemoryCopyStale("unsent events", fromKept, read);
+    return read;
   }
 
   /**

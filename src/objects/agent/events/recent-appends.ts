@@ -18,8 +18,11 @@ export const MAX_RECENT_APPENDS = 128;
  */
 export class RecentAppends {
   private readonly bySeq = new Map<number, AgentEvent>();
+  /** The highest seq this instance appended (kept or not), 0 before its first append. */
+  private newest = 0;
 
   keep(event: AgentEvent): void {
+    this.newest = Math.max(this.newest, event.seq);
     if (!storedAsIs(event.data)) return void this.bySeq.delete(event.seq);
     this.bySeq.set(event.seq, event);
     if (this.bySeq.size > MAX_RECENT_APPENDS) this.bySeq.delete(this.bySeq.keys().next().value!);
@@ -39,8 +42,27 @@ export class RecentAppends {
     }
   }
 
+  /**
+   * Every stored event after `after`, as appended, when this instance holds them all (session 15: the run's report
+   * read them back first, one statement of its own on a cold wake): its appends run from `after + 1` through its
+   * newest one without a gap. Events after `after` that an earlier instance stored come before this instance's first
+   * append, so they leave a gap; so does an append not kept. Null when not all are held. A transaction that rolled
+   * back may have taken a seq it did not store: the log forgets everything then (`EventLog`).
+   */
+  after(after: number): AgentEvent[] | null {
+    if (this.newest <= after || this.newest - after > this.bySeq.size) return null;
+    const events: AgentEvent[] = [];
+    for (let seq = after + 1; seq <= this.newest; seq++) {
+      const event = this.bySeq.get(seq);
+      if (!event) return null;
+      events.push(event);
+    }
+    return events;
+  }
+
   forget(): void {
     this.bySeq.clear();
+    this.newest = 0;
   }
 }
 

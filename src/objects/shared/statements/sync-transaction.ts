@@ -9,3 +9,21 @@ export function syncTransaction<T>(db: object, fn: () => T): T {
   // `$client`: the storage drizzle was opened on (sqlite.ts: the object's, or its row-metering wrapper).
   return (db as { $client: Pick<DurableObjectStorage, "transactionSync"> }).$client.transactionSync(fn);
 }
+
+/**
+ * Calls `listener` whenever a transaction of the object's storage throws, i.e. its writes were undone: for in-memory
+ * copies of what was written that cannot tell a rolled-back write from a committed one (session 15). Every
+ * transaction of the object goes through its storage's `transactionSync` (drizzle's and `syncTransaction` alike).
+ */
+export function onRollback(db: object, listener: () => void): void {
+  const client = (db as { $client: Pick<DurableObjectStorage, "transactionSync"> }).$client;
+  const transactionSync = client.transactionSync.bind(client);
+  client.transactionSync = <T>(fn: () => T): T => {
+    try {
+      return transactionSync(fn);
+    } catch (error) {
+      listener();
+      throw error;
+    }
+  };
+}
