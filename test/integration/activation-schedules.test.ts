@@ -46,9 +46,10 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     // A later second timer: the re-arm's earliest must be the first one's.
     expect((await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 7200 } } })).status).toBe(201);
     const stub = agentDo(tenantId, agent.id);
-    // Both rows gone (as if a crash lost them): the activation must schedule each again.
+    // Both rows gone (as if a crash lost them), the retention pass long overdue: the activation must schedule each again.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("DELETE FROM cf_agents_jobs WHERE fn IN ('onTimerAlarm', 'onRetentionDue')");
+      state.storage.sql.exec("UPDATE counters SET state = json_object('at', 0) WHERE key = 'retention:armed-for'");
     });
     const repaired = (storage: DurableObjectStorage) => {
       const fns = rowsOf(storage).map((row) => row.fn);
@@ -64,6 +65,24 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     const listings = await reactivate(stub, repaired);
     expect(listings).toBe(1);
     expect(await runInDurableObject(stub, (_instance, state) => rowsOf(state.storage))).toEqual(before);
+  });
+});
+
+describe("the retention arm on activation (session 15)", () => {
+  it("lists nothing while the pass it scheduled is not overdue by an interval, and repairs a lost schedule once it is", async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key, {});
+    const stub = agentDo(tenantId, agent.id);
+    const retentionRows = (storage: DurableObjectStorage) => rowsOf(storage).filter((row) => row.fn === "onRetentionDue").length;
+    // Scheduled after the create (in the background), with its time kept: then an activation asks the SDK nothing.
+    const armedFor = () => runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM counters WHERE key = 'retention:armed-for'").one().n);
+    await eventually(async () => (await armedFor()) === 1);
+    expect(await reactivate(stub, (storage) => retentionRows(storage) === 1)).toBe(0);
+    // The row lost while its pass is not yet due: still trusted (found once the pass is an interval overdue).
+    await runInDurableObject(stub, (_instance, state) => void state.storage.sql.exec("DELETE FROM cf_agents_jobs WHERE fn = 'onRetentionDue'"));
+    expect(await reactivate(stub, (storage) => retentionRows(storage) === 0)).toBe(0);
+    await runInDurableObject(stub, (_instance, state) => void state.storage.sql.exec("UPDATE counters SET state = json_object('at', ?) WHERE key = 'retention:armed-for'", Date.now() - 3_700_000));
+    expect(await reactivate(stub, (storage) => retentionRows(storage) === 1)).toBe(1);
   });
 });
 

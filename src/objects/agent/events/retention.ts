@@ -2,6 +2,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { config } from "../../../config";
 import { capFloorSeq, cutoffIso, type RetentionPolicy } from "../../../core/memory/retention";
 import * as schema from "../../../db/agent-schema";
+import { counterStatements } from "../../shared/counters";
 import { pruneLogPrefix, pruneWhere, readMark } from "../../shared/pruning";
 import { recallIndex } from "../rows";
 import type { AgentScheduler } from "../lifecycle";
@@ -10,6 +11,8 @@ import type { AgentDb } from "../types";
 /** Counters key: every agent event seq up to this one has been pruned (`cursor_expired` below it). */
 export const AGENT_EVENTS_MARK = "retention:events-through";
 const CALLBACK = "onRetentionDue";
+/** Counters key: the time of the pass this agent last scheduled (or found scheduled), in ms. */
+const ARMED_KEY = "retention:armed-for";
 
 export interface AgentRetentionDeps {
   db: AgentDb;
@@ -34,21 +37,39 @@ export class AgentRetention {
 
   /** Arms the next pass unless one is already scheduled. */
   async arm(atMs: number = nextPassAt()): Promise<void> {
-    if (await this.missing()) await this.deps.scheduler.schedule(new Date(atMs), CALLBACK);
+    if (await this.missing()) await this.schedule(atMs);
   }
 
   /**
-   * On activation: asks at once whether a pass is scheduled (the activation's shared schedule listing answers it), and
-   * only when none is, schedules one through `later` (off the activation path). Nothing else schedules a pass while
-   * none exists (a pass schedules the next one only when it runs), so the answer still holds when `later` runs.
+   * On activation: whether a pass is scheduled, and only when none is, schedules one through `later` (off the
+   * activation path). Nothing else schedules a pass while none exists (a pass schedules the next one only when it
+   * runs), so the answer still holds when `later` runs.
+   *
+   * Session 15: answered from the time of the pass this agent last scheduled (one counters read) while that pass is
+   * not overdue by a whole interval; only then is the SDK's schedule listed (before, on every activation: a listing
+   * on a freshly opened file, on a fan-out's path). A pass that runs schedules the next and moves the time on, so a
+   * schedule lost in between is found at most an interval after its pass was due.
    */
   async armOnActivation(later: (arm: () => Promise<void>) => Promise<void>): Promise<void> {
-    if (!(await this.missing())) return;
-    await later(() => this.deps.scheduler.schedule(new Date(nextPassAt()), CALLBACK).then(() => undefined));
+    const armedFor = counterStatements(this.deps.db).read.get({ key: ARMED_KEY })?.state.at;
+    if (typeof armedFor === "number" && armedFor + config.retention.intervalSeconds * 1_000 > Date.now()) return;
+    if (!this.deps.exists()) return;
+    const scheduled = (await this.deps.scheduler.listSchedules()).find((row) => row.callback === CALLBACK);
+    if (scheduled) return this.noteArmed(scheduled.time * 1_000);
+    await later(() => this.schedule(nextPassAt()));
   }
 
   private async missing(): Promise<boolean> {
     return this.deps.exists() && !(await this.deps.scheduler.listSchedules()).some((row) => row.callback === CALLBACK);
+  }
+
+  private async schedule(atMs: number): Promise<void> {
+    await this.deps.scheduler.schedule(new Date(atMs), CALLBACK);
+    this.noteArmed(atMs);
+  }
+
+  private noteArmed(atMs: number): void {
+    counterStatements(this.deps.db).write.run({ key: ARMED_KEY, state: { at: atMs } });
   }
 
   /** The `onRetentionDue` callback: one pass, then the next one (soon while a batch was full). */

@@ -179,8 +179,13 @@ export class Timers {
     return outcome;
   }
 
-  /** On activation: slots missed while the object slept are decided now, in the background (`candidates`: see runDue). */
+  /**
+   * On activation: slots missed while the object slept are decided now, in the background (`candidates`: see runDue).
+   * Without a candidate there is nothing to decide or to arm (session 15: the re-arm then only listed the SDK's
+   * schedules to drop a stray alarm row, on every activation; a stray row that fires finds nothing due and goes).
+   */
   catchUp(candidates = true): void {
+    if (!candidates) return;
     this.runDue(this.now(), candidates).catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "timer catch-up failed", error: String(error) })));
   }
 
