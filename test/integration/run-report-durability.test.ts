@@ -1,6 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, readSseUntil, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const completedRuns = async (key: string) => {
@@ -49,4 +49,23 @@ describe("a run's report survives a crash between the run's end and the tenant's
       expect(listenerRuns.filter((r) => r.reason === "subscription")).toHaveLength(2);
     });
   }
+
+  it("agent.report.beforeSend: the restarted object sends the lost report's events by reference, and the tenant reads their data back for its live stream", async () => {
+    const { tenantId, key } = await createTenant();
+    const speaker = await createAgent(key, { displayName: "Speaker" });
+    const stream = await SELF.fetch("https://vigil.test/v1/events/stream", { headers: { authorization: `Bearer ${key}` } });
+    expect(await agentDo(tenantId, speaker.id).armFault("agent.report.beforeSend")).toBe(true);
+    const sent = await api("POST", `/v1/agents/${speaker.id}/messages`, { key, body: { text: "lost news" } });
+    await waitForRun(key, speaker.id, sent.body.runKey);
+    // Touched until its start has sent what the crash left unsent (an earlier instance's appends: by reference).
+    const touch = setInterval(() => void agentDo(tenantId, speaker.id).getAgent().catch(() => null), 200);
+    try {
+      const frames = await readSseUntil(stream, (seen) => seen.some((f) => f.event === "run.completed" && f.data.runKey === sent.body.runKey));
+      const texts = frames.filter((f) => f.event === "message.appended" && f.data.runKey === sent.body.runKey).map((f) => f.data.data.message?.text);
+      expect(texts).toContain("lost news");
+      expect(texts).toContain("echo: lost news");
+    } finally {
+      clearInterval(touch);
+    }
+  });
 });

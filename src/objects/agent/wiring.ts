@@ -126,8 +126,7 @@ export class AgentWiring {
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
       hydrate: (rows) => this.events.hydrate(rows),
-      keptAfter: (seq) => this.events.recent.after(seq),
-      acknowledged: (seq) => this.events.recent.dropThrough(seq),
+      appends: this.events.recent,
       cut: (point) => {
         if (!this.faults.consume(point)) return false;
         this.ctx.abort(`injected crash at ${point}`);

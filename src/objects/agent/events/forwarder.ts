@@ -11,6 +11,7 @@ import { leanSite, writeSite } from "../../shared/statements/statement-sites";
 import { counters } from "../../../db/common-schema";
 import { counterStatements } from "../../shared/counters";
 import { MemoryCopyStale, memoryCopyVerified } from "../rows";
+import type { RecentAppends } from "./recent-appends";
 
 /** Where forwarding stands: the highest agent event seq the tenant has acknowledged (in the DO's key/JSON table). */
 const CURSOR_KEY = "tenant-stream:forwarded-seq";
@@ -48,8 +49,6 @@ function forwarded(events: readonly Pick<AgentEvent, "seq" | "type" | "runKey" |
   return events.filter((event) => isTenantStreamEvent(event.type)).map((event) => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
 }
 
-/** How long an acknowledged cursor waits for another write to carry it before it is written on its own. */
-const CURSOR_WRITE_DELAY_MS = 1_000;
 
 export interface ForwarderDeps {
   db: AgentDb;
@@ -66,10 +65,11 @@ export interface ForwarderDeps {
   cut: (point: "agent.report.beforeSend" | "agent.report.beforeAck") => boolean;
   /** Stored rows → events as appended (stored events refer to messages and runs; ./event-refs.ts). */
   hydrate: (rows: ReadonlyArray<typeof schema.events.$inferSelect>) => AgentEvent[];
-  /** Every stored event after a seq as this instance appended it, when it holds them all (./recent-appends.ts), else null. */
-  keptAfter: (seq: number) => AgentEvent[] | null;
-  /** The tenant acknowledged the log through `seq` (the event log drops what it kept of those appends). */
-  acknowledged: (seq: number) => void;
+  /**
+   * This instance's appends (./recent-appends.ts): every stored event after a seq when it holds them all, whether an
+   * event came from an earlier instance, and the tenant's acknowledgement through a seq (what it kept of those goes).
+   */
+  appends: Pick<RecentAppends, "after" | "appendedEarlier" | "dropThrough">;
 }
 
 /**
@@ -146,7 +146,6 @@ export class EventForwarder {
   private drop(): void {
     this.kept = null;
     this.cursorDirty = false;
-    this.stopCursorTimer();
   }
 
   /** The highest event seq the tenant acknowledged, as this class knows it (its row may lag: see `setCursor`). */
@@ -244,7 +243,7 @@ export class EventForwarder {
     }
     // Only forward: the cursor may have moved on while the report was in flight.
     if (lastSeq !== null && lastSeq > this.cursor()) this.setCursor(lastSeq);
-    if (lastSeq !== null) this.deps.acknowledged(lastSeq);
+    if (lastSeq !== null) this.deps.appends.dropThrough(lastSeq);
     if (full) this.again = true;
   }
 
@@ -254,11 +253,18 @@ export class EventForwarder {
    * (session 15), else read (a batch) and hydrated; test deployments read as well and compare.
    */
   private unsent(cursor: number): { events: ForwardedAgentEvent[]; lastSeq: number | null; full: boolean } {
-    const kept = this.deps.keptAfter(cursor);
+    const kept = this.deps.appends.after(cursor);
     const fromKept = kept && { events: forwarded(kept), lastSeq: kept[kept.length - 1]!.seq, full: false };
     if (fromKept && !memoryCopyVerified()) return fromKept;
     const rows = this.eventsAfterQuery.all({ after: cursor });
-    const read = { events: forwarded(this.deps.hydrate(rows.filter((row) => isTenantStreamEvent(row.type)))), lastSeq: rows.length > 0 ? rows[rows.length - 1]!.seq : null, full: rows.length === BATCH };
+    const stream = rows.filter((row) => isTenantStreamEvent(row.type));
+    // An earlier instance's appends (a report it sent before it stopped, its cursor not yet written): most likely
+    // recorded already, so they go by reference and the tenant reads back only one it has not (session 15).
+    const earlier = stream.filter((row) => this.deps.appends.appendedEarlier(row.seq));
+    const mine = this.deps.hydrate(stream.filter((row) => !this.deps.appends.appendedEarlier(row.seq)));
+    const references = earlier.map((row): ForwardedAgentEvent => ({ seq: row.seq, type: row.type, runKey: row.runKey, data: {}, createdAt: row.createdAt, byReference: true }));
+    const events = [...references, ...forwarded(mine)].sort((a, b) => a.seq - b.seq);
+    const read = { events, lastSeq: rows.length > 0 ? rows[rows.length - 1]!.seq : null, full: rows.length === BATCH };
     if (fromKept && JSON.stringify(fromKept) !== JSON.stringify(read)) throw new MemoryCopyStale("unsent events", fromKept, read);
     return read;
   }
@@ -317,49 +323,23 @@ export class EventForwarder {
 
   /** The cursor moved and its row has not (see `setCursor`). */
   private cursorDirty = false;
-  /** When the cursor moved first since its row was last written (ms). */
-  private cursorDirtySince = 0;
-  private cursorTimer: ReturnType<typeof setTimeout> | null = null;
 
   /**
    * The tenant acknowledged up to `seq`. Its row is written by the next write this class makes anyway (the next run's
-   * end, in that run's commit), or after `CURSOR_WRITE_DELAY_MS` of quiet: a write of its own right after the tenant's
-   * answer was a commit of its own on every run (issue 12 §8). A restart before the write re-sends from the stored
-   * cursor, which adds nothing: the tenant skips every event at or below the highest seq it recorded for the agent,
-   * even one its retention pruned since (`RunReports.record`) — as after a crash between its answer and the write
-   * (run-report-durability's beforeAck case).
+   * end, in that run's commit): a write of its own after the tenant's answer was a commit of its own on every run
+   * (issue 12 §8). Until session 15 a timer wrote it after 1 s of quiet, which still cost every woken agent a second
+   * commit. A restart before the write re-sends from the stored cursor, which adds nothing: the tenant skips every
+   * event at or below the highest seq it recorded for the agent (`RunReports.record`) — and those events go by
+   * reference (`unsent`), so the re-send reads no message or run back.
    */
   private setCursor(seq: number): void {
     this.state().cursor = seq;
-    if (!this.cursorDirty) this.cursorDirtySince = Date.now();
     this.cursorDirty = true;
-    this.cursorTimer ??= this.cursorTimerIn(CURSOR_WRITE_DELAY_MS);
-  }
-
-  /**
-   * The timer that writes an unwritten cursor `CURSOR_WRITE_DELAY_MS` after it moved. A write that carries the cursor
-   * leaves it running (session 12: a timer made and cleared on every run cost more than the run's own cursor logic);
-   * when it fires with nothing to write it ends, and with a cursor moved since, it waits out that cursor's delay. So
-   * the row is written alone at the same moment as before: a delay after the first move no write carried.
-   */
-  private cursorTimerIn(ms: number): ReturnType<typeof setTimeout> {
-    return setTimeout(() => {
-      this.cursorTimer = null;
-      if (!this.cursorDirty) return;
-      const left = this.cursorDirtySince + CURSOR_WRITE_DELAY_MS - Date.now();
-      if (left > 0) this.cursorTimer = this.cursorTimerIn(left);
-      else this.writeCursor();
-    }, ms);
   }
 
   private writeCursor(): void {
     if (!this.cursorDirty || !this.kept) return;
     this.cursorDirty = false;
     this.counters.write.run({ key: CURSOR_KEY, state: { seq: this.kept.cursor } });
-  }
-
-  private stopCursorTimer(): void {
-    if (this.cursorTimer) clearTimeout(this.cursorTimer);
-    this.cursorTimer = null;
   }
 }

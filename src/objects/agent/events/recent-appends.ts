@@ -20,9 +20,12 @@ export class RecentAppends {
   private readonly bySeq = new Map<number, AgentEvent>();
   /** The highest seq this instance appended (kept or not), 0 before its first append. */
   private newest = 0;
+  /** The seq of this instance's first append (0 before it): every stored event below it an earlier instance wrote. */
+  private first = 0;
 
   keep(event: AgentEvent): void {
     this.newest = Math.max(this.newest, event.seq);
+    if (this.first === 0 || event.seq < this.first) this.first = event.seq;
     if (!storedAsIs(event.data)) return void this.bySeq.delete(event.seq);
     this.bySeq.set(event.seq, event);
     if (this.bySeq.size > MAX_RECENT_APPENDS) this.bySeq.delete(this.bySeq.keys().next().value!);
@@ -60,6 +63,12 @@ export class RecentAppends {
     return events;
   }
 
+  /** Whether a stored event at `seq` was appended by an earlier instance (before this one's first append). */
+  appendedEarlier(seq: number): boolean {
+    return this.first === 0 || seq < this.first;
+  }
+
+  /** Drops every kept append; what this instance appended first stays known (an earlier instance's events stay so). */
   forget(): void {
     this.bySeq.clear();
     this.newest = 0;

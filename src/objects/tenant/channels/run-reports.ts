@@ -82,7 +82,10 @@ export class RunReports {
    * re-sent batch adds nothing), the activity notifications, the terminal outcomes and the DO calls. The
    * answer carries the current snapshot version, so an agent that missed a push refreshes at its next run.
    */
-  async record(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
+  async record(agentId: string, sent: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
+    // Events an earlier instance of the agent appended come by reference; one new here has its data read back first
+    // (before the synchronous part below, which reads what was recorded afresh).
+    const report = sent.events.some((event) => event.byReference) ? { ...sent, events: await this.deps.feed.withReferencedData(agentId, sent.events, this.reported(agentId).events) } : sent;
     // Events at or below the agent's highest seq recorded here were recorded before (an agent sends its log in seq
     // order, from its forwarding cursor): skipped even when this tenant's retention has pruned them since, so an agent
     // re-sending after a restart (its cursor is stored lazily: docs/decisions.md "Turn commits (session 10)") adds nothing.
