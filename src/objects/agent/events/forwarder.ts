@@ -49,7 +49,6 @@ function forwarded(events: readonly Pick<AgentEvent, "seq" | "type" | "runKey" |
   return events.filter((event) => isTenantStreamEvent(event.type)).map((event) => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
 }
 
-
 export interface ForwarderDeps {
   db: AgentDb;
   agentId: () => string;
