@@ -108,15 +108,7 @@ export class TenantEventLog {
   async withReferencedData(agentId: string, events: readonly ForwardedAgentEvent[], recordedThrough: number): Promise<ForwardedAgentEvent[]> {
     const wanted = events.filter((event) => event.byReference && event.seq > recordedThrough).map((event) => event.seq);
     if (wanted.length === 0 || !this.agentEvents) return [...events];
-    const found = new Map<number, Record<string, unknown>>();
-    const last = Math.max(...wanted);
-    let after = Math.min(...wanted) - 1;
-    while (after < last) {
-      const batch = await this.agentEvents(agentId, after, HYDRATE_BATCH);
-      for (const stored of batch) found.set(stored.seq, stored.data);
-      if (batch.length < HYDRATE_BATCH) break;
-      after = batch[batch.length - 1]!.seq;
-    }
+    const found = await this.storedData(this.agentEvents, agentId, wanted);
     return events.map((event) => (event.byReference && found.has(event.seq) ? { seq: event.seq, type: event.type, runKey: event.runKey, data: found.get(event.seq)!, createdAt: event.createdAt } : event));
   }
 
@@ -168,20 +160,28 @@ export class TenantEventLog {
     const found = new Map<string, Record<string, unknown>>();
     await Promise.all(
       [...wanted].map(async ([agentId, seqs]) => {
-        const last = Math.max(...seqs);
-        let after = Math.min(...seqs) - 1;
-        while (after < last) {
-          const batch = await source(agentId, after, HYDRATE_BATCH).catch(() => []);
-          for (const stored of batch) found.set(`${agentId}:${stored.seq}`, stored.data);
-          if (batch.length < HYDRATE_BATCH) break;
-          after = batch[batch.length - 1]!.seq;
-        }
+        // A replay shows what it can: an agent that cannot be reached leaves its events' data empty.
+        for (const [seq, data] of await this.storedData(source, agentId, seqs).catch(() => new Map())) found.set(`${agentId}:${seq}`, data);
       }),
     );
     return events.map((event) => {
       const data = event.agentId !== null && event.agentSeq !== null ? found.get(`${event.agentId}:${event.agentSeq}`) : undefined;
       return data ? { ...event, data } : event;
     });
+  }
+
+  /** The data of an agent's events at `seqs` as it stores them (one `listEvents` call per batch over their span); pruned ones are absent. */
+  private async storedData(source: AgentEventSource, agentId: string, seqs: readonly number[]): Promise<Map<number, Record<string, unknown>>> {
+    const found = new Map<number, Record<string, unknown>>();
+    const last = Math.max(...seqs);
+    let after = Math.min(...seqs) - 1;
+    while (after < last) {
+      const batch = await source(agentId, after, HYDRATE_BATCH);
+      for (const stored of batch) found.set(stored.seq, stored.data);
+      if (batch.length < HYDRATE_BATCH) break;
+      after = batch[batch.length - 1]!.seq;
+    }
+    return found;
   }
 
   /**
