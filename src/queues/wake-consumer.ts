@@ -40,10 +40,12 @@ export async function consumeWakes(batch: MessageBatch<unknown>, env: Env): Prom
   logEvent("info", "wake batch delivered", { queue: batch.queue, messages: batch.messages.length, ...tally });
 }
 
-/** How a batch's messages ended: accepted (a new run), duplicate (a known runKey), refused (the agent said no), retried, malformed. */
-type DeliveryTally = Record<"accepted" | "duplicate" | "refused" | "retried" | "malformed", number>;
+/** How a delivered message ended: accepted (a new run), duplicate (a known runKey), refused (the agent said no), retried. */
+type Delivery = "accepted" | "duplicate" | "refused" | "retried";
+/** A batch's messages by how they ended (malformed: dropped before delivery). */
+type DeliveryTally = Record<Delivery | "malformed", number>;
 
-async function deliver(env: Env, message: Message<unknown>, job: WakeJob): Promise<"accepted" | "duplicate" | "refused" | "retried"> {
+async function deliver(env: Env, message: Message<unknown>, job: WakeJob): Promise<Delivery> {
   try {
     const outcome = await agentStub(env, job.tenantId, job.agentId).deliverWake(job);
     message.ack();

@@ -54,13 +54,18 @@ export class AgentRetention {
     const armedFor = counterStatements(this.deps.db).read.get({ key: ARMED_KEY })?.state.at;
     if (typeof armedFor === "number" && armedFor + config.retention.intervalSeconds * 1_000 > Date.now()) return;
     if (!this.deps.exists()) return;
-    const scheduled = (await this.deps.scheduler.listSchedules()).find((row) => row.callback === CALLBACK);
+    const scheduled = await this.scheduledPass();
     if (scheduled) return this.noteArmed(scheduled.time * 1_000);
     await later(() => this.schedule(nextPassAt()));
   }
 
   private async missing(): Promise<boolean> {
-    return this.deps.exists() && !(await this.deps.scheduler.listSchedules()).some((row) => row.callback === CALLBACK);
+    return this.deps.exists() && !(await this.scheduledPass());
+  }
+
+  /** The SDK's row of the scheduled pass, if any (a listing of every schedule). */
+  private async scheduledPass(): Promise<{ time: number } | undefined> {
+    return (await this.deps.scheduler.listSchedules()).find((row) => row.callback === CALLBACK);
   }
 
   private async schedule(atMs: number): Promise<void> {

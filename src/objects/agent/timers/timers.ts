@@ -165,28 +165,24 @@ export class Timers {
     return { ok: true, runKey, outcome: enqueue.status };
   }
 
-  /**
-   * Tick at `nowMs`, start the run loop for any wake, then re-arm the alarm at the earliest due timer. `candidates`
-   * false: the caller knows no active timer has a `nextRunAt` (the activation's one read, ../activation.ts), so the
-   * tick has nothing to read or decide and the earliest is none.
-   */
-  async runDue(nowMs = this.now(), candidates = true): Promise<TickOutcome> {
+  /** Tick at `nowMs`, start the run loop for any wake, then re-arm the alarm at the earliest due timer. */
+  async runDue(nowMs = this.now()): Promise<TickOutcome> {
     // Taken before the tick: only then is no earlier re-arm in flight whose awaits a timer write could slip into.
     const idle = this.deps.alarm.idle();
-    const { outcome, earliest } = candidates ? this.plan(nowMs) : { outcome: emptyOutcome(nowMs), earliest: null };
+    const { outcome, earliest } = this.plan(nowMs);
     if (outcome.decisions.some((decision) => decision.enqueue === "accepted")) this.deps.kick();
     await this.rearm(outcome.failures > 0 ? TIMER_RETRY_DELAY_MS : 0, idle ? earliest : undefined);
     return outcome;
   }
 
   /**
-   * On activation: slots missed while the object slept are decided now, in the background (`candidates`: see runDue).
-   * Without a candidate there is nothing to decide or to arm (session 15: the re-arm then only listed the SDK's
+   * On activation: slots missed while the object slept are decided now, in the background. `candidates` false: the
+   * activation's one read (../activation.ts) found no active timer with a `nextRunAt`, so there is nothing to decide or to arm (session 15: the re-arm then only listed the SDK's
    * schedules to drop a stray alarm row, on every activation; a stray row that fires finds nothing due and goes).
    */
   catchUp(candidates = true): void {
     if (!candidates) return;
-    this.runDue(this.now(), candidates).catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "timer catch-up failed", error: String(error) })));
+    this.runDue(this.now()).catch((error: unknown) => console.error(JSON.stringify({ level: "error", msg: "timer catch-up failed", error: String(error) })));
   }
 
   /**

@@ -56,13 +56,14 @@ export class TenantEventLog {
 
   /** The insert of `n` rows (1 ≤ n ≤ INSERT_CHUNK); a row already present (same agent and agent seq) is skipped. */
   private insertOf(n: number): RawStatement<{ seq: number; agentSeq: number }> {
+    const built = this.insertAgentEvents[n];
+    if (built) return built;
     const p = sql.placeholder;
     const values = Array.from({ length: n }, (_, i) => sql`(${p(`type${i}`)}, ${p("agentId")}, ${p(`seq${i}`)}, ${p(`runKey${i}`)}, ${p(`data${i}`)}, ${p(`createdAt${i}`)})`);
-    this.insertAgentEvents[n] ??= rawStatement(
+    return (this.insertAgentEvents[n] = rawStatement(
       this.db,
       sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at) VALUES ${sql.join(values, sql`, `)} ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`,
-    );
-    return this.insertAgentEvents[n]!;
+    ));
   }
 
   /**
