@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import agentMigrations from "../../migrations/agent";
 import tenantMigrations from "../../migrations/tenant";
-import { lastAppliedMigration, migrationsPending } from "../../src/objects/shared/sqlite";
+import { lastAppliedMigration, MIGRATED_THROUGH, migratedThrough, migrationsPending } from "../../src/objects/shared/sqlite";
 import { createAgent, createTenant, inDo } from "./helpers";
 
 const newest = (m: { journal: { entries: ReadonlyArray<{ when: number }> } }) => Math.max(...m.journal.entries.map((entry) => entry.when));
@@ -35,6 +35,40 @@ describe("the migrator's start-up check", () => {
     });
     expect(before).toBeNull();
     expect(migrationsPending(null, agentMigrations)).toBe(true);
+  });
+
+  it("notes the newest migration in the object's key-value store: a start with the note reads no ledger, one without reads it and notes it again", async () => {
+    const tenant = await createTenant();
+    const agentId: string = (await createAgent(tenant.key)).id;
+    const agent = env.AGENT.get(env.AGENT.idFromName(`${tenant.tenantId}:${agentId}`));
+    const ledgerReads = await inDo(agent, async (instance, state) => {
+      expect(migratedThrough(state.storage)).toBe(newest(agentMigrations));
+      const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
+      const exec = sql.exec;
+      const reads: number[] = [];
+      let ledger = 0;
+      sql.exec = (query, ...bindings) => {
+        if (query.includes("__drizzle_migrations")) ledger += 1;
+        return exec.call(state.storage.sql, query, ...bindings);
+      };
+      const Restarted = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => unknown;
+      try {
+        // The check runs in the start's blockConcurrencyWhile, which a later one waits for.
+        new Restarted(state, env);
+        await state.blockConcurrencyWhile(async () => undefined);
+        reads.push(ledger);
+        state.storage.kv.delete(MIGRATED_THROUGH);
+        ledger = 0;
+        new Restarted(state, env);
+        await state.blockConcurrencyWhile(async () => undefined);
+        reads.push(ledger);
+      } finally {
+        sql.exec = exec;
+      }
+      expect(migratedThrough(state.storage)).toBe(newest(agentMigrations));
+      return reads;
+    });
+    expect(ledgerReads).toEqual([0, 1]);
   });
 
   it("says pending when any journal entry is newer than the newest applied one", () => {

@@ -44,11 +44,30 @@ export function openDatabase<TSchema extends Record<string, unknown>>(
     : ctx.storage;
   const db = drizzle(client, { schema });
   void ctx.blockConcurrencyWhile(async () => {
-    if (migrationsPending(lastAppliedMigration(ctx.storage), migrations)) await migrate(db, migrations);
+    if (migrationsPending(migratedThrough(ctx.storage), migrations)) {
+      if (migrationsPending(lastAppliedMigration(ctx.storage), migrations)) await migrate(db, migrations);
+      ctx.storage.kv.put(MIGRATED_THROUGH, newestMigration(migrations));
+    }
     await afterMigrate();
   });
   return db;
 }
+
+/**
+ * Where an object notes the newest migration it has applied. The runtime keeps its key-value statements prepared
+ * from the object's start, so a cold start reads this instead of preparing and running one more statement of its
+ * own (issue 12 §7, session 16). Only a migrated database writes it; an absent note (a new object, or after
+ * `deleteAll`) falls back to the ledger's read.
+ */
+export const MIGRATED_THROUGH = "vigil:migrated-through";
+
+/** The note `openDatabase` keeps, or null when there is none. */
+export function migratedThrough(storage: DurableObjectStorage): number | null {
+  const noted = storage.kv.get<unknown>(MIGRATED_THROUGH);
+  return typeof noted === "number" ? noted : null;
+}
+
+const newestMigration = (migrations: Migrations): number => Math.max(...migrations.journal.entries.map((entry) => entry.when));
 
 /**
  * `created_at` of the newest applied migration (drizzle stores each entry's journal `when` there), or null when
