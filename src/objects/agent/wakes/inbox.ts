@@ -3,13 +3,14 @@ import * as schema from "../../../db/agent-schema";
 import type { Run, RunStatus } from "../../../schema/agents/runs";
 import { TERMINAL_RUN_STATUSES } from "../../../schema/agents/runs";
 import type { WakeJob } from "../../../schema/agents/wake";
+import { canonicalJson } from "../../../core/ids/hash";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { RUN_TRACE_ROWS, traceEntriesOf, toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, type TraceEntry } from "../rows";
+import { RUN_TRACE_ROWS, traceEntriesOf, toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, memoryCopyVerified, MemoryCopyStale, type TraceEntry } from "../rows";
 import type { AgentDb } from "../types";
 import { columnPlaceholder as slot } from "../../shared/statements/column-placeholder";
-import { syncTransaction } from "../../shared/statements/sync-transaction";
+import { onRollback, syncTransaction } from "../../shared/statements/sync-transaction";
 import { leanSite, writeSite } from "../../shared/statements/statement-sites";
 
 // The inbox's statements, built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
@@ -46,11 +47,12 @@ const INSERT_RUN = leanSite("inbox.insertRun", (db: AgentDb) =>
     .insert(r)
     .values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), status: "queued", attempt: 0, enqueuedAt: ph("now"), trace: {} })
     .onConflictDoNothing()
-    .returning({ runKey: r.runKey })
+    .returning()
     .prepare(),
 );
-const INSERT_WAKE = writeSite("inbox.insertWake", (db: AgentDb) =>
-  db.insert(w).values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") }).prepare(),
+// Both inserts return the rows as stored: an inbox known to be empty then answers its next ready read from them.
+const INSERT_WAKE = leanSite("inbox.insertWake", (db: AgentDb) =>
+  db.insert(w).values({ runKey: ph("runKey"), reason: ph("reason"), threadId: ph("threadId"), authority: ph("authority"), input: ph("input"), enqueuedAt: ph("now") }).returning().prepare(),
 );
 const RUNNING = leanSite("inbox.running", (db: AgentDb) => db.update(r).set({ status: "running", attempt: slot<number>("attempt"), startedAt: slot<string>("startedAt") }).where(byRunKey()).returning().prepare());
 const end = () => ({ status: slot<string>("status"), endedAt: slot<string>("endedAt"), errorCode: slot<string | null>("errorCode") });
@@ -64,6 +66,8 @@ const DELETE_WAKE = leanSite("inbox.deleteWake", (db: AgentDb) => db.delete(w).w
 const BLOCKED_SLACK = 20;
 
 export type EnqueueOutcome = { status: "accepted" | "duplicate"; runKey: string; runStatus: RunStatus };
+
+type ReadyRow = { item: InboxItem; run: typeof schema.runs.$inferSelect };
 
 export interface InboxItem {
   seq: number;
@@ -99,6 +103,8 @@ export class WakeInbox {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
+    // A caller's transaction that throws undoes an enqueue made inside it: the count and the fresh wake go with it.
+    onRollback(db, () => this.forgetCount());
     this.readyQuery = READY.bind(db);
     this.runQuery = RUN.bind(db);
     this.traceRowsQuery = RUN_TRACE_ROWS.bind(db);
@@ -119,7 +125,9 @@ export class WakeInbox {
    * nothing but its own wake (issue 12 §8, session 12): no other wake on the thread at admission (`unsettledOn`), no
    * companion to coalesce or merge (`pendingBeside`), nothing left after the run (`nextWithRun`). Exact:
    *   - every ready read sets it from the count it read in the same statement;
-   *   - an insert makes it unknown (`enqueue`), so an insert rolled back by a caller's transaction cannot leave it low;
+   *   - the activation's read sets it to 0 when the inbox holds no wake (`knownEmpty`);
+   *   - an insert makes it unknown (`enqueue`), or one more than a known 0 (session 16): a transaction that throws
+   *     makes it unknown again (`onRollback`), so an insert it undid cannot leave it high;
    *   - a delete lowers it only when its RETURNING row says a wake went (`finishWithTrace`, not run inside another
    *     transaction: its own commits or throws before the count moves);
    *   - an erasure, or a test writing `wake_inbox` rows itself, calls `forget`.
@@ -127,17 +135,40 @@ export class WakeInbox {
    */
   private held: number | null = null;
 
+  /**
+   * The wake this object enqueued into an inbox known to hold nothing else, with its run, as the inserts returned them
+   * (issue 12 §7, session 16): the drain's first ready read — a join, a count and a sort, on a cold wake the costliest
+   * statement the inbox prepares — is answered from them. Used once; dropped by any write to a wake or a run here, and
+   * with the count. Test deployments compare it with the read (`memoryCopyVerified`).
+   */
+  private fresh: ReadyRow | null = null;
+
+  /** The activation read that the inbox holds no wake, parked ones included (nothing has written it since). */
+  knownEmpty(): void {
+    if (this.held === null) this.held = 0;
+  }
+
+  private forgetCount(): void {
+    this.held = null;
+    this.fresh = null;
+  }
+
   enqueue(job: Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "input">): EnqueueOutcome {
     const now = nowIso();
-    this.held = null;
+    const heldBefore = this.held;
+    this.forgetCount();
     // The run row's key decides: a known runKey inserts nothing (one statement instead of a read first; issue 12 §8).
-    const accepted = syncTransaction(this.db, () => {
-      const inserted = this.insertRun.get({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, now });
-      if (!inserted) return false;
-      this.insertWake.run({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, now });
-      return true;
+    const inserted = syncTransaction(this.db, (): ReadyRow | null => {
+      const run = this.insertRun.get({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, now });
+      if (!run) return null;
+      const wake = this.insertWake.get({ runKey: job.runKey, reason: job.reason, threadId: job.threadId, authority: job.authority, input: job.input, now })!;
+      return { item: inboxItem(wake), run };
     });
-    if (!accepted) return { status: "duplicate", runKey: job.runKey, runStatus: this.getRun(job.runKey)!.status };
+    if (!inserted) return { status: "duplicate", runKey: job.runKey, runStatus: this.getRun(job.runKey)!.status };
+    if (heldBefore === 0) {
+      this.held = 1;
+      this.fresh = inserted;
+    }
     this.events.append("wake.enqueued", job.runKey, { runKey: job.runKey, reason: job.reason, threadId: job.threadId });
     return { status: "accepted", runKey: job.runKey, runStatus: "queued" };
   }
@@ -170,18 +201,32 @@ export class WakeInbox {
   }
 
   /** `pending`, each wake with its run row (the ready read joins it anyway). */
-  private ready(limit: number): { item: InboxItem; run: typeof schema.runs.$inferSelect }[] {
-    const ready: { item: InboxItem; run: typeof schema.runs.$inferSelect }[] = [];
-    if (this.held === 0) return ready;
-    const rows = this.readyQuery.all({ limit: limit + BLOCKED_SLACK });
+  private ready(limit: number): ReadyRow[] {
+    const fresh = this.held === 1 ? this.fresh : null;
+    this.fresh = null;
+    if (this.held === 0 || limit <= 0) return [];
+    let rows: (ReadyRow & { held: number })[];
+    if (fresh) {
+      rows = [{ ...fresh, held: 1 }];
+      if (memoryCopyVerified()) {
+        const read = this.readyRows(limit);
+        if (canonicalJson(read) !== canonicalJson(rows)) throw new MemoryCopyStale("fresh wake", rows, read);
+      }
+    } else {
+      rows = this.readyRows(limit);
+    }
     // No row: nothing ready, but parked wakes may be there; the count came with the rows only.
     if (rows.length > 0) this.held = rows[0]!.held;
-    for (const { inbox: row, run } of rows) {
+    const ready: ReadyRow[] = [];
+    for (const { item, run } of rows) {
       if (ready.length === limit) break;
-      const item: InboxItem = { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
       if (!this.awaitsUnsettled(item)) ready.push({ item, run });
     }
     return ready;
+  }
+
+  private readyRows(limit: number): (ReadyRow & { held: number })[] {
+    return this.readyQuery.all({ limit: limit + BLOCKED_SLACK }).map(({ inbox, run, held }) => ({ item: inboxItem(inbox), run, held }));
   }
 
   /** Runs not yet terminal on `threadId` (their wakes are still in the inbox), oldest first; `except` left out. */
@@ -194,6 +239,7 @@ export class WakeInbox {
   requestInterrupt(runKey: string, by: string): boolean {
     const row = this.db.select({ input: schema.wakeInbox.input }).from(schema.wakeInbox).where(eq(schema.wakeInbox.runKey, runKey)).get();
     if (!row || typeof row.input.interruptedBy === "string") return false;
+    this.fresh = null;
     this.db.update(schema.wakeInbox).set({ input: { ...row.input, interruptedBy: by } }).where(eq(schema.wakeInbox.runKey, runKey)).run();
     this.marks.set(runKey, by);
     return true;
@@ -226,6 +272,7 @@ export class WakeInbox {
 
   /** Parks a run until its tool sagas report back (`unpark`). */
   park(runKey: string): void {
+    this.fresh = null;
     this.db.update(schema.runs).set({ status: "waiting" }).where(eq(schema.runs.runKey, runKey)).run();
   }
 
@@ -238,6 +285,7 @@ export class WakeInbox {
   unpark(runKey: string): boolean {
     const run = this.getRun(runKey);
     if (run?.status !== "waiting") return false;
+    this.fresh = null;
     this.db.update(schema.runs).set({ status: "ready" }).where(eq(schema.runs.runKey, runKey)).run();
     return true;
   }
@@ -263,6 +311,7 @@ export class WakeInbox {
    */
   markRunning(runOrKey: Run | string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
     const run = typeof runOrKey === "string" ? this.getRun(runOrKey)! : runOrKey;
+    this.fresh = null;
     const row = this.runningUpdate.get({ runKey: run.runKey, attempt: run.attempt + (options.countAttempt ? 1 : 0), startedAt: storedRunTime(run.startedAt ?? nowIso(), run.enqueuedAt) });
     return toRun(row!);
   }
@@ -283,6 +332,7 @@ export class WakeInbox {
    */
   finishWithTrace(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): { run: Run; traceRows: TraceEntry[] } {
     if (!TERMINAL_RUN_STATUSES.includes(status)) throw new Error(`finish: ${status} is not terminal`);
+    this.fresh = null;
     let went = false;
     const ended = syncTransaction(this.db, () => {
       const row = this.runQuery.get({ runKey });
@@ -334,7 +384,7 @@ export class WakeInbox {
   /** The storage was erased: marks of runs that are gone are dropped. */
   forget(): void {
     this.marks.clear();
-    this.held = null;
+    this.forgetCount();
   }
 
   getRun(runKey: string): Run | null {
@@ -352,4 +402,9 @@ export class WakeInbox {
     const { rows, last } = keysetPage(this.db, { table: r, sort: r.enqueuedAt, tieBreak: r.runKey, order: "desc", limit, from: before && { c: before.enqueuedAt, i: before.runKey } });
     return { data: rows.map(toRun), last: last && { enqueuedAt: last.enqueuedAt, runKey: last.runKey } };
   }
+}
+
+/** A wake_inbox row as the inbox hands it out. */
+function inboxItem(row: typeof schema.wakeInbox.$inferSelect): InboxItem {
+  return { ...row, reason: row.reason as InboxItem["reason"], authority: row.authority as InboxItem["authority"] };
 }
