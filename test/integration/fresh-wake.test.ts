@@ -32,7 +32,7 @@ describe("the fresh wake an empty inbox keeps (issue 12 §7)", () => {
     expect(answers.kept?.run).toMatchObject({ runKey: answers.runKey, status: "queued", attempt: 0 });
     // The second answer is read: the same wake, as stored.
     expect(answers.again).toEqual(answers.kept);
-    expect(answers.read.map((item) => item.runKey)).toEqual([answers.runKey]);
+    expect(answers.read.map((item: { runKey: string }) => item.runKey)).toEqual([answers.runKey]);
   });
 
   it("is forgotten when a transaction around the enqueue throws, and when the wake's run is parked", async () => {

@@ -155,7 +155,7 @@ export class TenantWiring {
     this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
     this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
     /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
-    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version() });
+    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version(), recordedThrough: (agentId) => this.runReports.recordedThrough(agentId) });
     this.alertness = new Alertness({ subscriptions: this.subscriptions, inboundEvents: this.inboundEvents, triggers: this.triggers, webhookSources: this.webhookSources, audit: this.audit, dispatch });
     /** Brakes / kill switches and the keep-or-release decisions they may open. */
     this.brakeDecisions = new BrakeDecisions(this.db);

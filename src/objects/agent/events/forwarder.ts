@@ -68,7 +68,7 @@ export interface ForwarderDeps {
    * This instance's appends (./recent-appends.ts): every stored event after a seq when it holds them all, whether an
    * event came from an earlier instance, and the tenant's acknowledgement through a seq (what it kept of those goes).
    */
-  appends: Pick<RecentAppends, "after" | "appendedEarlier" | "dropThrough">;
+  appends: Pick<RecentAppends, "after" | "appendedEarlier" | "hasAppended" | "dropThrough">;
 }
 
 /**
@@ -147,6 +147,28 @@ export class EventForwarder {
     this.cursorDirty = false;
   }
 
+  /** The highest event seq the tenant recorded, as a wake it queued said (`tenantRecorded`); applied by the next flush. */
+  private claimed = 0;
+
+  /**
+   * The tenant had recorded this agent's events through `seq` when it queued a wake (WakeJob.recordedThrough). The next
+   * flush moves the cursor there when `seq` is below this instance's first append — every event up to it is stored,
+   * from an earlier instance — so a cold agent's report starts after what the tenant holds: no earlier event is read
+   * back or re-sent by reference (issue 12 §7, session 16). A claim at or past the first append (a log erased and
+   * started over since) is not applied.
+   */
+  tenantRecorded(seq: number): void {
+    this.claimed = Math.max(this.claimed, seq);
+  }
+
+  private applyClaim(): void {
+    const claimed = this.claimed;
+    if (claimed <= this.cursor() || !this.deps.appends.appendedEarlier(claimed) || !this.deps.appends.hasAppended()) return;
+    this.claimed = 0;
+    this.setCursor(claimed);
+    this.deps.appends.dropThrough(claimed);
+  }
+
   /** The highest event seq the tenant acknowledged, as this class knows it (its row may lag: see `setCursor`). */
   forwardedThrough(): number {
     return this.cursor();
@@ -209,6 +231,7 @@ export class EventForwarder {
   private async flushOnce(): Promise<void> {
     const agentId = this.deps.agentId();
     if (!agentId) return;
+    this.applyClaim();
     const { events, lastSeq, full } = this.unsent(this.cursor());
     const pending = this.pending();
     const report: RunReport = { events, agent: pending.agent, activities: pending.activities, outcomes: pending.outcomes, calls: [] };

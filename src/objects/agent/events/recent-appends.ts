@@ -68,6 +68,11 @@ export class RecentAppends {
     return this.first === 0 || seq < this.first;
   }
 
+  /** Whether this instance has appended an event: then `appendedEarlier` tells every stored event before its first. */
+  hasAppended(): boolean {
+    return this.first !== 0;
+  }
+
   /** Drops every kept append; what this instance appended first stays known (an earlier instance's events stay so). */
   forget(): void {
     this.bySeq.clear();

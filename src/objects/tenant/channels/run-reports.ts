@@ -119,6 +119,16 @@ export class RunReports {
     return { ok: true, recorded: appended.length, snapshotVersion: this.deps.snapshotVersion() };
   }
 
+  /**
+   * The agent's highest event seq recorded, when this object knows it without a read (a dispatch asks it for every
+   * agent it wakes): its kept entry, or none when every row is kept; undefined otherwise.
+   */
+  recordedThrough(agentId: string): number | undefined {
+    const known = this.kept.get(agentId);
+    if (known) return known.events;
+    return this.complete ? 0 : undefined;
+  }
+
   /** The highest report part and agent event seq recorded for the agent (0: none; a row from before session 10 has no `events`). */
   private reported(agentId: string): { seq: number; events: number } {
     if (!this.loaded) this.load();
