@@ -119,6 +119,16 @@ describe("the memory copy (issue 12 §8, session 12)", () => {
       for (let i = 1; i < 9; i++) history.append({ id: `short-${i}`, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `turn ${i}`, runKey: "r-short" });
       const trimmed = check("appends past the page's limit", { page: true, totals: true, summaries: true });
       expect(trimmed.inputs.rows.map((message) => message.id)).toEqual(["short-8", "short-7", "short-6", "short-5", "short-4"]);
+
+      // A thread's first message (session 16): its page and totals are known from the insert, without a read; more
+      // appends before the first read than the page holds are cut to the limit that read asks with.
+      thread = "copy-new";
+      history.append({ id: "new-0", threadId: thread, kind: "observation", text: "first of its thread", runKey: "r-new", authority: "external_evidence" });
+      check("a thread's first message", { page: true, totals: true, summaries: true });
+      thread = "copy-new-long";
+      for (let i = 0; i < 7; i++) history.append({ id: `long-${i}`, threadId: thread, kind: i % 2 ? "assistant" : "user", text: `new ${i}`, runKey: "r-long" });
+      const cut = check("a new thread past the page's limit before its first read", { page: true, totals: true, summaries: true });
+      expect(cut.inputs.rows.map((message) => message.id)).toEqual(["long-6", "long-5", "long-4", "long-3", "long-2"]);
     });
   });
 

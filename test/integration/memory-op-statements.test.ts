@@ -4,7 +4,7 @@ import type { AgentDO } from "../../src/objects/agent/agent-do";
 import { benchMemory } from "../../src/objects/agent/memory";
 import { agentDo, createAgent, createTenant } from "./helpers";
 import { emptySlots, parseSlots } from "../../src/core/memory/slots";
-import { memoryCopyVerified, verifyMemoryCopy } from "../../src/objects/agent/rows";
+import { memoryCopy, memoryCopyVerified, verifyMemoryCopy } from "../../src/objects/agent/rows";
 
 
 /**
@@ -32,6 +32,9 @@ describe("append + assemble statements (issue 12 §8)", () => {
       const { forwarder } = instance.parts;
       while (!forwarder.idle) await new Promise((resolve) => setTimeout(resolve, 5));
       history.append({ id: "forwarder-scheduled", threadId, kind: "user", text: "uncounted" });
+      // The page is kept since the thread's first message in this instance (session 16); counted from nothing kept,
+      // as on an instance that did not write the thread.
+      memoryCopy(instance.parts.db).forget();
 
       const sql = state.storage.sql;
       const exec = sql.exec;

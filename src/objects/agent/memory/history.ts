@@ -111,7 +111,10 @@ export class History {
    */
   private keep(row: typeof schema.messages.$inferSelect, text: string | null, content: string | null, metadata: string): void {
     if (text !== null && hasLoneSurrogate(text)) return this.copy.forgetThread(row.threadId);
-    this.copy.appended(row.threadId, row.kind, pageRowOf({ ...row, text, content, metadata }), plannerTokens(text, content));
+    const pageRow = pageRowOf({ ...row, text, content, metadata });
+    // No previous message (the insert's own read): the thread held nothing before this row.
+    if (row.prevMessageId === null) this.copy.newThread(row.threadId, row.kind, pageRow, plannerTokens(text, content));
+    else this.copy.appended(row.threadId, row.kind, pageRow, plannerTokens(text, content));
   }
 
   get(id: string): Message | null {

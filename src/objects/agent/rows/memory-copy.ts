@@ -89,7 +89,16 @@ export class MemoryCopy {
   /** The thread's page read with `limit`, newest first; undefined when not kept. */
   page(threadId: string, limit: number): PageRow[] | undefined {
     const kept = this.pages.get(threadId);
-    if (!kept || kept.limit !== limit) return undefined;
+    if (!kept) return undefined;
+    if (kept.limit !== limit) {
+      // A page of every row (limit -1: SQLite's "no limit") holds the page of any limit: its newest `limit` rows.
+      if (kept.limit >= 0 || limit < 0) return undefined;
+      let chars = 0;
+      for (const old of kept.rows.splice(limit)) chars += charsOf(old);
+      kept.chars -= chars;
+      this.pageChars -= chars;
+      kept.limit = limit;
+    }
     this.pages.delete(threadId);
     this.pages.set(threadId, kept);
     return kept.rows;
@@ -157,6 +166,19 @@ export class MemoryCopy {
 
   keepSummaries(key: string, rows: SummariesRows): void {
     this.summaries = { key, rows };
+  }
+
+  /**
+   * `History.append` inserted a thread's first message (its insert found no message before it in the thread): every raw
+   * row after the thread's pointer is this one, so the page of any limit and the planner's totals are known (session
+   * 16: a subscription or timer wake runs in a thread of its own, and its context read back the one row it had just
+   * written — on a cold wake the run's costliest statement). Kept as the page of every row (limit -1), cut to the
+   * limit of the first `page` that asks.
+   */
+  newThread(threadId: string, kind: string, row: PageRow, tokens: number): void {
+    if (kind === "summary") return;
+    this.keepPage(threadId, -1, [row]);
+    this.keepTotals(threadId, { throughSeq: row[PAGE_SEQ] as number, count: 1, tokens });
   }
 
   /**
