@@ -120,10 +120,12 @@ export class RunReports {
   }
 
   /**
-   * The agent's highest event seq recorded, when this object knows it without a read (a dispatch asks it for every
-   * agent it wakes): its kept entry, or none when every row is kept; undefined otherwise.
+   * The agent's highest event seq recorded, when this object knows it without a read of its own (a dispatch asks it
+   * for every agent it wakes): its kept entry, or none when every row is kept (the one read of all rows that the
+   * object's first report would make, made by the first dispatch instead); undefined otherwise.
    */
   recordedThrough(agentId: string): number | undefined {
+    if (!this.loaded) this.load();
     const known = this.kept.get(agentId);
     if (known) return known.events;
     return this.complete ? 0 : undefined;
