@@ -8,6 +8,15 @@ export const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.
 // Typed loosely: the DO stubs' full RPC types are too deep for `runInDurableObject`'s inference.
 export const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 
+/** Records every statement the object's storage runs (its `sql.exec`, spied on) until `stop()`. */
+export function recordStatements(state: DurableObjectState): { seen: string[]; stop(): void } {
+  const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
+  const exec = sql.exec;
+  const seen: string[] = [];
+  sql.exec = (query, ...bindings) => (seen.push(query), exec.call(state.storage.sql, query, ...bindings));
+  return { seen, stop: () => void (sql.exec = exec) };
+}
+
 /** The wake a journal change matching a subscription enqueues (the queue consumer's `enqueueWake` input). */
 export const subscriptionWake = (tenantId: string, agentId: string, runKey: string, summary: string) => ({
   tenantId,

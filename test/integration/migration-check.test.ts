@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import agentMigrations from "../../migrations/agent";
 import tenantMigrations from "../../migrations/tenant";
 import { lastAppliedMigration, MIGRATED_THROUGH, migratedThrough, migrationsPending } from "../../src/objects/shared/sqlite";
-import { createAgent, createTenant, inDo } from "./helpers";
+import { createAgent, createTenant, inDo, recordStatements } from "./helpers";
 
 const newest = (m: { journal: { entries: ReadonlyArray<{ when: number }> } }) => Math.max(...m.journal.entries.map((entry) => entry.when));
 
@@ -43,28 +43,21 @@ describe("the migrator's start-up check", () => {
     const agent = env.AGENT.get(env.AGENT.idFromName(`${tenant.tenantId}:${agentId}`));
     const ledgerReads = await inDo(agent, async (instance, state) => {
       expect(migratedThrough(state.storage)).toBe(newest(agentMigrations));
-      const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
-      const exec = sql.exec;
-      const reads: number[] = [];
-      let ledger = 0;
-      sql.exec = (query, ...bindings) => {
-        if (query.includes("__drizzle_migrations")) ledger += 1;
-        return exec.call(state.storage.sql, query, ...bindings);
-      };
       const Restarted = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => unknown;
-      try {
-        // The check runs in the start's blockConcurrencyWhile, which a later one waits for.
-        new Restarted(state, env);
-        await state.blockConcurrencyWhile(async () => undefined);
-        reads.push(ledger);
-        state.storage.kv.delete(MIGRATED_THROUGH);
-        ledger = 0;
-        new Restarted(state, env);
-        await state.blockConcurrencyWhile(async () => undefined);
-        reads.push(ledger);
-      } finally {
-        sql.exec = exec;
-      }
+      const ledgerReadsOfAStart = async () => {
+        const { seen, stop } = recordStatements(state);
+        try {
+          // The check runs in the start's blockConcurrencyWhile, which a later one waits for.
+          new Restarted(state, env);
+          await state.blockConcurrencyWhile(async () => undefined);
+          return seen.filter((query) => query.includes("__drizzle_migrations")).length;
+        } finally {
+          stop();
+        }
+      };
+      const reads = [await ledgerReadsOfAStart()];
+      state.storage.kv.delete(MIGRATED_THROUGH);
+      reads.push(await ledgerReadsOfAStart());
       expect(migratedThrough(state.storage)).toBe(newest(agentMigrations));
       return reads;
     });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, createAgent, createTenant, eventually, inDo } from "./helpers";
+import { agentDo, createAgent, createTenant, eventually, inDo, recordStatements } from "./helpers";
 
 /** The stored event rows after `after`, as the forwarder reads them. */
 const rowsAfter = (state: DurableObjectState, after: number) =>
@@ -17,10 +17,7 @@ describe("the appends the event log keeps for the run's report (issue 12 §7, se
     const queries = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
       // Test deployments also hydrate every kept event afresh to compare (rows/memory-copy.ts): not what production runs.
       verifyMemoryCopy(false);
-      const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
-      const exec = sql.exec;
-      const seen: string[] = [];
-      sql.exec = (query, ...bindings) => (seen.push(query), exec.call(state.storage.sql, query, ...bindings));
+      const { seen, stop } = recordStatements(state);
       try {
         instance.parts.history.append({ id: "kept-1", threadId: "t", kind: "user", text: "hello" });
         const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
@@ -28,7 +25,7 @@ describe("the appends the event log keeps for the run's report (issue 12 §7, se
         await eventually(async () => instance.parts.forwarder.idle && instance.parts.forwarder.forwardedThrough() >= head);
         return seen;
       } finally {
-        sql.exec = exec;
+        stop();
         verifyMemoryCopy(true);
       }
     });

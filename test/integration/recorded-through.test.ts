@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/ids/run-keys";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, createAgent, createTenant, eventually, inDo, subscriptionWake } from "./helpers";
+import { agentDo, createAgent, createTenant, eventually, inDo, recordStatements, subscriptionWake } from "./helpers";
 
 const EVENTS_READ = /from "events" where "events"\."seq" >/i;
 
@@ -23,10 +23,7 @@ async function coldWake(recordedThrough: (head: number) => number) {
     await state.blockConcurrencyWhile(async () => undefined);
     // Test deployments also compare kept rows with fresh reads (rows/memory-copy.ts): not what production runs.
     verifyMemoryCopy(false);
-    const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
-    const exec = sql.exec;
-    const seen: string[] = [];
-    sql.exec = (query, ...bindings) => (seen.push(query), exec.call(state.storage.sql, query, ...bindings));
+    const { seen, stop } = recordStatements(state);
     try {
       const runKey = runKeys.subscription(agent.id, "sub_recorded", `lck-${head}`);
       const job = { ...subscriptionWake(tenantId, agent.id, runKey, "recorded"), recordedThrough: recordedThrough(head) };
@@ -35,7 +32,7 @@ async function coldWake(recordedThrough: (head: number) => number) {
       await eventually(() => cold.parts.forwarder.idle && cold.parts.forwarder.forwardedThrough() >= newHead);
       return { head, eventsRead: seen.filter((query) => EVENTS_READ.test(query)).length };
     } finally {
-      sql.exec = exec;
+      stop();
       verifyMemoryCopy(true);
     }
   });

@@ -138,8 +138,9 @@ export class WakeInbox {
   /**
    * The wake this object enqueued into an inbox known to hold nothing else, with its run, as the inserts returned them
    * (issue 12 §7, session 16): the drain's first ready read — a join, a count and a sort, on a cold wake the costliest
-   * statement the inbox prepares — is answered from them. Used once; dropped by any write to a wake or a run here, and
-   * with the count. Test deployments compare it with the read (`memoryCopyVerified`).
+   * statement the inbox prepares — is answered from them, and so is the forwarder's `holding` question before it. Kept
+   * until any write to a wake or a run here, or the count, drops it. Test deployments compare it with the read
+   * (`memoryCopyVerified`).
    */
   private fresh: ReadyRow | null = null;
 
@@ -202,8 +203,8 @@ export class WakeInbox {
 
   /** `pending`, each wake with its run row (the ready read joins it anyway). */
   private ready(limit: number): ReadyRow[] {
+    // Reads change nothing: the fresh wake answers every ready read until a write drops it (the drain's `markRunning`).
     const fresh = this.held === 1 ? this.fresh : null;
-    this.fresh = null;
     if (this.held === 0 || limit <= 0) return [];
     let rows: (ReadyRow & { held: number })[];
     if (fresh) {
