@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/agent-schema";
-import { storedRunTime, toRun, toState } from "../../src/objects/agent/rows";
+import { endingTrace, storedRunTime, toRun, toState } from "../../src/objects/agent/rows";
 import { agentDo, createAgent, createTenant, inDo } from "./helpers";
 
 const ROLLBACK = new Error("rolled back on purpose");
@@ -87,7 +87,7 @@ describe("the turn's writes built once store and return what the per-call statem
       const expectedFinish = rolledBack(state, () => {
         const row = db.select().from(schema.runs).where(eq(schema.runs.runKey, job.runKey)).get()!;
         const traceRows = db.select({ kind: schema.runTrace.kind, data: schema.runTrace.data, createdAt: schema.runTrace.createdAt }).from(schema.runTrace).where(eq(schema.runTrace.runKey, job.runKey)).all();
-        const trace = inbox.endTrace(row, written, traceRows);
+        const trace = endingTrace(row, written, traceRows);
         const ended = db
           .update(schema.runs)
           .set({ status: "completed", endedAt: storedRunTime(new Date().toISOString(), row.enqueuedAt), errorCode: null, ...(trace ? { trace } : {}) })

@@ -68,7 +68,7 @@ export interface ForwarderDeps {
    * This instance's appends (./recent-appends.ts): every stored event after a seq when it holds them all, whether an
    * event came from an earlier instance, and the tenant's acknowledgement through a seq (what it kept of those goes).
    */
-  appends: Pick<RecentAppends, "after" | "appendedEarlier" | "hasAppended" | "dropThrough">;
+  appends: Pick<RecentAppends, "after" | "appendedEarlier" | "firstAppendAfter" | "dropThrough">;
 }
 
 /**
@@ -163,10 +163,10 @@ export class EventForwarder {
 
   private applyClaim(): void {
     const claimed = this.claimed;
-    if (claimed <= this.cursor() || !this.deps.appends.appendedEarlier(claimed) || !this.deps.appends.hasAppended()) return;
+    // Below the first append: no append of this instance is at or before it, so nothing kept is acknowledged by it.
+    if (claimed <= this.cursor() || !this.deps.appends.firstAppendAfter(claimed)) return;
     this.claimed = 0;
     this.setCursor(claimed);
-    this.deps.appends.dropThrough(claimed);
   }
 
   /** The highest event seq the tenant acknowledged, as this class knows it (its row may lag: see `setCursor`). */

@@ -68,9 +68,9 @@ export class RecentAppends {
     return this.first === 0 || seq < this.first;
   }
 
-  /** Whether this instance has appended an event: then `appendedEarlier` tells every stored event before its first. */
-  hasAppended(): boolean {
-    return this.first !== 0;
+  /** Whether this instance has appended and its first append came after `seq`: every event up to `seq` was stored before. */
+  firstAppendAfter(seq: number): boolean {
+    return this.first !== 0 && seq < this.first;
   }
 
   /** Drops every kept append; what this instance appended first stays known (an earlier instance's events stay so). */

@@ -112,9 +112,10 @@ export class History {
   private keep(row: typeof schema.messages.$inferSelect, text: string | null, content: string | null, metadata: string): void {
     if (text !== null && hasLoneSurrogate(text)) return this.copy.forgetThread(row.threadId);
     const pageRow = pageRowOf({ ...row, text, content, metadata });
+    const tokens = plannerTokens(text, content);
     // No previous message (the insert's own read): the thread held nothing before this row.
-    if (row.prevMessageId === null) this.copy.newThread(row.threadId, row.kind, pageRow, plannerTokens(text, content));
-    else this.copy.appended(row.threadId, row.kind, pageRow, plannerTokens(text, content));
+    if (row.prevMessageId === null) this.copy.newThread(row.threadId, row.kind, pageRow, tokens);
+    else this.copy.appended(row.threadId, row.kind, pageRow, tokens);
   }
 
   get(id: string): Message | null {

@@ -82,6 +82,20 @@ function leanOf(trace: Record<string, unknown>, row: TraceRowContext, entries: r
 /** Whether a stored trace holds its run's trace rows (they were deleted from `run_trace` when it was stored). */
 export const isFolded = (stored: Record<string, unknown>): boolean => FOLD in stored;
 
+/**
+ * The trace to store as a run ends (undefined: leave the stored one): `written` (or the stored trace) with the run's
+ * `run_trace` rows folded in when they fit. Rows folded by an earlier end stay folded; newer rows that do not fit stay
+ * in `run_trace` after them.
+ */
+export function endingTrace(row: { trace: Record<string, unknown> } & TraceRowContext, written: Record<string, unknown> | undefined, rows: readonly TraceEntry[]): Record<string, unknown> | undefined {
+  if (!written && rows.length === 0) return undefined;
+  const before = unfoldEntries(row.trace, row);
+  const trace = written ?? unpackRunTrace(row.trace, row);
+  const packed = packRunTrace(trace, row, [...before, ...rows]);
+  if (isFolded(packed) || before.length === 0) return packed;
+  return { ...packRunTrace(trace, row), [FOLD]: row.trace[FOLD] };
+}
+
 /** The trace as written: a lean row's left-out fields restored in their places; a whole row as it is (without folded rows). */
 export function unpackRunTrace(stored: Record<string, unknown>, row: TraceRowContext): Record<string, unknown> {
   const bits = stored[MARK];

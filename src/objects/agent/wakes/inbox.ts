@@ -7,7 +7,7 @@ import { canonicalJson } from "../../../core/ids/hash";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import type { EventLog } from "../events";
-import { RUN_TRACE_ROWS, traceEntriesOf, toRun, FOLD, unfoldEntries, isFolded, packRunTrace, unpackRunTrace, storedRunTime, memoryCopyVerified, MemoryCopyStale, type TraceEntry } from "../rows";
+import { RUN_TRACE_ROWS, traceEntriesOf, toRun, endingTrace, isFolded, storedRunTime, memoryCopyVerified, MemoryCopyStale, type TraceEntry } from "../rows";
 import type { AgentDb } from "../types";
 import { columnPlaceholder as slot } from "../../shared/statements/column-placeholder";
 import { onRollback, syncTransaction } from "../../shared/statements/sync-transaction";
@@ -339,7 +339,7 @@ export class WakeInbox {
       const row = this.runQuery.get({ runKey });
       const rows = this.traceRowsQuery.all({ runKey });
       const traceRows = traceEntriesOf(row, rows);
-      const trace = row ? this.endTrace(row, fields.trace, rows) : fields.trace;
+      const trace = row ? endingTrace(row, fields.trace, rows) : fields.trace;
       const endedAt = nowIso();
       const end = { runKey, status, endedAt: row ? storedRunTime(endedAt, row.enqueuedAt) : endedAt, errorCode: fields.errorCode ?? null };
       const ended = trace ? this.endUpdateWithTrace.get({ ...end, trace }) : this.endUpdate.get(end);
@@ -351,17 +351,6 @@ export class WakeInbox {
     // Committed (or part of the caller's stretch of work): the wake is gone.
     if (went && this.held !== null) this.held = this.held > 0 ? this.held - 1 : null;
     return ended;
-  }
-
-  /** The trace to store as the run ends (undefined: leave the stored one), with the run's trace rows folded in when they fit. */
-  private endTrace(row: typeof schema.runs.$inferSelect, written: Record<string, unknown> | undefined, rows: TraceEntry[]): Record<string, unknown> | undefined {
-    if (!written && rows.length === 0) return undefined;
-    const before = unfoldEntries(row.trace, row);
-    const trace = written ?? unpackRunTrace(row.trace, row);
-    const packed = packRunTrace(trace, row, [...before, ...rows]);
-    if (isFolded(packed) || before.length === 0) return packed;
-    // Rows folded by an earlier end stay folded; the newer rows, which did not fit, stay in run_trace after them.
-    return { ...packRunTrace(trace, row), [FOLD]: row.trace[FOLD] };
   }
 
   /**

@@ -17,13 +17,23 @@ export function syncTransaction<T>(db: object, fn: () => T): T {
  */
 export function onRollback(db: object, listener: () => void): void {
   const client = (db as { $client: Pick<DurableObjectStorage, "transactionSync"> }).$client;
+  const known = rollbackListeners.get(client);
+  if (known) {
+    known.push(listener);
+    return;
+  }
+  // The storage's transactionSync is wrapped once; every listener of the object hears each rollback from there.
+  const listeners = [listener];
+  rollbackListeners.set(client, listeners);
   const transactionSync = client.transactionSync.bind(client);
   client.transactionSync = <T>(fn: () => T): T => {
     try {
       return transactionSync(fn);
     } catch (error) {
-      listener();
+      for (const heard of listeners) heard();
       throw error;
     }
   };
 }
+
+const rollbackListeners = new WeakMap<object, Array<() => void>>();
