@@ -17,12 +17,14 @@ const NOT_OURS = /\b(cf_agents?_\w+|__miniflare_do_name|_cf_\w+)\b/;
  * tenant id's and the snapshot's own counters read are gone). Session 16 counts what production runs (test
  * deployments' comparisons of kept rows with fresh reads off): 21, without the migration ledger's read (a key-value
  * note answers it), the drain's ready read (the enqueue's returned rows answer it) and the hot page's read (the wake's
- * thread is new: its first insert says so). The bound leaves one of room. Counted, not timed.
+ * thread is new: its first insert says so). The bound leaves one of room. Session 17: the Agents SDK's start no
+ * longer runs before a wake (its recovery was 10 statements of its own here), so none of the SDK's statements runs.
+ * Counted, not timed.
  */
 const MAX_DISTINCT_OWN_STATEMENTS = 22;
 
 describe("statements of a cold wake (issue 12 §7)", () => {
-  it(`a cold subscription wake runs at most ${MAX_DISTINCT_OWN_STATEMENTS} distinct statements of ours, none the activation's one read or a kept row answers, and schedules nothing`, { timeout: 60_000 }, async () => {
+  it(`a cold subscription wake runs at most ${MAX_DISTINCT_OWN_STATEMENTS} distinct statements of ours, none the activation's one read or a kept row answers, none of the Agents SDK's, and schedules nothing`, { timeout: 60_000 }, async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });
     const runKey = runKeys.subscription(agent.id, "sub_cold", "lck-cold");
@@ -30,7 +32,7 @@ describe("statements of a cold wake (issue 12 §7)", () => {
     const scheduled = (state: DurableObjectState) => state.storage.sql.exec<{ fn: string }>("SELECT fn FROM cf_agents_jobs ORDER BY fn").toArray().map((row) => row.fn);
     await eventually(() => inDo(agentDo(tenantId, agent.id), (_instance, state) => scheduled(state).includes("onRetentionDue")));
 
-    const { status, distinct, jobsInserted, jobs } = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
+    const { status, distinct, jobsInserted, jobs, sdkStarted } = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
       const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
       const exec = sql.exec;
       const seen = new Map<string, number>();
@@ -61,13 +63,23 @@ describe("statements of a cold wake (issue 12 §7)", () => {
         expect(outcome).toMatchObject({ ok: true, status: "accepted" });
         // The delivery answers once the run ended and its report went to the tenant (session 14).
         expect(uncounted(() => !cold.parts.loop.busy && cold.parts.forwarder.idle)).toBe(true);
-        return { status: uncounted(() => cold.parts.inbox.getRun(runKey)?.status), distinct: [...seen.keys()], jobsInserted, jobs: uncounted(() => scheduled(state)) };
+        return {
+          status: uncounted(() => cold.parts.inbox.getRun(runKey)?.status),
+          distinct: [...seen.keys()],
+          jobsInserted,
+          jobs: uncounted(() => scheduled(state)),
+          sdkStarted: cold.lifecycle.isStarted() as boolean,
+        };
       } finally {
         sql.exec = exec;
         verifyMemoryCopy(true);
       }
     });
     expect(status).toBe("completed");
+    // Session 17: a wake entry does not wait for the Agents SDK's start (agent-do.ts), so none of its recovery reads
+    // (MCP servers, durable tasks, workflows, run fibers) runs on a cold wake that schedules nothing.
+    expect(sdkStarted).toBe(false);
+    expect(distinct.filter((query: string) => NOT_OURS.test(query))).toEqual([]);
     // The wake scheduled nothing (its run and report were over by the answer: no watchdog, session 14); the
     // retention pass is still there, once.
     expect(jobsInserted).toEqual([]);

@@ -88,6 +88,27 @@ describe("the wake consumer", () => {
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
   });
 
+  it("a cold agent's delivered wake skips the Agents SDK's start until its run schedules something; the SDK then starts and the watchdog lands", async () => {
+    const { tenantId, key } = await createTenant();
+    const agent = await createAgent(key, { model: "builtin:echo", modelOptions: { chunkDelayMs: 20 } });
+    const runKey = runKeys.subscription(agent.id, "sub_cold_slow", "lck-cold-slow");
+    const seen = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
+      // A fresh instance on the same storage: the next activation after an eviction.
+      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => any;
+      const cold = new Reactivated(state, env);
+      await state.blockConcurrencyWhile(async () => undefined);
+      const startedBefore = cold.lifecycle.isStarted() as boolean;
+      await cold.deliverWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
+      const jobs = await eventually(async () => (scheduledJobs(state).includes("watchdog") ? scheduledJobs(state) : null));
+      return { startedBefore, jobs, startedAfter: cold.lifecycle.isStarted() as boolean };
+    });
+    // The run was still under way at the answer, so it armed its watchdog through the SDK's scheduler, which started
+    // the SDK on first use (agent-do.ts: the wake entries are not `async`).
+    expect(seen).toMatchObject({ startedBefore: false, startedAfter: true });
+    expect(seen.jobs).toContain("watchdog");
+    expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
+  });
+
   it("other callers' wakes (hooks, decisions, delegation) still drain on a macrotask: their answer is not held by the run", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { model: "builtin:echo" });

@@ -35,6 +35,12 @@ export type { TurnInput } from "./wakes";
  * parts (built in ./wiring.ts), grouped by area; the rules live in the parts and in src/core. The
  * Agents SDK schedule callbacks (`AgentCallback` in ./lifecycle/schedule.ts) are methods here
  * because the SDK calls them by name.
+ *
+ * The wake entries are declared without `async` on purpose: the SDK wraps an `async` method so that it
+ * first awaits the SDK's own start, which recovers features Vigil does not use (run fibers, agent-tool
+ * runs, workflows, durable tasks, MCP connections) and was ~1 ms of a cold wake (issue 12 §7, session 17).
+ * A wake needs none of it; the SDK's scheduler starts it on first use (`schedule`/`listSchedules` wait
+ * for it), as do its alarm and every `async` method here.
  */
 export class AgentDO extends AgentBase<Env> {
   /** Every part of this agent (tests inspect them as `instance.parts.<name>`). */
@@ -97,17 +103,17 @@ export class AgentDO extends AgentBase<Env> {
 
   // ── Wakes: user turns and every other wake ─────────────────────────────────────────────────────
   /** A user turn: admission, per-agent turn limit, deterministic runKey, inbox. */
-  async submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
+  submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
     return this.parts.wakes.submitTurn(turn);
   }
 
   /** Any other wake (inbound hooks, decision answers); duplicates of a known runKey are acknowledged and dropped. */
-  async enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+  enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     return this.parts.wakes.enqueue(job);
   }
 
   /** WAKE_QUEUE's consumer: as `enqueueWake`, the run drained in the same stretch, watched only if left open (./wakes/delivery.ts). */
-  async deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+  deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     return this.parts.delivery.deliver(job);
   }
 
