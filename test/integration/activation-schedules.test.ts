@@ -1,6 +1,6 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { agentDo, api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, eventually, waitForRun, freshInstance } from "./helpers";
 
 /** The Agents SDK's listing of an object's schedules (every `listSchedules`); its idempotent insert reads by callback instead. */
 const LISTING = /FROM cf_agents_jobs WHERE capability = \?/;
@@ -22,8 +22,7 @@ async function reactivate(stub: ReturnType<typeof agentDo>, until: (storage: Dur
       return exec.call(state.storage.sql, query, ...bindings);
     };
     try {
-      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => unknown;
-      const reactivated = new Reactivated(state, env) as { parts: any };
+      const reactivated = freshInstance(instance, state) as { parts: any };
       // Its hooks are done, the timer catch-up's re-arm has finished, and a macrotask has passed (before session 11 the
       // retention arm listed the schedules there).
       await eventually(async () => reactivated.parts.scheduler.activating === false);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Watchdog, type AgentScheduler } from "../../src/objects/agent/lifecycle";
 import { meterStatements, statementsRun } from "../../src/objects/shared/seams/statement-meter";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse } from "./helpers";
+import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse, freshInstance } from "./helpers";
 
 /**
  * Issue 12 §8 (session 9): the streaming turn is CPU-bound in the agent's isolate, and its SQLite statements are
@@ -99,8 +99,7 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
       const seen: string[] = [];
       sql.exec = (query, ...bindings) => (seen.push(query), exec.call(state.storage.sql, query, ...bindings));
       try {
-        const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
-        const fresh = new Reactivated(state, env);
+        const fresh = freshInstance(instance, state);
         fresh.parts.forwarder.schedule();
         await eventually(async () => fresh.parts.forwarder.idle && fresh.parts.forwarder.forwardedThrough() === lagging.through);
         return seen;

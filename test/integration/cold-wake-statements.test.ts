@@ -1,8 +1,7 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/ids/run-keys";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, createAgent, createTenant, eventually, inDo, subscriptionWake } from "./helpers";
+import { agentDo, createAgent, createTenant, eventually, inDo, subscriptionWake, freshInstance } from "./helpers";
 
 /** The runtime's and the Agents SDK's own tables: what is left is ours. */
 const NOT_OURS = /\b(cf_agents?_\w+|__miniflare_do_name|_cf_\w+)\b/;
@@ -52,8 +51,7 @@ describe("statements of a cold wake (issue 12 §7)", () => {
         }
       };
       try {
-        const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => any;
-        const cold = new Reactivated(state, env);
+        const cold = freshInstance(instance, state);
         // An RPC waits for the start's blockConcurrencyWhile (migration check, activation hooks); a direct call would not.
         await state.blockConcurrencyWhile(async () => undefined);
         // Test deployments also compare kept rows with fresh reads (rows/memory-copy.ts; the constructor turns it on):

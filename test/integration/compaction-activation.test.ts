@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import { createAgent, createTenant, eventually } from "./helpers";
+import { createAgent, createTenant, eventually, freshInstance } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 
@@ -30,8 +30,7 @@ async function agentWithJob(status: "running" | "pending" | null) {
 /** A fresh instance on the same storage: the next activation after an eviction (its onStart hooks run). */
 async function reactivate(stub: ReturnType<typeof agentDo>, until: (storage: DurableObjectStorage) => boolean): Promise<void> {
   await runInDurableObject(stub, async (instance, state) => {
-    const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => unknown;
-    new Reactivated(state, env);
+    freshInstance(instance, state);
     await eventually(async () => until(state.storage));
   });
 }

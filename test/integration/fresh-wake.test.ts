@@ -1,8 +1,7 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/ids/run-keys";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, createAgent, createTenant, inDo, subscriptionWake } from "./helpers";
+import { agentDo, createAgent, createTenant, inDo, subscriptionWake, freshInstance } from "./helpers";
 
 /**
  * Issue 12 §7 (session 16): a wake enqueued into an inbox the activation read as empty is answered to the drain's
@@ -14,8 +13,7 @@ describe("the fresh wake an empty inbox keeps (issue 12 §7)", () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
     const answers = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
-      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
-      const { inbox } = new Reactivated(state, env).parts;
+      const { inbox } = freshInstance(instance, state).parts;
       await state.blockConcurrencyWhile(async () => undefined);
       verifyMemoryCopy(false);
       try {
@@ -42,8 +40,7 @@ describe("the fresh wake an empty inbox keeps (issue 12 §7)", () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
     const answers = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
-      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
-      const { inbox, db } = new Reactivated(state, env).parts;
+      const { inbox, db } = freshInstance(instance, state).parts;
       await state.blockConcurrencyWhile(async () => undefined);
       verifyMemoryCopy(false);
       try {
@@ -58,8 +55,7 @@ describe("the fresh wake an empty inbox keeps (issue 12 §7)", () => {
         }
         const afterRollback = inbox.nextWithRun();
         const parked = runKeys.subscription(agent.id, "sub_fresh", "lck-parked");
-        const Again = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
-        const second = new Again(state, env).parts.inbox;
+        const second = freshInstance(instance, state).parts.inbox;
         await state.blockConcurrencyWhile(async () => undefined);
         verifyMemoryCopy(false);
         second.enqueue(subscriptionWake(tenantId, agent.id, parked, "parked"));

@@ -8,6 +8,12 @@ export const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.
 // Typed loosely: the DO stubs' full RPC types are too deep for `runInDurableObject`'s inference.
 export const inDo = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => T | Promise<T>) => Promise<T>;
 
+/** A fresh instance of the object's class on the same storage: the next activation after an eviction, nothing kept. */
+export function freshInstance<T extends object>(instance: T, state: DurableObjectState): T {
+  const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => T;
+  return new Reactivated(state, env);
+}
+
 /** Records every statement the object's storage runs (its `sql.exec`, spied on) until `stop()`. */
 export function recordStatements(state: DurableObjectState): { seen: string[]; stop(): void } {
   const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };

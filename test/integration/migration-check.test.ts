@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import agentMigrations from "../../migrations/agent";
 import tenantMigrations from "../../migrations/tenant";
 import { lastAppliedMigration, MIGRATED_THROUGH, migratedThrough, migrationsPending } from "../../src/objects/shared/sqlite";
-import { createAgent, createTenant, inDo, recordStatements } from "./helpers";
+import { createAgent, createTenant, inDo, recordStatements, freshInstance } from "./helpers";
 
 const newest = (m: { journal: { entries: ReadonlyArray<{ when: number }> } }) => Math.max(...m.journal.entries.map((entry) => entry.when));
 
@@ -43,12 +43,11 @@ describe("the migrator's start-up check", () => {
     const agent = env.AGENT.get(env.AGENT.idFromName(`${tenant.tenantId}:${agentId}`));
     const ledgerReads = await inDo(agent, async (instance, state) => {
       expect(migratedThrough(state.storage)).toBe(newest(agentMigrations));
-      const Restarted = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => unknown;
       const ledgerReadsOfAStart = async () => {
         const { seen, stop } = recordStatements(state);
         try {
           // The check runs in the start's blockConcurrencyWhile, which a later one waits for.
-          new Restarted(state, env);
+          freshInstance(instance, state);
           await state.blockConcurrencyWhile(async () => undefined);
           return seen.filter((query) => query.includes("__drizzle_migrations")).length;
         } finally {

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, createAgent, createTenant, eventually, inDo, recordStatements } from "./helpers";
+import { agentDo, createAgent, createTenant, eventually, inDo, recordStatements, freshInstance } from "./helpers";
 
 /** The stored event rows after `after`, as the forwarder reads them. */
 const rowsAfter = (state: DurableObjectState, after: number) =>
@@ -72,8 +71,7 @@ describe("the appends the event log keeps for the run's report (issue 12 §7, se
       const head = state.storage.sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM events").one().seq ?? 0;
       const seqs = (events: { seq: number }[] | null) => events?.map((event) => event.seq) ?? null;
       // A fresh instance on the same storage (the next activation): the create's events are an earlier instance's.
-      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
-      const { events, history, db } = new Reactivated(state, env).parts;
+      const { events, history, db } = freshInstance(instance, state).parts;
       history.append({ id: "held-1", threadId: "t", kind: "user", text: "one" });
       history.append({ id: "held-2", threadId: "t", kind: "user", text: "two" });
       const held = seqs(events.recent.after(head));

@@ -1,8 +1,7 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/ids/run-keys";
 import { verifyMemoryCopy } from "../../src/objects/agent/rows";
-import { agentDo, createAgent, createTenant, eventually, inDo, recordStatements, subscriptionWake } from "./helpers";
+import { agentDo, createAgent, createTenant, eventually, inDo, recordStatements, subscriptionWake, freshInstance } from "./helpers";
 
 const EVENTS_READ = /from "events" where "events"\."seq" >/i;
 
@@ -18,8 +17,7 @@ async function coldWake(recordedThrough: (head: number) => number) {
   await eventually(() => inDo(agentDo(tenantId, agent.id), (instance) => instance.parts.forwarder.idle));
   return inDo(agentDo(tenantId, agent.id), async (instance, state) => {
     const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
-    const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => typeof instance;
-    const cold = new Reactivated(state, env);
+    const cold = freshInstance(instance, state);
     await state.blockConcurrencyWhile(async () => undefined);
     // Test deployments also compare kept rows with fresh reads (rows/memory-copy.ts): not what production runs.
     verifyMemoryCopy(false);

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TenantDO } from "../../src/objects/tenant/tenant-do";
 import type { RunReport } from "../../src/schema/contracts";
-import { ADMIN, api, createAgent, createTenant } from "./helpers";
+import { ADMIN, api, createAgent, createTenant, freshInstance } from "./helpers";
 
 /**
  * Issue 12 §8: the tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed. 5 until
@@ -125,8 +125,7 @@ describe("reportRun statement count (issue 12 §8)", () => {
 async function restarted<T>(tenantId: string, call: (instance: TenantDO) => Promise<T>): Promise<{ result: T; statements: string[] }> {
   return counted(tenantId, async (instance) => {
     const state = (instance as unknown as { ctx: DurableObjectState }).ctx;
-    const Reactivated = instance.constructor as new (state: DurableObjectState, env: unknown) => TenantDO;
-    return call(new Reactivated(state, env));
+    return call(freshInstance(instance, state));
   });
 }
 

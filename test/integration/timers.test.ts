@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runKeys } from "../../src/core/ids/run-keys";
-import { api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
+import { api, createAgent, createTenant, eventually, waitForRun, freshInstance } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const at = (iso: string) => Date.parse(iso);
@@ -75,8 +75,7 @@ describe("timers", () => {
     expect((await timerSchedules(stub)).times).toEqual([]);
     // A fresh instance on the same storage stands in for the next activation after an eviction.
     await runInDurableObject(stub, async (instance, state) => {
-      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => unknown;
-      new Reactivated(state, env);
+      freshInstance(instance, state);
       await eventually(async () => (await state.storage.sql.exec("SELECT count(*) AS n FROM scheduler_decisions").one()).n === 1);
     });
     const runKey = runKeys.timer(agent.id, timer.id, timer.nextRunAt);

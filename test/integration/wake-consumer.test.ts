@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { describe, expect, it } from "vitest";
 import { runKeys, threadIds } from "../../src/core/ids/run-keys";
 import worker from "../../src/worker";
-import { agentDo, api, createAgent, createTenant, eventually, inDo, subscriptionWake, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, eventually, inDo, subscriptionWake, waitForRun, freshInstance } from "./helpers";
 
 const AGENTS = 12;
 
@@ -94,8 +94,7 @@ describe("the wake consumer", () => {
     const runKey = runKeys.subscription(agent.id, "sub_cold_slow", "lck-cold-slow");
     const seen = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
       // A fresh instance on the same storage: the next activation after an eviction.
-      const Reactivated = instance.constructor as new (state: DurableObjectState, env: Cloudflare.Env) => any;
-      const cold = new Reactivated(state, env);
+      const cold = freshInstance(instance, state);
       await state.blockConcurrencyWhile(async () => undefined);
       const startedBefore = cold.lifecycle.isStarted() as boolean;
       await cold.deliverWake(subscriptionWake(tenantId, agent.id, runKey, "a change matched"));
