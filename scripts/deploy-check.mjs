@@ -34,7 +34,7 @@ if (!admin) problems.push("VIGIL_ADMIN_TOKEN is not set: without it no tenant ca
 else if (admin.length < MIN_ADMIN_TOKEN_LENGTH) problems.push(`VIGIL_ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_LENGTH} characters`);
 if (master && admin && master === admin) problems.push("VIGIL_MASTER_KEY and VIGIL_ADMIN_TOKEN must differ");
 if (values.VIGIL_MODE === "local") problems.push("VIGIL_MODE=local must not be deployed: it lets egress reach loopback and private addresses over plain http");
-if (values.VIGIL_FAULTS === "enabled") problems.push("VIGIL_FAULTS=enabled must not be deployed: it arms the test seams");
+if (values.VIGIL_FAULTS) problems.push(`VIGIL_FAULTS=${values.VIGIL_FAULTS} must not be deployed: it arms test seams`);
 
 const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
 if (/^\s*VIGIL_MODE\s*=\s*"local"/m.test(toml)) problems.push('wrangler.toml sets VIGIL_MODE = "local" in [vars]');
