@@ -85,6 +85,13 @@ export default {
         "when": 1795683447595,
         "tag": "0011_mcp_servers",
         "breakpoints": true
+      },
+      {
+        "idx": 12,
+        "version": "6",
+        "when": 1796176800000,
+        "tag": "0012_metrics_without_rowid",
+        "breakpoints": true
       }
     ]
   },
@@ -100,6 +107,7 @@ export default {
     "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;",
     "m0009": "ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;",
     "m0010": "ALTER TABLE `subscriptions` ADD `session_id` text;",
-    "m0011": "CREATE TABLE `mcp_call_intents` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`server_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`sent_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `mcp_servers` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`url` text NOT NULL,\n\t`secret_ref_id` text,\n\t`risk_level` text NOT NULL,\n\t`capability` text NOT NULL,\n\t`tool_filter` text,\n\t`tools` text NOT NULL,\n\t`tools_version` integer NOT NULL,\n\t`tools_fetched_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `mcp_servers_name` ON `mcp_servers` (`name`);"
+    "m0011": "CREATE TABLE `mcp_call_intents` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`server_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`sent_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `mcp_servers` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`url` text NOT NULL,\n\t`secret_ref_id` text,\n\t`risk_level` text NOT NULL,\n\t`capability` text NOT NULL,\n\t`tool_filter` text,\n\t`tools` text NOT NULL,\n\t`tools_version` integer NOT NULL,\n\t`tools_fetched_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `mcp_servers_name` ON `mcp_servers` (`name`);",
+    "m0012": "-- `metrics` keyed by (name, labels) WITHOUT ROWID: a rowid table kept its text key twice (the table and its\n-- primary-key index), so every run report's counter upsert read the index and then the row. One b-tree now: half the\n-- rows read per upsert, the key stored once. Every counter keeps its value.\nCREATE TABLE `metrics_next` (\n\t`name` text NOT NULL,\n\t`labels` text NOT NULL,\n\t`value` integer NOT NULL,\n\tPRIMARY KEY(`name`, `labels`)\n) WITHOUT ROWID;\n--> statement-breakpoint\nINSERT INTO `metrics_next` (`name`, `labels`, `value`) SELECT `name`, `labels`, `value` FROM `metrics`;\n--> statement-breakpoint\nDROP TABLE `metrics`;\n--> statement-breakpoint\nALTER TABLE `metrics_next` RENAME TO `metrics`;\n"
   }
 };
