@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { timingSafeEqual } from "hono/utils/buffer";
 import type { Scope } from "../config";
 import type { Env } from "../env";
 export { agentStub, tenantStub } from "../objects/shared/stubs";
@@ -149,14 +150,27 @@ export function requireAdminKey(principal: Principal): Extract<Principal, { kind
   return principal;
 }
 
-/** Constant-time comparison for the operator token. */
-export function isOperator(env: Env, header: string | undefined): boolean {
-  const token = bearer(header);
+/**
+ * Whether the request carries the operator token. Hono's `timingSafeEqual` compares SHA-256 digests of both sides
+ * before the strings, so neither the content nor the length of the expected token leaks through timing.
+ */
+export async function isOperator(env: Env, header: string | undefined): Promise<boolean> {
+  return isOperatorToken(env, bearer(header));
+}
+
+/** Whether `token` is the operator token (VIGIL_ADMIN_TOKEN), compared in constant time. */
+export async function isOperatorToken(env: Env, token: string | null | undefined): Promise<boolean> {
   const expected = env.VIGIL_ADMIN_TOKEN;
-  if (!token || !expected || token.length !== expected.length) return false;
-  let diff = 0;
-  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ expected.charCodeAt(i);
-  return diff === 0;
+  if (!expected) return false;
+  return timingSafeEqual(token ?? "", expected);
+}
+
+/** Admits only the operator token (tenant lifecycle, debug and bench routes); anything else is 401. */
+export function requireOperator(): MiddlewareHandler<AppEnv> {
+  return async function requireOperatorToken(c, next) {
+    if (!(await isOperator(c.env, c.req.header("authorization")))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
+    await next();
+  };
 }
 
 /**
