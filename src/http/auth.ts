@@ -61,20 +61,23 @@ export function forgetErasedTenant(tenantId: string): void {
 }
 
 /**
- * How an SSE stream ends with its credential (issue 13 §6): a widget token at its `exp`; an API key when it is
- * revoked — at once through this isolate, else at the next re-check, one cache TTL apart (a cached grant counts).
+ * How an SSE stream ends with its credential: a widget or IdP token at its `exp`; an API key when it is revoked — at
+ * once through this isolate, else within one cache TTL: the key is re-checked every 0.45 TTL, and a cached grant
+ * counts only if it was verified within the last 0.45 TTL, so a revocation is seen at most 0.9 TTL (plus timer delay)
+ * later, whichever request or stream cached the grant. A refused re-check drops the grant for every stream here.
  */
 export function streamGuardFor(env: Env, principal: Principal): StreamGuard {
-  const recheckMs = Math.max(1_000, credentialTtlMs(env));
+  const recheckMs = Math.max(250, Math.floor(credentialTtlMs(env) * 0.45));
   if (principal.kind === "jwt") return { expiresAtMs: principal.expiresAtMs, recheckMs };
   const { tenantId, keyId, keyHash } = principal;
   const slot = `${tenantId}:${keyId}`;
   return {
     recheckMs,
     stillValid: async () => {
-      if (keyHash === undefined || keyGrants.get(keyHash)) return true;
+      if (keyHash === undefined || keyGrants.get(keyHash, Date.now(), recheckMs)) return true;
       const outcome = await tenantStub(env, tenantId).authenticate(keyHash);
       if (outcome.ok) keyGrants.set(keyHash, { tenantId, keyId: outcome.keyId, scopes: outcome.scopes }, credentialTtlMs(env));
+      else keyGrants.evict((grant) => grant.tenantId === tenantId && grant.keyId === keyId);
       return outcome.ok;
     },
     register: (end) => {
