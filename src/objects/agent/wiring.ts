@@ -25,7 +25,6 @@ import { Drainer, Interrupts, Sessions, WakeAdmission, WakeDelivery, WakeInbox }
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
-import { memoryCopy, verifyMemoryCopy } from "./rows";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
@@ -98,7 +97,6 @@ export class AgentWiring {
     this.scheduler = new ActivationSchedules(sdkScheduler);
     // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
     checkStatementSites(testSeamsEnabled(this.env));
-    verifyMemoryCopy(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     const activate = () => runHooks(this.onStart).finally(() => this.scheduler.activated());
@@ -355,13 +353,11 @@ export class AgentWiring {
   private forgetRows(): void {
     this.watchdog.forget();
     this.profile.forget();
-    this.inbox.forget();
     this.forwarder.discard();
     this.events.recent.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();
-    memoryCopy(this.db).forget();
   }
 
   private tenant() {
