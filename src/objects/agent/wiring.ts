@@ -8,7 +8,6 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
-import { ActivationSchedules } from "./activation-schedules";
 import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase, RowMeter } from "../shared/sqlite";
@@ -25,7 +24,6 @@ import { Drainer, Interrupts, Sessions, WakeAdmission, WakeDelivery, WakeInbox }
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
-import { memoryCopy, verifyMemoryCopy } from "./rows";
 import { testSeamsEnabled } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
@@ -87,21 +85,16 @@ export class AgentWiring {
   readonly onStart: Hook[];
   readonly onWatchdog: Hook[];
 
-  /** The SDK's scheduler, with one listing shared by the activation's hooks (./activation-schedules.ts). */
-  private readonly scheduler: ActivationSchedules;
-
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    sdkScheduler: AgentScheduler,
+    private readonly scheduler: AgentScheduler,
   ) {
-    this.scheduler = new ActivationSchedules(sdkScheduler);
     // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
     checkStatementSites(testSeamsEnabled(this.env));
-    verifyMemoryCopy(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
-    const activate = () => runHooks(this.onStart).finally(() => this.scheduler.activated());
+    const activate = () => runHooks(this.onStart);
     this.db = openDatabase(this.ctx, schema, migrations, activate, testSeamsEnabled(this.env) ? this.rowMeter : undefined);
     this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
@@ -353,15 +346,12 @@ export class AgentWiring {
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
-    this.watchdog.forget();
     this.profile.forget();
-    this.inbox.forget();
     this.forwarder.discard();
     this.events.recent.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();
-    memoryCopy(this.db).forget();
   }
 
   private tenant() {

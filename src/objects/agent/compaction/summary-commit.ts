@@ -8,7 +8,7 @@ import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
-import { leanSummaryMetadata, memoryCopy } from "../rows";
+import { leanSummaryMetadata } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 import { syncTransaction } from "../../shared/statements/sync-transaction";
 
@@ -103,27 +103,12 @@ export class SummaryCommitter {
    * second commit under the same id with other content is kept out and recorded as a diagnostic.
    */
   commit(job: JobRow, summary: SummaryText): SummaryCommitResolution {
-    const db = this.deps.db;
     const span: CompactionSpan = { ...job };
     const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
-    // The commit writes a summary, maybe condenses others and moves the thread's pointer (memory-copy.ts): the summaries
-    // read is read afresh; once committed, the thread's page is trimmed to a moved pointer (its totals read afresh), and
-    // after a rollback the thread is dropped. Both after the transaction, so nothing read inside it is kept.
-    const moved: { through: number | null } = { through: null };
-    let committed = false;
-    try {
-      const resolution = this.transact(job, summary, commit, moved);
-      committed = true;
-      return resolution;
-    } finally {
-      const copy = memoryCopy(db);
-      copy.forgetSummaries();
-      if (!committed) copy.forgetThread(job.threadId);
-      else if (moved.through !== null) copy.compacted(job.threadId, moved.through);
-    }
+    return this.transact(job, summary, commit);
   }
 
-  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>, moved: { through: number | null }): SummaryCommitResolution {
+  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>): SummaryCommitResolution {
     const db = this.deps.db;
     // The storage's transaction, as drizzle's `transaction` runs it, without the transaction object it builds first
     // (sync-transaction.ts; session 13): the callback runs prepared statements and `db` only.
@@ -171,7 +156,7 @@ export class SummaryCommitter {
       const keptId = commit.summaryId;
       const stored = this.deps.jobs.get(job.id);
       if (stored?.status === "running") this.deps.jobs.transition(stored, { type: "commit", now: this.deps.now() }, { summaryMessageId: keptId, summarizer: summary.summarizer });
-      if (resolution.action !== "divergent_duplicate") moved.through = this.advancePointers(job, keptId);
+      if (resolution.action !== "divergent_duplicate") this.advancePointers(job, keptId);
       return resolution;
     });
   }

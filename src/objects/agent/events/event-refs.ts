@@ -2,7 +2,7 @@ import { sql, type InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { leanSite } from "../../shared/statements/statement-sites";
-import { MemoryCopyStale, memoryCopyVerified, toMessage, toRun, messageRow } from "../rows";
+import { toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
 /**
@@ -67,20 +67,12 @@ function buildReferenceQueries(db: AgentDb) {
 
 /**
  * Rows → public events, resolving references with one indexed read per kind per batch. `kept`: the event as this
- * instance appended it, when it still holds it (./recent-appends.ts); such a row needs no reference read. Test
- * deployments hydrate every row afresh as well and throw `MemoryCopyStale` when a kept event differs.
+ * instance appended it, when it still holds it (./recent-appends.ts); such a row needs no reference read.
  */
 export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[], kept?: (row: EventRow) => AgentEvent | undefined): AgentEvent[] {
   const known = kept ? rows.map(kept) : [];
   if (known.every((event) => event === undefined)) return readEvents(db, agentId, rows);
-  const verifying = memoryCopyVerified();
-  const read = readEvents(db, agentId, verifying ? rows : rows.filter((_row, i) => known[i] === undefined));
-  if (verifying) {
-    known.forEach((event, i) => {
-      if (event && JSON.stringify(event) !== JSON.stringify(read[i])) throw new MemoryCopyStale("appended event", event, read[i]);
-    });
-    return rows.map((_row, i) => known[i] ?? read[i]!);
-  }
+  const read = readEvents(db, agentId, rows.filter((_row, i) => known[i] === undefined));
   let next = 0;
   return rows.map((_row, i) => known[i] ?? read[next++]!);
 }

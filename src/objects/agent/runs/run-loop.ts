@@ -119,7 +119,7 @@ export class RunLoop {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
     }
 
-    const waiting = inbox.pendingBeside(config.run.maxCoalescedWakes + 1);
+    const waiting = inbox.pending(config.run.maxCoalescedWakes + 1);
     const merged = selectMergedTurns({ ...item, merge: false }, waiting.map((wake) => ({ ...wake, merge: wake.input.merge === true })), config.run.maxCoalescedWakes);
     const companions = merged.length > 0 ? merged : selectCompanions(item, waiting, config.run.maxCoalescedWakes);
     for (const companion of companions) inbox.markRunning(companion.runKey, { countAttempt: true });
@@ -261,7 +261,7 @@ export class RunLoop {
 
   /** The wake as read carries any mark written before; the inbox remembers those written since (no read per step). */
   private interruptedBy(item: InboxItem): string | null {
-    return this.deps.interrupts?.of(item.runKey, item) ?? null;
+    return this.deps.interrupts?.of(item.runKey) ?? null;
   }
 
   /** Ends a marked run (and the turns merged into it) as `interrupted`: what it did so far stays in the thread. */
