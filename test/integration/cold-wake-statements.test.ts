@@ -18,9 +18,10 @@ const NOT_OURS = /\b(cf_agents?_\w+|__miniflare_do_name|_cf_\w+)\b/;
  * note answers it), the drain's ready read (the enqueue's returned rows answer it) and the hot page's read (the wake's
  * thread is new: its first insert says so). The bound leaves one of room. Session 17: the Agents SDK's start no
  * longer runs before a wake (its recovery was 10 statements of its own here), so none of the SDK's statements runs.
- * Counted, not timed.
+ * 24 since the run's report reads what it sends from SQLite (events/forwarder.ts: its cursor and parts, its events and
+ * the message and run they refer to) instead of copies kept in memory. Counted, not timed.
  */
-const MAX_DISTINCT_OWN_STATEMENTS = 22;
+const MAX_DISTINCT_OWN_STATEMENTS = 25;
 
 describe("statements of a cold wake (issue 12 §7)", () => {
   it(`a cold subscription wake runs at most ${MAX_DISTINCT_OWN_STATEMENTS} distinct statements of ours, none the activation's one read or a kept row answers, none of the Agents SDK's, and schedules nothing`, { timeout: 60_000 }, async () => {
@@ -89,10 +90,10 @@ describe("statements of a cold wake (issue 12 §7)", () => {
     expect(flat.filter((query) => /from "timers"/i.test(query) && !query.includes(" AS pending,"))).toEqual([]);
     expect(flat.filter((query) => /FROM "compaction_jobs" WHERE "status" = 'running'/.test(query))).toEqual([]);
     expect(flat.filter((query) => /^select "tenant_id" from "agent_meta"/i.test(query))).toEqual([]);
-    expect(flat.filter((query) => /^select "key", "state" from "counters"/i.test(query))).toEqual([]);
+    expect(flat.filter((query) => /^select "key", "state" from "counters"/i.test(query) && !/ in \(\?, \?\)$/i.test(query))).toEqual([]);
     expect(flat.filter((query) => query.includes("__drizzle_migrations"))).toEqual([]);
     expect(flat.filter((query) => /^select "wake_inbox"\."seq"/.test(query))).toEqual([]);
     expect(flat.filter((query) => query.startsWith('WITH "page"'))).toEqual([]);
-    expect(ours.length).toBeLessThanOrEqual(MAX_DISTINCT_OWN_STATEMENTS);
+    expect(ours.length, flat.join("\n")).toBeLessThanOrEqual(MAX_DISTINCT_OWN_STATEMENTS);
   });
 });

@@ -125,8 +125,6 @@ export class AgentWiring {
       // back-edge: the loop and the inbox are built below.
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
-      hydrate: (rows) => this.events.hydrate(rows),
-      appends: this.events.recent,
       cut: (point) => {
         if (!this.faults.consume(point)) return false;
         this.ctx.abort(`injected crash at ${point}`);
@@ -356,8 +354,6 @@ export class AgentWiring {
     this.watchdog.forget();
     this.profile.forget();
     this.inbox.forget();
-    this.forwarder.discard();
-    this.events.recent.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();
