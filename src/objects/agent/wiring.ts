@@ -118,8 +118,6 @@ export class AgentWiring {
       // back-edge: the loop and the inbox are built below.
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
-      hydrate: (rows) => this.events.hydrate(rows),
-      appends: this.events.recent,
       cut: (point) => {
         if (!this.faults.consume(point)) return false;
         this.ctx.abort(`injected crash at ${point}`);
@@ -347,8 +345,6 @@ export class AgentWiring {
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
     this.profile.forget();
-    this.forwarder.discard();
-    this.events.recent.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();

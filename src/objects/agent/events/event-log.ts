@@ -6,9 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { RecentAppends } from "./recent-appends";
 import { leanSite, rawSite } from "../../shared/statements/statement-sites";
-import { onRollback } from "../../shared/statements/sync-transaction";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -63,8 +61,6 @@ export class EventLog {
   private readonly runAfterQuery;
   /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` rendered per call. */
   private readonly insertQuery;
-  /** What this instance appended and the tenant has not acknowledged yet: hydrated without reads (./recent-appends.ts). */
-  readonly recent = new RecentAppends();
 
   constructor(
     private readonly db: Db,
@@ -74,8 +70,6 @@ export class EventLog {
     this.afterQuery = AFTER.bind(db);
     this.runAfterQuery = RUN_AFTER.bind(db);
     this.insertQuery = INSERT.bind(db);
-    // A rolled-back transaction may have appended (its seq then goes to the next append): nothing kept is trusted.
-    onRollback(db, () => this.recent.forget());
   }
 
   /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
@@ -91,7 +85,6 @@ export class EventLog {
     const createdAt = nowIso();
     const row = this.insertQuery.get({ type, runKey, data: JSON.stringify(storedEventData(type, runKey, data)), createdAt })!;
     const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
-    this.recent.keep(event);
     this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
     this.persisted?.(type);
     return event;
@@ -114,7 +107,7 @@ export class EventLog {
 
   /** Stored rows → the events as appended (references resolved). */
   hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
-    return hydrateEvents(this.db, this.agentId(), rows, (row) => this.recent.of(row));
+    return hydrateEvents(this.db, this.agentId(), rows);
   }
 
   /**

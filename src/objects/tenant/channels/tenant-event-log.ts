@@ -100,19 +100,6 @@ export class TenantEventLog {
       });
   }
 
-  /**
-   * The events with the data of each one sent by reference (`byReference`: an earlier instance of the agent appended
-   * it) that is new here — after `recordedThrough`, the agent's highest seq recorded — read back from the agent (one
-   * `listEvents` call per batch, only after a report was lost before it was recorded). The others are left as they
-   * are: the report skips them. An event the agent pruned since keeps `data: {}`, as a replay shows it.
-   */
-  async withReferencedData(agentId: string, events: readonly ForwardedAgentEvent[], recordedThrough: number): Promise<ForwardedAgentEvent[]> {
-    const wanted = events.filter((event) => event.byReference && event.seq > recordedThrough).map((event) => event.seq);
-    if (wanted.length === 0 || !this.agentEvents) return [...events];
-    const found = await this.storedData(this.agentEvents, agentId, wanted);
-    return events.map((event) => (event.byReference && found.has(event.seq) ? { seq: event.seq, type: event.type, runKey: event.runKey, data: found.get(event.seq)!, createdAt: event.createdAt } : event));
-  }
-
   /** A tenant-level event (a decision resolved, a brake): no agent seq, so never deduplicated. */
   appendTenantEvent(tx: TenantDb, type: string, agentId: string | null, runKey: string | null, data: Record<string, unknown>): TenantEvent {
     const row = tx.insert(schema.tenantEvents).values({ type, agentId, agentSeq: null, runKey, data, createdAt: nowIso() }).returning().get();
