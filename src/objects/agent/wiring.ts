@@ -239,6 +239,7 @@ export class AgentWiring {
       tools: this.tools,
       model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
       fault: (point) => this.faults.hit(point),
+      atomically: (work) => this.db.transaction(() => work()),
       memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey),
       afterRun: (threadId) => this.compactor.maybeCompact(threadId),
       httpTools: () => this.httpTools(),
