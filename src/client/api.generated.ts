@@ -163,6 +163,9 @@ export type PostMessage = {
 
 export type Message = { id: string; agentId: string; threadId: string; kind: "observation" | "user" | "assistant" | "thought" | "action" | "toolResult" | "summary" | "system"; text?: string; content?: unknown; createdAt: string; metadata: Record<string, unknown> };
 
+/** The AI SDK UI chat request (`useChat` / `DefaultChatTransport`): `id` names the conversation (the agent's session), the last message is acted on — a user message starts a turn, an assistant message whose tool parts are `approval-responded` answers those tool approvals */
+export type ChatRequest = { id: string; messages: Array<{ id: string; role: "system" | "user" | "assistant"; parts: Array<{ type: string }> }>; trigger?: "submit-message" | "regenerate-message"; messageId?: string };
+
 export type Run = {
   runKey: string;
   reason: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
@@ -653,6 +656,16 @@ export interface OperationMethods {
   /** Message history, newest first — `GET /v1/agents/{id}/messages` */ listMessages(agentId: string, query?: { limit?: number; cursor?: string; threadId?: string; sessionId?: string }, options?: RequestOptions): Promise<Page<Message>>;
   /** Send a user message; 202 {runKey}, or the run as SSE with Accept: text/event-stream — `POST /v1/agents/{id}/messages` */ sendMessage(agentId: string, body: PostMessage, options?: RequestOptions): Promise<RunAccepted>;
   /**
+   * Chat with the agent through the AI SDK's useChat: the UI message stream protocol (v1)
+   *
+   * The conversation is the agent's session named by the chat `id` (a widget token's chat ids name sessions of its own visitor). The agent keeps the history: only the last message is read. A user message starts a turn (its message id is the turn id, so a resent message replays the same run); an assistant message whose tool parts are `approval-responded` answers those approvals (the `approvalId` is the decision id) and streams the run on. The stream ends at `finish` when the run ends or waits on a person: a tool approval as `tool-approval-request`, an ask_user question as a `data-decision` part (answer it with POST /v1/decisions/{id}/resolve).
+   *
+   * Answers 200 text/event-stream: the response is returned unread.
+   *
+   * `POST /v1/agents/{id}/chat`
+   */
+  chatWithAgent(agentId: string, body: ChatRequest, options?: RequestOptions): Promise<Response>;
+  /**
    * The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live; a widget token sees only its own sessions' runs
    *
    * Answers 200 text/event-stream: the response is returned unread.
@@ -885,6 +898,7 @@ export const OPERATIONS = {
   resumeAgent: { method: "POST", path: "/v1/agents/{id}/resume" },
   getAgentState: { method: "GET", path: "/v1/agents/{id}/state" },
   listMessages: { method: "GET", path: "/v1/agents/{id}/messages", query: true }, sendMessage: { method: "POST", path: "/v1/agents/{id}/messages", body: "required" },
+  chatWithAgent: { method: "POST", path: "/v1/agents/{id}/chat", body: "required", raw: true },
   openAgentEventStream: { method: "GET", path: "/v1/agents/{id}/events", query: true, raw: true },
   listRuns: { method: "GET", path: "/v1/agents/{id}/runs", query: true }, getRun: { method: "GET", path: "/v1/agents/{id}/runs/{runKey}" },
   wakeAgent: { method: "POST", path: "/v1/agents/{id}/wake" },

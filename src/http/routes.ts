@@ -9,6 +9,7 @@ import { eventRoutes } from "../routes/streams/events";
 import { healthRoutes } from "../routes/platform/health";
 import { keyRoutes } from "../routes/admin/keys";
 import { messageRoutes } from "../routes/agents/messages";
+import { chatRoutes } from "../routes/chat";
 import { runRoutes } from "../routes/agents/runs";
 import { decisionRoutes } from "../routes/agents/decisions";
 import { reportRoutes } from "../routes/agents/reports";
@@ -57,6 +58,7 @@ export function buildApp() {
   authed.route("/", keyRoutes);
   authed.route("/", agentRoutes);
   authed.route("/", messageRoutes);
+  authed.route("/", chatRoutes);
   authed.route("/", eventRoutes);
   authed.route("/", runRoutes);
   authed.route("/", reportRoutes);
