@@ -27,6 +27,7 @@ import { webhookRoutes } from "../routes/admin/webhooks";
 import { eventStreamRoutes } from "../routes/streams/events-stream";
 import { cors } from "./cors";
 import { applyOperationIds } from "./operation-ids";
+import { applyContractStatuses } from "../routes/openapi-contract";
 import { toolRoutes } from "../routes/admin/tools";
 import { mcpServerRoutes } from "../routes/admin/mcp-servers";
 import { docsRoutes } from "../routes/platform/docs";
@@ -89,6 +90,7 @@ export function buildApp() {
   app.doc31("/v1/openapi.json", OPENAPI_DOCUMENT);
   app.route("/", authed);
   applyOperationIds(app);
+  applyContractStatuses(app);
 
   app.notFound(() => {
     throw new ApiError("not_found", "no such route");
@@ -102,4 +104,9 @@ export function buildApp() {
  * document with `buildApp().getOpenAPI31Document(OPENAPI_DOCUMENT)` — directly, not through the
  * middleware (which may need bindings the generator does not have).
  */
-export const OPENAPI_DOCUMENT = { openapi: "3.1.0", info: { title: "Vigil API", version: "1.0.0" } };
+export const OPENAPI_DOCUMENT = {
+  openapi: "3.1.0",
+  info: { title: "Vigil API", version: "1.0.0", license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } },
+  // Relative to the document's own URL: every deployment serves the API where it serves /v1/openapi.json.
+  servers: [{ url: "/", description: "This deployment" }],
+};
