@@ -7,6 +7,7 @@ import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
 import { rawStatement, type RawStatement } from "../../shared/statements/lean-query";
+import { commitGate } from "../../shared/commit-gate";
 import type { TenantDb } from "../types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
@@ -107,12 +108,16 @@ export class TenantEventLog {
   }
 
   /**
-   * Pushes committed events to live subscribers. Each event's frame is rendered once for all subscribers, and each
+   * Pushes committed events to live subscribers (once the caller's open transaction, if any, has committed). Each event's frame is rendered once for all subscribers, and each
    * subscriber gets its visible events as one write (issue 12 §7: every run report publishes its batch, a frame
    * and a stream write per event and subscriber before); the bytes and their order on every stream are the same.
    */
   publish(events: readonly TenantEvent[]): void {
-    if (this.subscribers.size === 0 || events.length === 0) return;
+    if (events.length > 0) commitGate(this.db).afterCommit(() => this.deliver(events));
+  }
+
+  private deliver(events: readonly TenantEvent[]): void {
+    if (this.subscribers.size === 0) return;
     const frames = events.map(frameOf);
     for (const subscriber of this.subscribers) {
       const all = subscriber.agentIds === null || events.every((event) => visible(subscriber.agentIds, event));
