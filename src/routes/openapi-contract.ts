@@ -20,6 +20,7 @@ const SHARED = {
   403: problem("forbidden: the credential lacks the scope, agent or kind this needs"),
   404: problem("not_found: no such resource (also for other tenants' resources)"),
   409: problem("idempotency_conflict / idempotency_in_progress: the Idempotency-Key was used with another body, or is in flight"),
+  410: problem("agent_destroyed: the agent was destroyed; nothing more can be done to it"),
   415: problem("unsupported_media_type: send the body as application/json"),
   429: problem("rate_limited: too many requests from this credential; see Retry-After"),
 } as const;
@@ -35,7 +36,8 @@ interface RouteShape {
 /**
  * Completes every documented operation with what the shared middleware makes true of it, so the document lists each
  * status an operation can return: public routes declare `security: []`; a credential brings 401, 403 and 429 (the
- * per-key limit); any input 400; a path parameter 404; a JSON body 415; an Idempotency-Key 409. A route's own entry
+ * per-key limit); any input 400; a path parameter 404; a JSON body 415; an Idempotency-Key 409; a change to an agent 409
+ * (its lifecycle) and 410 (destroyed). A route's own entry
  * (with its specific description) wins. Call after the last `route()`.
  */
 export function applyContractStatuses(app: OpenAPIHono<any>): void {
@@ -60,6 +62,10 @@ function completeRoute(route: RouteShape): void {
   if (request.params !== undefined && /\{[^}]+\}/.test(route.path)) add(404);
   if (request.body?.content?.["application/json"] !== undefined) add(415);
   if (hasIdempotencyKey(request.headers)) add(409);
+  if (route.path.startsWith("/v1/agents/{id}") && route.method.toLowerCase() !== "get") {
+    add(410);
+    route.responses[409] ??= problem("agent_dormant / invalid_transition: the agent's lifecycle does not allow this now");
+  }
 }
 
 function hasIdempotencyKey(headers: unknown): boolean {
