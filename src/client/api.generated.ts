@@ -524,7 +524,85 @@ export type TelemetryPolicy = {
   includeBodies?: boolean;
 };
 
-export type PolicyBody = { providers?: Array<ProviderEndpoint>; categoryModels?: Record<string, Array<string>>; budgets?: { tokens?: number; costMicroUsd?: number; runtimeMs?: number; toolCalls?: number }; toolQuotas?: Record<string, number>; toolRateLimits?: Record<string, number>; decisionTimeouts?: { orchestrator?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; adaptive?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; ecosystem?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number } }; trust?: { profile?: "conservative" | "balanced" | "permissive"; overrides?: { initialScore?: number; floorScore?: number; ceilingScore?: number; decayTargetScore?: number; decayRatePerTick?: number; diminishingReturnThresholdHigh?: number; diminishingReturnThresholdLow?: number; deltaTable?: { human_approves_recommended_option?: number; human_approves_tool_call?: number; human_approves_always?: number; human_picks_non_recommended?: number; human_modifies_tool_args?: number; human_rejects_tool_call?: number; human_overrides_via_brake?: number; artifact_approved?: number; artifact_rejected?: number; coherence_issue_confirmed?: number; coherence_issue_missed?: number; decision_auto_resolved?: number; task_completed_success?: number; task_completed_partial?: number; task_abandoned_or_max_turns?: number }; calibrationMode?: boolean } }; retention?: { agentEvents?: { maxAgeDays?: number; maxRows?: number }; tenantEvents?: { maxAgeDays?: number; maxRows?: number }; dedupeWindowDays?: number; idempotencyHours?: number; webhookDeliveriesDays?: number; compactionJobsDays?: number }; identityProvider?: IdentityProvider; extensionSlots?: Record<string, ExtensionSlotRegistration>; sessions?: SessionPolicy; telemetry?: TelemetryPolicy };
+export type PolicyBody = {
+  providers?: Array<ProviderEndpoint>;
+  categoryModels?: Record<string, Array<string>>;
+  budgets?: {
+    tokens?: number;
+    costMicroUsd?: number;
+    runtimeMs?: number;
+    toolCalls?: number;
+  };
+  toolQuotas?: Record<string, number>;
+  toolRateLimits?: Record<string, number>;
+  decisionTimeouts?: {
+    orchestrator?: {
+      timeoutTicks: number | null;
+      onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend";
+      maxExtensions?: number;
+    };
+    adaptive?: {
+      timeoutTicks: number | null;
+      onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend";
+      maxExtensions?: number;
+    };
+    ecosystem?: {
+      timeoutTicks: number | null;
+      onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend";
+      maxExtensions?: number;
+    };
+  };
+  trust?: {
+    profile?: "conservative" | "balanced" | "permissive";
+    overrides?: {
+      initialScore?: number;
+      floorScore?: number;
+      ceilingScore?: number;
+      decayTargetScore?: number;
+      decayRatePerTick?: number;
+      diminishingReturnThresholdHigh?: number;
+      diminishingReturnThresholdLow?: number;
+      deltaTable?: {
+        human_approves_recommended_option?: number;
+        human_approves_tool_call?: number;
+        human_approves_always?: number;
+        human_picks_non_recommended?: number;
+        human_modifies_tool_args?: number;
+        human_rejects_tool_call?: number;
+        human_overrides_via_brake?: number;
+        artifact_approved?: number;
+        artifact_rejected?: number;
+        coherence_issue_confirmed?: number;
+        coherence_issue_missed?: number;
+        decision_auto_resolved?: number;
+        task_completed_success?: number;
+        task_completed_partial?: number;
+        task_abandoned_or_max_turns?: number;
+      };
+      calibrationMode?: boolean;
+    };
+  };
+  retention?: {
+    agentEvents?: {
+      maxAgeDays?: number;
+      maxRows?: number;
+    };
+    tenantEvents?: {
+      maxAgeDays?: number;
+      maxRows?: number;
+    };
+    dedupeWindowDays?: number;
+    idempotencyHours?: number;
+    webhookDeliveriesDays?: number;
+    compactionJobsDays?: number;
+  };
+  identityProvider?: IdentityProvider;
+  extensionSlots?: Record<string, ExtensionSlotRegistration>;
+  sessions?: SessionPolicy;
+  /** Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision) */
+  visitorApprovableTools?: Array<string>;
+  telemetry?: TelemetryPolicy;
+};
 
 export type ProviderSecret = {
   /** The secretRefId */
