@@ -228,7 +228,12 @@ export class TenantWiring {
       approvals: this.approvals,
       feed: this.feed,
     });
-    this.decisionDesk = new DecisionDesk({ decisions: this.decisions, resolution: this.decisionResolution });
+    this.decisionDesk = new DecisionDesk({
+      decisions: this.decisions,
+      resolution: this.decisionResolution,
+      visitorApprovableTools: () => this.governance.policy().visitorApprovableTools,
+      audit: (actor, action, target, detail) => this.audit(actor, action, target, detail),
+    });
     this.retention = new TenantRetention(this.db);
     this.erasure = new TenantErasures({
       db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit,

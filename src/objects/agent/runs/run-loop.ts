@@ -17,7 +17,7 @@ import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
 import { isGatewayError } from "../../../gateway/errors";
 import type { ModelGateway } from "../../../gateway/model-gateway";
 import type { AgentProfile } from "../lifecycle";
-import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
+import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, provenanceOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./governor";
 
@@ -211,7 +211,7 @@ export class RunLoop {
       }
       calls = output.toolCalls;
     }
-    const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step }, calls);
+    const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step, inputTrust: provenanceOf(item).trust }, calls);
     return outcome === "waiting" ? { kind: "waiting" } : { kind: "tools" };
   }
 
