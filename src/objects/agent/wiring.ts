@@ -10,7 +10,7 @@ import { runHooks, type Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
 import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
-import { openDatabase, RowMeter } from "../shared/sqlite";
+import { openDatabase } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
 import { agentStub, tenantStub } from "../shared/stubs";
 import { ActionStore, tenantHttpTools, type ApprovalGate, type Sagas, type ToolRunner } from "./tools";
@@ -24,7 +24,7 @@ import { Drainer, Interrupts, Sessions, WakeAdmission, WakeDelivery, WakeInbox }
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
-import { testSeamsEnabled } from "../../core/runtime/seams";
+import { seamOn } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
 /**
@@ -35,8 +35,6 @@ import { TenantSnapshotCache } from "./runs";
  * "back-edge" where they occur. Activation and watchdog work are the named hooks at the end.
  */
 export class AgentWiring {
-  /** Rows read by SQLite while started (a test and bench seam: metered only with VIGIL_FAULTS=enabled). */
-  readonly rowMeter = new RowMeter();
   readonly db: AgentDb;
   readonly events: EventLog;
   /** Retention of the event log and finished compaction jobs (issue 12 §5). */
@@ -91,11 +89,11 @@ export class AgentWiring {
     private readonly scheduler: AgentScheduler,
   ) {
     // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
-    checkStatementSites(testSeamsEnabled(this.env));
+    checkStatementSites(seamOn(this.env, "checks"));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     const activate = () => runHooks(this.onStart);
-    this.db = openDatabase(this.ctx, schema, migrations, activate, testSeamsEnabled(this.env) ? this.rowMeter : undefined);
+    this.db = openDatabase(this.ctx, schema, migrations, activate);
     this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
       db: this.db,
@@ -108,7 +106,7 @@ export class AgentWiring {
       load: (agent) => this.tenant().agentSnapshot(agent),
       maxAgeMs: config.snapshot.maxAgeSeconds * 1_000,
     });
-    this.faults = new FaultSeam(testSeamsEnabled(this.env), (point) => new InjectedCrash(`injected crash at ${point}`));
+    this.faults = new FaultSeam(seamOn(this.env, "faults"), (point) => new InjectedCrash(`injected crash at ${point}`));
     this.forwarder = new EventForwarder({
       db: this.db,
       agentId: () => this.agentId(),

@@ -6,7 +6,7 @@ import type { Env } from "../../env";
 import type { Tenant } from "../../schema/admin/auth";
 import migrations from "../../../migrations/tenant";
 import type { Hook } from "../shared/hooks";
-import { testSeamsEnabled } from "../../core/runtime/seams";
+import { seamOn } from "../../core/runtime/seams";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { openDatabase } from "../shared/sqlite";
 import { TenantRetention, type TenantPruneOutcome } from "./retention";
@@ -87,7 +87,7 @@ export class TenantWiring {
     env: Env,
   ) {
     const mode = deploymentMode(env.VIGIL_MODE);
-    const faults = testSeamsEnabled(env);
+    const faults = seamOn(env, "faults");
     this.faults = new FaultSeam(faults, (point) => new InjectedCrash(`injected crash at ${point}`));
     const retryLater = (delayMs: number) => this.armAlarmAt(Date.now() + delayMs);
     const dispatch = () => this.dispatcher.dispatchPending();
@@ -195,7 +195,7 @@ export class TenantWiring {
       endpoints: this.webhookEndpoints,
       queue: env.OUTBOUND_QUEUE,
       tenantId: () => this.tenant()?.id ?? "",
-      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, faults),
+      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, seamOn(env, "settings")),
       retryLater,
       audit: this.audit,
     });

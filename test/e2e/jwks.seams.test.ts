@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raw, type VigilServer } from "./harness";
-import { sharedServer } from "./shared-server";
+import { sharedSeamsServer } from "./shared-server";
 
 /** A real JWKS endpoint on 127.0.0.1 (the tenant's IdP); the test decides which public keys it publishes. */
 class JwksServer {
@@ -69,7 +69,7 @@ beforeAll(async () => {
   [rsa, ec] = await Promise.all([signingKey("rsa-1", "RS256"), signingKey("ec-1", "ES256")]);
   jwks.keys = [rsa.jwk, ec.jwk];
   // A zero cooldown lets the unknown-kid refetch happen at once (a test seam; production waits config.jwks.cooldownMs).
-  server = sharedServer();
+  server = sharedSeamsServer();
   const tenant = await server.tenant("idp");
   tenantId = tenant.tenantId;
   agentId = (await tenant.client.createAgent({ kind: "support", displayName: "Support" })).id;

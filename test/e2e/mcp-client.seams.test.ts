@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpTestServer } from "../support/mcp-test-server";
 import { eventually, raw, type VigilServer } from "./harness";
-import { sharedServer } from "./shared-server";
+import { sharedSeamsServer } from "./shared-server";
 
 let server: VigilServer;
 let mcp: McpTestServer;
@@ -16,7 +16,7 @@ let mcp: McpTestServer;
 beforeAll(async () => {
   mcp = await McpTestServer.start();
   // Calls of `mcp_crashy_add_note` reset the TenantDO after the server answered, before the answer is recorded.
-  server = sharedServer();
+  server = sharedSeamsServer();
 });
 afterAll(async () => {
   await mcp?.close();

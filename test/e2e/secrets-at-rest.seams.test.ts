@@ -11,7 +11,7 @@ import { collectSse, DevServer, raw } from "./harness";
 
 let server: DevServer;
 beforeAll(async () => {
-  server = await DevServer.start({ logLevel: "log" });
+  server = await DevServer.start({ logLevel: "log", vars: { VIGIL_FAULTS: "dumps" } });
 });
 afterAll(async () => {
   await server?.dispose();

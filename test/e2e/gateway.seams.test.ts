@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AgentEvent, Run, VigilClient } from "../../src/client";
 import { reply, ScriptedOpenAI } from "../support/scripted-openai";
 import type { VigilServer } from "./harness";
-import { sharedServer } from "./shared-server";
+import { sharedSeamsServer } from "./shared-server";
 
 let server: VigilServer;
 let providerA: ScriptedOpenAI;
@@ -17,7 +17,7 @@ let providerB: ScriptedOpenAI;
 beforeAll(async () => {
   [providerA, providerB] = await Promise.all([ScriptedOpenAI.start(), ScriptedOpenAI.start()]);
   // `leaky` endpoints get a field injected after the projection (test seam): the final guard must catch it.
-  server = sharedServer();
+  server = sharedSeamsServer();
 });
 afterAll(async () => {
   await providerA?.close();

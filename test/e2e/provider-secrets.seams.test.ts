@@ -12,7 +12,7 @@ let server: DevServer;
 let provider: ScriptedOpenAI;
 beforeAll(async () => {
   provider = await ScriptedOpenAI.start();
-  server = await DevServer.start({ logLevel: "log" });
+  server = await DevServer.start({ logLevel: "log", vars: { VIGIL_FAULTS: "dumps" } });
 });
 afterAll(async () => {
   await server?.dispose();

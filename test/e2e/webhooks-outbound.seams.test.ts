@@ -5,7 +5,7 @@ import { leafPaths, webhookAllowlist, webhookOperation } from "../../src/core/eg
 import { verifyWebhookSignature } from "../../src/core/egress/webhook-signature";
 import { DevServer, eventually, LocalReceiver } from "./harness";
 
-/** Small retry schedule for this server only (honoured because the e2e server runs with VIGIL_FAULTS=enabled). */
+/** Small retry schedule for this server only (honoured because this server turns on the `settings` seam). */
 const MAX_ATTEMPTS = 3;
 
 interface Received {
@@ -42,7 +42,7 @@ let receiverUrl: string;
 beforeAll(async () => {
   receiver = new Receiver();
   receiverUrl = await receiver.listen();
-  server = await DevServer.start({ vars: { VIGIL_OUTBOUND_RETRY: JSON.stringify({ maxAttempts: MAX_ATTEMPTS, baseDelaySeconds: 1, maxDelaySeconds: 2 }) } });
+  server = await DevServer.start({ vars: { VIGIL_FAULTS: "settings,dumps", VIGIL_OUTBOUND_RETRY: JSON.stringify({ maxAttempts: MAX_ATTEMPTS, baseDelaySeconds: 1, maxDelaySeconds: 2 }) } });
   ({ client, tenantId } = await server.tenant("webhooks"));
 });
 
