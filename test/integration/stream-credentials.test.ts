@@ -1,4 +1,4 @@
-import { env, SELF } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { credentialTtlMs } from "../../src/http/credential-cache";
 import { mintWidgetToken } from "../../src/http/jwt";
