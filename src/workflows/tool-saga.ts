@@ -45,6 +45,11 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
       if (faults.has(point)) throw new NonRetryableError(`injected failure at ${point}: retries exhausted`);
     };
 
+    // An instance whose process died with it: it reports itself under way and never moves again (the agent settles it).
+    const stall = async (point: string) => {
+      if (faults.has(point)) await step.sleep(`stall:${point}`, "1 day");
+    };
+
     // ── Approval (seed 002): wait for the decision; a timeout applies its policy in the TenantDO, deterministically ──
     let execute = invocation;
     if (event.payload.approval) {
@@ -70,6 +75,7 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
       if (outcome.state === "approved" && outcome.modifiedArgs) execute = { ...invocation, args: outcome.modifiedArgs };
     }
 
+    await stall("saga.stall.beforeApply");
     // Step results cross as JSON text: the envelope's recursive JSON type is too deep for Rpc.Serializable.
     const applied = await step.do("phase1:apply", RETRY, async (ctx) => {
       exhaust("saga.phase1.exhausted");
@@ -79,6 +85,7 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
       return JSON.stringify(envelope);
     });
     const result = JSON.parse(applied) as ToolResultEnvelope;
+    await stall("saga.stall.afterApply");
 
     await step.do("phase-boundary", RETRY, async (ctx) => {
       crashOnFirstAttempt("saga.betweenPhases", ctx.attempt);

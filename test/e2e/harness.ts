@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSse, VigilClient } from "../../src/client";
+import { record, recordingFetch } from "./contract";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -57,7 +58,7 @@ export abstract class ServerClients {
 
   /** A client with the given credential (default: the operator token). */
   client(token: string = this.adminToken): VigilClient {
-    return new VigilClient({ baseUrl: this.url, token });
+    return new VigilClient({ baseUrl: this.url, token, fetch: recordingFetch() });
   }
 
   /** A fresh tenant and a client holding its first API key. */
@@ -375,6 +376,7 @@ export interface RawResponse<T = unknown> {
 /** One raw HTTP call (for the cases a typed client would refuse to send). */
 export async function raw<T = any>(url: string, init: RequestInit = {}): Promise<RawResponse<T>> {
   const response = await fetch(url, init);
+  await record(init.method ?? "GET", url, response);
   const text = await response.text();
   let body: unknown = text;
   try {

@@ -129,6 +129,26 @@ describe("tenant identity providers (JWKS)", () => {
     }
   });
 
+  it("ends an event stream opened with an IdP token at the token's exp", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 4;
+    const bearer = await token(ec, { exp });
+    const stream = await fetch(`${server.url}/v1/agents/${agentId}/events`, { headers: { authorization: `Bearer ${bearer}`, accept: "text/event-stream" } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const cap = Date.now() + 15_000;
+    for (;;) {
+      const chunk = await Promise.race([reader.read(), new Promise<"cap">((done) => setTimeout(() => done("cap"), Math.max(0, cap - Date.now())))]);
+      if (chunk === "cap") throw new Error(`the stream outlived its token; got: ${text}`);
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+    expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000 - 50);
+    expect(text).toMatch(/event: stream\.closed\ndata: \{"type":"stream\.closed","reason":"token_expired"\}/);
+    expect((await getAgent(bearer)).status).toBe(401);
+  });
+
   it("refetches the key set when a token names an unknown kid (key rotation)", async () => {
     const rotated = await signingKey("rsa-2", "RS256");
     const unpublished = await getAgent(await token(rotated));

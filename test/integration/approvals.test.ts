@@ -127,6 +127,8 @@ describe("tool approvals: a mutating call waits for a person", () => {
     // In the visitor's own widget session: a widget token answers only its own conversation's decisions.
     const runKey = await send(key, agent.id, createTaskCommand(categoryId, "Widget"), widgetSessionId("visitor"));
     const decision = await pendingApproval(key, agent.id, runKey);
+    // A visitor answers an approval only for a tool the policy lists as visitor-approvable (docs/api.md "Authority").
+    expect((await api("PUT", "/v1/policy", { key, body: { visitorApprovableTools: ["create_task"] } })).status).toBe(200);
     const minted = await api("POST", "/v1/tokens", { key, body: { sub: "visitor", agents: [agent.id], ttlSeconds: 600 } });
     const standing = await resolve(minted.body.token, decision.id, { resolutionType: "approve", alwaysApprove: true });
     expect(standing.status).toBe(403);
@@ -240,7 +242,9 @@ describe("trust is never shown to the agent", () => {
     });
     expect(seen.messages).toContain("Visible?");
     expect(seen.tools).toContain("create_task");
-    for (const text of [seen.messages, seen.tools, seen.events, seen.instructions]) {
+    // Seed 004's provenance label (`trust: trusted_operator`, …) names who spoke, not the seed 002 score: it is set aside.
+    const PROVENANCE_LABEL = /"trust":"(trusted_operator|trusted_system|trusted_integration|untrusted_external)"/g;
+    for (const text of [seen.messages, seen.tools, seen.events, seen.instructions].map((t) => t.replace(PROVENANCE_LABEL, ""))) {
       expect(text).not.toMatch(/trust/i);
       expect(text).not.toMatch(/"(trustScore|proposedScore|previousScore|nextScore|effectiveDelta)"/);
     }

@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { summaryId } from "../../src/core/memory/summary";
 import { threadIds } from "../../src/core/ids/run-keys";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import { memoryCopy } from "../../src/objects/agent/rows";
 import { agentDo, api, createAgent, createTenant, eventually, waitForRun } from "./helpers";
 
 /** Far in the future, so no real DO alarm armed for a retry can fire while the test runs. */
@@ -93,10 +92,6 @@ describe("compaction: tiers, jobs, pointers", () => {
         sql(instance, "DELETE FROM compaction_jobs");
         sql(instance, "DELETE FROM messages WHERE thread_id = ?", thread);
         sql(instance, "DELETE FROM sqlite_sequence WHERE name = 'messages'");
-        // A write past History.append drops the memory copy and the appends kept for the report, as the erasure's
-        // forgetRows does (rows/memory-copy.ts, events/recent-appends.ts).
-        memoryCopy(instance.parts.db).forget();
-        instance.parts.events.recent.forget();
       };
       wipe();
       for (let i = 0; i < 30; i++) {

@@ -50,14 +50,14 @@ describe("a run's report survives a crash between the run's end and the tenant's
     });
   }
 
-  it("agent.report.beforeSend: the restarted object sends the lost report's events by reference, and the tenant reads their data back for its live stream", async () => {
+  it("agent.report.beforeSend: the restarted object sends the lost report's events, with their data, to the tenant's live stream", async () => {
     const { tenantId, key } = await createTenant();
     const speaker = await createAgent(key, { displayName: "Speaker" });
     const stream = await SELF.fetch("https://vigil.test/v1/events/stream", { headers: { authorization: `Bearer ${key}` } });
     expect(await agentDo(tenantId, speaker.id).armFault("agent.report.beforeSend")).toBe(true);
     const sent = await api("POST", `/v1/agents/${speaker.id}/messages`, { key, body: { text: "lost news" } });
     await waitForRun(key, speaker.id, sent.body.runKey);
-    // Touched until its start has sent what the crash left unsent (an earlier instance's appends: by reference).
+    // Touched until its start has sent what the crash left unsent.
     const touch = setInterval(() => void agentDo(tenantId, speaker.id).getAgent().catch(() => null), 200);
     try {
       const frames = await readSseUntil(stream, (seen) => seen.some((f) => f.event === "run.completed" && f.data.runKey === sent.body.runKey));

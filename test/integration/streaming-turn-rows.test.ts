@@ -9,7 +9,7 @@ const AGED_EVENTS = 5_000;
  * passes, and a pass falling inside the metered turn would count its reads.
  */
 async function age(tenantId: string, agentId: string, count: number): Promise<void> {
-  await inDo(agentDo(tenantId, agentId), (instance, state) => {
+  await inDo(agentDo(tenantId, agentId), (_instance, state) => {
     state.storage.sql.exec(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
        INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'old-run-' || (i / 10), '{"filler":true}', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
@@ -17,8 +17,6 @@ async function age(tenantId: string, agentId: string, count: number): Promise<vo
     );
     const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
     state.storage.sql.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
-    // The cursor was written past the forwarder, which keeps it in memory (issue 12 §8): it reads it again.
-    instance.parts.forwarder.forget();
   });
 }
 

@@ -355,10 +355,6 @@ export class AgentDO extends AgentBase<Env> {
     const refused = this.seams.benchRefused();
     if (refused) return refused;
     const done = await runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
-    // A bench op may write the forwarding cursor itself (an aged log is marked forwarded): the forwarder reads it again,
-    // and the seeded log's rows are hydrated from storage.
-    this.parts.forwarder.forget();
-    this.parts.events.recent.forget();
     return done;
   }
 }

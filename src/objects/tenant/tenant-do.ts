@@ -360,6 +360,10 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Test and bench seams (refused unless VIGIL_FAULTS / VIGIL_BENCH=enabled) ───────────────────
+  /** Arms a fault point (./channels/run-reports.ts `RunReportFault`) to throw the next `times` times. */
+  armFault(point: string, times = 1): boolean {
+    return this.parts.faults.arm(point, times);
+  }
   /** This tenant's decision tick length in ms (null: config default). */
   setDecisionTickMs(ms: number | null): boolean {
     return this.seams.run("clocks", () => this.parts.approvals.setTickMs(ms));

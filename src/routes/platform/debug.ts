@@ -14,7 +14,7 @@ export const debugRoutes = new Hono<AppEnv>();
 
 debugRoutes.use("/__debug/*", async (c, next) => {
   if (!seamOn(c.env, "dumps")) throw new ApiError("not_found", "no such route");
-  if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
+  if (!(await isOperator(c.env, c.req.header("authorization")))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
   await next();
 });
 
