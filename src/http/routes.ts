@@ -39,6 +39,7 @@ import { policyRoutes } from "../routes/admin/policy";
 import { providerRoutes } from "../routes/admin/providers";
 import { debugRoutes } from "../routes/platform/debug";
 import { mcpRoutes } from "../routes/platform/mcp";
+import { wellKnownRoutes } from "../routes/platform/well-known";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
@@ -53,6 +54,7 @@ export function buildApp() {
   app.route("/", docsRoutes);
   app.route("/", debugRoutes);
   app.route("/", widgetRoutes);
+  app.route("/", wellKnownRoutes);
 
   const authed = createRouter();
   authed.use("*", authenticate());
