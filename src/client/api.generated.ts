@@ -697,7 +697,12 @@ export interface OperationMethods {
    *
    * `GET /v1/agents/{id}/events`
    */
-  openAgentEventStream(agentId: string, query?: { after?: string; access_token?: string }, options?: RequestOptions): Promise<Response>;
+  openAgentEventStream(agentId: string, query?: {
+    /** `message`: every frame as an unnamed event (EventSource `onmessage`), its `type` in the JSON data; default `named` (`event: <type>`) */
+    format?: "named" | "message";
+    after?: string;
+    access_token?: string;
+  }, options?: RequestOptions): Promise<Response>;
   /** The wake-run log, newest first — `GET /v1/agents/{id}/runs` */ listRuns(agentId: string, query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<Run>>;
   /** One run with its trace — `GET /v1/agents/{id}/runs/{runKey}` */ getRun(agentId: string, runKey: string, options?: RequestOptions): Promise<Run>;
   /** Wake the agent now (reason manual), through the wake queue — `POST /v1/agents/{id}/wake` */ wakeAgent(agentId: string, options?: RequestOptions): Promise<RunAccepted>;
@@ -823,7 +828,13 @@ export interface OperationMethods {
    *
    * `GET /v1/events/stream`
    */
-  openTenantEventStream(query?: { after?: string; agentId?: string; access_token?: string }, options?: RequestOptions): Promise<Response>;
+  openTenantEventStream(query?: {
+    /** `message`: every frame as an unnamed event (EventSource `onmessage`), its `type` in the JSON data; default `named` (`event: <type>`) */
+    format?: "named" | "message";
+    after?: string;
+    agentId?: string;
+    access_token?: string;
+  }, options?: RequestOptions): Promise<Response>;
   /** List the tools agents can be given: every built-in tool, then the tenant's HTTP tools (`http:<name>`) — `GET /v1/tools` */ listTools(options?: RequestOptions): Promise<{ data: Array<ToolListing>; nextCursor: null }>;
   /**
    * Register a tenant HTTP tool; its signing secret is returned in this answer only
