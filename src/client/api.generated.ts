@@ -499,7 +499,24 @@ export type AgentUsage = {
   resetsAt: string | null;
 };
 
-export type Policy = { providers?: Array<ProviderEndpoint>; categoryModels?: Record<string, Array<string>>; budgets?: PolicyBudgets; toolQuotas?: Record<string, number>; toolRateLimits?: Record<string, number>; decisionTimeouts?: DecisionTimeouts; trust?: Trust; retention?: Retention; identityProvider?: IdentityProvider; extensionSlots?: Record<string, ExtensionSlotRegistration>; sessions?: SessionPolicy; telemetry?: TelemetryPolicy; version: number; updatedAt: string | null };
+export type Policy = {
+  providers?: Array<ProviderEndpoint>;
+  categoryModels?: Record<string, Array<string>>;
+  budgets?: PolicyBudgets;
+  toolQuotas?: Record<string, number>;
+  toolRateLimits?: Record<string, number>;
+  decisionTimeouts?: DecisionTimeouts;
+  trust?: Trust;
+  retention?: Retention;
+  identityProvider?: IdentityProvider;
+  extensionSlots?: Record<string, ExtensionSlotRegistration>;
+  sessions?: SessionPolicy;
+  /** Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision) */
+  visitorApprovableTools?: Array<string>;
+  telemetry?: TelemetryPolicy;
+  version: number;
+  updatedAt: string | null;
+};
 
 export type ProviderEndpoint = { id: string; kind: "openai" | "anthropic" | "openai-compatible" | "workers-ai"; baseUrl?: string; secretRefId?: string; policyVersion: string; models: Array<string>; pricing?: Record<string, { inputUsdPerMTok: number; outputUsdPerMTok: number }>; timeoutMs?: number };
 
@@ -539,6 +556,8 @@ export type PolicyWrite = {
   identityProvider?: IdentityProvider;
   extensionSlots?: Record<string, ExtensionSlotRegistration>;
   sessions?: SessionPolicy;
+  /** Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision) */
+  visitorApprovableTools?: Array<string>;
   telemetry?: TelemetryPolicy;
   /** The version this write is based on: 409 version_conflict when the policy moved on */
   version?: number;

@@ -32,6 +32,7 @@ import { toolRoutes } from "../routes/admin/tools";
 import { mcpServerRoutes } from "../routes/admin/mcp-servers";
 import { docsRoutes } from "../routes/platform/docs";
 import { widgetRoutes } from "../routes/platform/widget";
+import { consoleRoutes } from "../routes/platform/console";
 import { observabilityRoutes } from "../routes/admin/observability";
 import { brakeRoutes } from "../routes/admin/brakes";
 import { usageRoutes } from "../routes/agents/usage";
@@ -55,6 +56,7 @@ export function buildApp() {
   app.route("/", debugRoutes);
   app.route("/", widgetRoutes);
   app.route("/", wellKnownRoutes);
+  app.route("/", consoleRoutes);
 
   const authed = createRouter();
   authed.use("*", authenticate());

@@ -31,7 +31,7 @@ export function snapshotCheckout(parent: string = tmpdir()): string {
 export interface ServerOptions {
   /** Persistence directory; a fresh temp dir when omitted (removed by `dispose`). */
   persistDir?: string;
-  /** Extra worker vars, e.g. `{ VIGIL_BENCH: "enabled" }`. */
+  /** Extra worker vars, e.g. `{ VIGIL_BENCH: "enabled" }` or the test seams a file needs, `{ VIGIL_FAULTS: "dumps" }`. */
   vars?: Record<string, string>;
   /** Default: very high limits, so a test file never trips the per-key budget by accident. */
   rateLimits?: { requestsPerMinutePerKey?: number; turnsPerMinutePerAgent?: number } | null;
@@ -133,7 +133,7 @@ export class DevServer extends ServerClients implements VigilServer {
     this.vars = {
       VIGIL_ADMIN_TOKEN: this.adminToken,
       VIGIL_MASTER_KEY: this.masterKey,
-      VIGIL_FAULTS: "enabled",
+      // No test seam unless the file names it in `vars` (VIGIL_FAULTS, docs/decisions/test-seams.md): production config.
       VIGIL_MODE: "local",
       ...(limits ? { VIGIL_RATE_LIMITS: JSON.stringify(limits) } : {}),
       ...options.vars,

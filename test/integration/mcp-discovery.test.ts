@@ -55,7 +55,7 @@ describe("MCP discovery says there is no OAuth", () => {
       "/v1/mcp/.well-known/openid-configuration",
     ];
     for (const path of paths) {
-      for (const headers of [{}, { authorization: "Bearer vk_wrong" }] as Array<Record<string, string>>) {
+      for (const headers of [{}, { authorization: "Bearer vk_wrong" }] as Record<string, string>[]) {
         const res = await SELF.fetch(`https://vigil.test${path}`, { headers });
         expect(res.status, path).toBe(404);
         expect(res.headers.get("content-type")).toBe("application/problem+json");

@@ -59,7 +59,7 @@ chatRoutes.openapi(
     if (intent.kind === "invalid") throw new ApiError("validation_failed", intent.message, { fields: [{ path: "messages", message: intent.message }] });
     const guard = streamGuardFor(c.env, principal);
     if (intent.kind === "turn") {
-      const result = await agent.submitTurn({ text: intent.text, sessionId, turnId: `chat_${intent.messageId}`, authority: "operator_instruction", stream: true });
+      const result = await agent.submitTurn({ text: intent.text, sessionId, turnId: `chat_${intent.messageId}`, credential: principal.kind, stream: true });
       if (!result.ok) {
         if (result.code === "rate_limited") throw new ApiError("rate_limited", result.message, { retryAfterSeconds: result.retryAfterSeconds ?? 60 });
         fail(result);

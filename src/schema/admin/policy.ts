@@ -120,6 +120,12 @@ export const PolicyBody = z
       .default({}),
     /** Interactive session settings (inactivity TTL). */
     sessions: SessionPolicy.default({}),
+    /** Tools whose approvals a visitor (widget or tenant-IdP token) may answer in their own session; operators answer all. */
+    visitorApprovableTools: z
+      .array(z.string().min(1).max(200))
+      .max(200)
+      .default([])
+      .openapi({ description: "Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision)" }),
     /** OpenTelemetry trace export; absent: no run traces leave Vigil. */
     telemetry: TelemetryPolicy.optional(),
   })
@@ -146,7 +152,7 @@ export const PolicyWrite = z
   .openapi("PolicyWrite");
 export type Policy = z.infer<typeof Policy>;
 
-export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {} };
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {}, visitorApprovableTools: [] };
 
 /** What the tenant hands an agent to export run traces (never leaves the runtime: it holds the decrypted headers). */
 export interface TelemetryTarget {
