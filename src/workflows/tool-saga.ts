@@ -1,7 +1,7 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { NonRetryableError } from "cloudflare:workflows";
 import { config } from "../config";
-import { testSeamsEnabled } from "../core/runtime/seams";
+import { seamOn } from "../core/runtime/seams";
 import type { ToolResultEnvelope } from "../core/tools/tool-envelopes";
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
@@ -12,7 +12,7 @@ export interface ToolSagaParams {
   tenantId: string;
   agentId: string;
   invocation: ToolInvocation;
-  /** Test-only crash points, honoured only when VIGIL_FAULTS=enabled. */
+  /** Test-only crash points, honoured only when the `faults` seam is on. */
   faults?: string[];
   /** Seed 002 tool approval: wait for this decision before phase 1. */
   approval?: { decisionId: string };
@@ -36,7 +36,7 @@ const RETRY = { retries: { limit: 5, delay: 500, backoff: "exponential" as const
 export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
   override async run(event: WorkflowEvent<ToolSagaParams>, step: WorkflowStep): Promise<ToolResultEnvelope> {
     const { tenantId, agentId, invocation } = event.payload;
-    const faults = new Set(testSeamsEnabled(this.env) ? (event.payload.faults ?? []) : []);
+    const faults = new Set(seamOn(this.env, "faults") ? (event.payload.faults ?? []) : []);
     const crashOnFirstAttempt = (point: string, attempt: number) => {
       if (faults.has(point) && attempt === 1) throw new Error(`injected crash at ${point}`);
     };

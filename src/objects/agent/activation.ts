@@ -81,8 +81,6 @@ export class AgentActivation {
 
   resumePendingRuns(pending = this.deps.inbox.pendingCount() > 0): void {
     if (pending) this.deps.drain.start();
-    // No wake, as just read: the inbox knows its count, so a wake enqueued next is its only one (session 16).
-    else this.deps.inbox.knownEmpty();
   }
 
   /**

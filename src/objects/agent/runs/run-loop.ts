@@ -17,7 +17,7 @@ import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
 import { isGatewayError } from "../../../gateway/errors";
 import type { ModelGateway } from "../../../gateway/model-gateway";
 import type { AgentProfile } from "../lifecycle";
-import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
+import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, provenanceOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./governor";
 
@@ -121,7 +121,7 @@ export class RunLoop {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
     }
 
-    const waiting = inbox.pendingBeside(config.run.maxCoalescedWakes + 1);
+    const waiting = inbox.pending(config.run.maxCoalescedWakes + 1);
     const merged = selectMergedTurns({ ...item, merge: false }, waiting.map((wake) => ({ ...wake, merge: wake.input.merge === true })), config.run.maxCoalescedWakes);
     const companions = merged.length > 0 ? merged : selectCompanions(item, waiting, config.run.maxCoalescedWakes);
     for (const companion of companions) inbox.markRunning(companion.runKey, { countAttempt: true });
@@ -211,7 +211,7 @@ export class RunLoop {
       }
       calls = output.toolCalls;
     }
-    const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step }, calls);
+    const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step, inputTrust: provenanceOf(item).trust }, calls);
     return outcome === "waiting" ? { kind: "waiting" } : { kind: "tools" };
   }
 
@@ -263,7 +263,7 @@ export class RunLoop {
 
   /** The wake as read carries any mark written before; the inbox remembers those written since (no read per step). */
   private interruptedBy(item: InboxItem): string | null {
-    return this.deps.interrupts?.of(item.runKey, item) ?? null;
+    return this.deps.interrupts?.of(item.runKey) ?? null;
   }
 
   /** Ends a marked run (and the turns merged into it) as `interrupted`: what it did so far stays in the thread. */

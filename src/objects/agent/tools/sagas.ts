@@ -26,7 +26,7 @@ export interface SagaDeps {
   inbox: WakeInbox;
   tenantId(): string;
   agentId(): string;
-  /** Test-only crash points handed to the saga (empty unless VIGIL_FAULTS=enabled). */
+  /** Test-only crash points handed to the saga (empty unless the `faults` seam is on). */
   takeFaults(): string[];
   /** Test seam (VIGIL_FAULTS only): true drops the instance before it is created, as a crash right there would. */
   dropInstance(): boolean;
