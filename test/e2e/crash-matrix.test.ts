@@ -11,7 +11,7 @@ import { collectSse, delay, DevServer, raw } from "./harness";
 let server: DevServer;
 
 beforeAll(async () => {
-  server = await DevServer.start({ vars: { VIGIL_FAULTS: "disabled" } });
+  server = await DevServer.start();
 });
 
 afterAll(async () => {

@@ -25,14 +25,21 @@ describe("a tenant change reaches every existing agent from its next run", () =>
     const { key } = await createTenant();
     const agent = await createAgent(key);
     const before = await send(key, agent.id, "before the policy");
-    await putPolicy(key, { telemetry: { otlpEndpoint: "http://127.0.0.1:9/v1/traces" } });
+    // The collector, as the egress door reaches it (an OTLP/HTTP receiver answers `{}`).
+    const exports: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      exports.push(new Request(input as RequestInfo, init).url);
+      return new Response("{}", { headers: { "content-type": "application/json" } });
+    });
+    await putPolicy(key, { telemetry: { otlpEndpoint: "http://127.0.0.1:4318/v1/traces" } });
     const after = await send(key, agent.id, "after the policy");
-    // The export is attempted (the port refuses it): the run's trace records the OTLP gate's outcome.
+    // The run's trace records the OTLP gate's outcome once the export was sent.
     const exported = await eventually(async () => {
       const run = (await api("GET", `/v1/agents/${agent.id}/runs/${after.runKey}`, { key })).body;
       return run.trace.policy?.find((row: any) => row.gate === "otlp");
     });
-    expect(exported).toMatchObject({ gate: "otlp", subject: "127.0.0.1:9" });
+    expect(exported).toMatchObject({ gate: "otlp", outcome: "allowed", subject: "127.0.0.1:4318" });
+    expect(exports).toEqual(["http://127.0.0.1:4318/v1/traces"]);
     const first = (await api("GET", `/v1/agents/${agent.id}/runs/${before.runKey}`, { key })).body;
     expect((first.trace.policy ?? []).filter((row: any) => row.gate === "otlp")).toEqual([]);
   });
