@@ -153,7 +153,11 @@ export class AgentWiring {
       tenantId: () => this.tenantId(),
       mode: deploymentMode(this.env.VIGIL_MODE),
       // The snapshot says whether the tenant exports at all, so an agent of a tenant without telemetry never asks.
-      target: async () => ((await this.tenantSnapshot()).telemetry ? this.tenant().telemetryTarget() : { ok: true, target: null }),
+      target: async () => {
+        const { telemetry, version } = await this.tenantSnapshot();
+        return { ...(telemetry ? await this.tenant().telemetryTarget() : { ok: true as const, target: null }), snapshotVersion: version };
+      },
+      snapshotVersion: () => this.snapshot.version(),
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
     this.spawner = new Spawner({
