@@ -8,7 +8,6 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
-import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase, RowMeter } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -90,8 +89,6 @@ export class AgentWiring {
     private readonly env: Env,
     private readonly scheduler: AgentScheduler,
   ) {
-    // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
-    checkStatementSites(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     const activate = () => runHooks(this.onStart);

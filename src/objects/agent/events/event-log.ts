@@ -4,10 +4,9 @@ import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { nowIso } from "../../shared/sqlite";
+import { nowIso, handWritten } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
 import { RecentAppends } from "./recent-appends";
-import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 import { onRollback } from "../../shared/statements/sync-transaction";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
@@ -28,13 +27,12 @@ export interface StreamFilter {
   visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
-// Built once per isolate (../../shared/statements/statement-sites.ts, session 11).
-const HEAD = leanSite("events.head", (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
-const AFTER = leanSite("events.after", (db: Db) => {
+const HEAD = (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare();
+const AFTER = (db: Db) => {
   const e = schema.events;
   return db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare();
-});
-const RUN_AFTER = leanSite("events.runAfter", (db: Db) => {
+};
+const RUN_AFTER = (db: Db) => {
   const e = schema.events;
   return db
     .select()
@@ -43,11 +41,8 @@ const RUN_AFTER = leanSite("events.runAfter", (db: Db) => {
     .orderBy(asc(e.seq))
     .limit(sql.placeholder("limit"))
     .prepare();
-});
-const INSERT = rawSite<{ seq: number }>(
-  "events.insert",
-  () => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${sql.placeholder("type")}, ${sql.placeholder("runKey")}, ${sql.placeholder("data")}, ${sql.placeholder("createdAt")}) RETURNING seq`,
-);
+};
+const INSERT = handWritten<{ seq: number }>((v) => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${v.type}, ${v.runKey}, ${v.data}, ${v.createdAt}) RETURNING seq`);
 
 const encoder = new TextEncoder();
 
@@ -70,10 +65,10 @@ export class EventLog {
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
   ) {
-    this.headQuery = HEAD.bind(db);
-    this.afterQuery = AFTER.bind(db);
-    this.runAfterQuery = RUN_AFTER.bind(db);
-    this.insertQuery = INSERT.bind(db);
+    this.headQuery = HEAD(db);
+    this.afterQuery = AFTER(db);
+    this.runAfterQuery = RUN_AFTER(db);
+    this.insertQuery = INSERT(db);
     // A rolled-back transaction may have appended (its seq then goes to the next append): nothing kept is trusted.
     onRollback(db, () => this.recent.forget());
   }

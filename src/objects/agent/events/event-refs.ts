@@ -1,7 +1,6 @@
 import { sql, type InferSelectModel } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { leanSite } from "../../shared/statements/statement-sites";
 import { toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
@@ -57,12 +56,12 @@ function refOf(row: EventRow): EventRef | null {
 /** The two reference reads (every forwarded batch and replay hydrates; issue 12 §8), built once per isolate (session 11). */
 // The id list is ONE bound parameter, a JSON array read by json_each (as ../../shared/statements/sql-in.ts's inList).
 const among = (column: typeof schema.messages.id | typeof schema.runs.runKey) => sql`${column} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`;
-const MESSAGES = leanSite("events.refs.messages", (db: AgentDb) => db.select(messageRow).from(schema.messages).where(among(schema.messages.id)).prepare());
-const RUNS = leanSite("events.refs.runs", (db: AgentDb) => db.select().from(schema.runs).where(among(schema.runs.runKey)).prepare());
+const MESSAGES = (db: AgentDb) => db.select(messageRow).from(schema.messages).where(among(schema.messages.id)).prepare();
+const RUNS = (db: AgentDb) => db.select().from(schema.runs).where(among(schema.runs.runKey)).prepare();
 /** Bound once per database, on the first batch that refers to anything. */
 const referenceQueries = new WeakMap<AgentDb, ReturnType<typeof buildReferenceQueries>>();
 function buildReferenceQueries(db: AgentDb) {
-  return { messages: MESSAGES.bind(db), runs: RUNS.bind(db) };
+  return { messages: MESSAGES(db), runs: RUNS(db) };
 }
 
 /**

@@ -7,7 +7,6 @@ import type { AgentEvent } from "../../../schema/agents/runs";
 import type { Agent } from "../../../schema/agents/agents";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
-import { leanSite, writeSite } from "../../shared/statements/statement-sites";
 import { counters } from "../../../db/common-schema";
 import { counterStatements } from "../../shared/counters";
 import type { RecentAppends } from "./recent-appends";
@@ -25,15 +24,14 @@ interface PendingReport {
   nextSeq: number;
 }
 const BATCH = 200;
-/** The events after the cursor, a batch at a time; built once per isolate (../../shared/statements/statement-sites.ts, session 11). */
-const EVENTS_AFTER = leanSite("events.forwarder.after", (db: AgentDb) =>
-  db.select().from(schema.events).where(gt(schema.events.seq, sql.placeholder("after"))).orderBy(asc(schema.events.seq)).limit(BATCH).prepare(),
-);
+/** The events after the cursor, a batch at a time (prepared once per object). */
+const EVENTS_AFTER = (db: AgentDb) =>
+  db.select().from(schema.events).where(gt(schema.events.seq, sql.placeholder("after"))).orderBy(asc(schema.events.seq)).limit(BATCH).prepare();
 /**
  * The cursor and the pending parts in one upsert (a run's end writes both when the previous answer's cursor rides with
  * its parts: issue 12 §8, session 12); the same rows and values as the counter write of each.
  */
-const WRITE_BOTH = writeSite("events.forwarder.writeBoth", (db: AgentDb) =>
+const WRITE_BOTH = (db: AgentDb) =>
   db
     .insert(counters)
     .values([
@@ -41,8 +39,7 @@ const WRITE_BOTH = writeSite("events.forwarder.writeBoth", (db: AgentDb) =>
       { key: sql.placeholder("pendingKey"), state: sql.placeholder("pending") },
     ])
     .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
-    .prepare(),
-);
+    .prepare();
 /** The stream-visible events of a batch, as the tenant takes them. */
 function forwarded(events: readonly Pick<AgentEvent, "seq" | "type" | "runKey" | "data" | "createdAt">[]): ForwardedAgentEvent[] {
   return events.filter((event) => isTenantStreamEvent(event.type)).map((event) => ({ seq: event.seq, type: event.type, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
@@ -101,8 +98,8 @@ export class EventForwarder {
 
   constructor(private readonly deps: ForwarderDeps) {
     this.counters = counterStatements(deps.db);
-    this.eventsAfterQuery = EVENTS_AFTER.bind(deps.db);
-    this.writeBoth = WRITE_BOTH.bind(deps.db);
+    this.eventsAfterQuery = EVENTS_AFTER(deps.db);
+    this.writeBoth = WRITE_BOTH(deps.db);
   }
 
   /** Called for every persisted event; only stream-visible types cause a flush, and none while a run holds them for its report. */

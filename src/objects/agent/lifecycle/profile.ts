@@ -7,13 +7,11 @@ import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
 import { toAgent, toState } from "../rows";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const META = leanSite("profile.meta", (db: AgentDb) => db.select().from(schema.agentMeta).prepare());
-const STATE = leanSite("profile.state", (db: AgentDb) => db.select().from(schema.agentState).prepare());
+const META = (db: AgentDb) => db.select().from(schema.agentMeta).prepare();
+const STATE = (db: AgentDb) => db.select().from(schema.agentState).prepare();
 const s = schema.agentState;
-const WAKE_UPDATE = leanSite("profile.wakeUpdate", (db: AgentDb) =>
+const WAKE_UPDATE = (db: AgentDb) =>
   db
     .update(s)
     .set({
@@ -24,8 +22,7 @@ const WAKE_UPDATE = leanSite("profile.wakeUpdate", (db: AgentDb) =>
       consecutiveFailureCount: sql`CASE WHEN ${sql.placeholder("failed")} THEN ${s.consecutiveFailureCount} + 1 ELSE 0 END`,
     })
     .returning()
-    .prepare(),
-);
+    .prepare();
 
 /** Identity, configuration and lifecycle of the one agent this DO holds. */
 export class AgentProfile {
@@ -39,9 +36,9 @@ export class AgentProfile {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.metaQuery = META.bind(db);
-    this.stateQuery = STATE.bind(db);
-    this.wakeUpdate = WAKE_UPDATE.bind(db);
+    this.metaQuery = META(db);
+    this.stateQuery = STATE(db);
+    this.wakeUpdate = WAKE_UPDATE(db);
   }
 
   /**

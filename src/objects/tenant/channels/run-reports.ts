@@ -4,10 +4,10 @@ import type { Result } from "../../../core/runtime/result";
 import type { AgentRunActivity, DoCallCount, RunReport } from "../../../schema/contracts";
 import { takeDoCalls } from "../../shared/call-meter";
 import { counterStatements } from "../../shared/counters";
-import { rawSite } from "../../shared/statements/statement-sites";
 import type { EventFeed } from "./event-feed";
 import { TenantMetrics } from "./metrics";
 import type { TenantDb } from "../types";
+import { handWritten } from "../../shared/sqlite";
 
 /** How many agents' report numbering a tenant keeps in memory (./run-reports.ts `RunReports.kept`). */
 const KEPT_AGENTS = 10_000;
@@ -22,10 +22,7 @@ export const reportedPartKey = (agentId: string) => `run-report:${agentId}`;
  * Every agent's numbering row, up to `limit`, in one statement: the keys are `run-report:` + id, a range of the primary
  * key (`;` follows `:`). The two numbers are taken out in SQL, so no row's JSON is parsed in JavaScript.
  */
-const READ_ALL = rawSite<{ key: string; seq: SqlStorageValue; events: SqlStorageValue }>(
-  "tenant.runReports.readAll",
-  () => sql`SELECT "key", "state" ->> '$.seq' AS "seq", "state" ->> '$.events' AS "events" FROM "counters" WHERE "key" >= 'run-report:' AND "key" < 'run-report;' LIMIT ${sql.placeholder("limit")}`,
-);
+const READ_ALL = handWritten<{ key: string; seq: SqlStorageValue; events: SqlStorageValue }>((v) => sql`SELECT "key", "state" ->> '$.seq' AS "seq", "state" ->> '$.events' AS "events" FROM "counters" WHERE "key" >= 'run-report:' AND "key" < 'run-report;' LIMIT ${v.limit}`);
 
 export interface RunReportsDeps {
   db: TenantDb;
@@ -144,7 +141,7 @@ export class RunReports {
   /** Reads every numbering row once (at most `LOADED_AGENTS`; with more, each agent's row is read at its first report). */
   private load(): void {
     this.loaded = true;
-    const rows = READ_ALL.bind(this.deps.db).all({ limit: LOADED_AGENTS + 1 });
+    const rows = READ_ALL(this.deps.db).all({ limit: LOADED_AGENTS + 1 });
     // Not loaded (`loaded` is false) means nothing is kept yet: the map holds exactly the rows read.
     if (rows.length > LOADED_AGENTS) return;
     for (const row of rows) this.kept.set(row.key.slice("run-report:".length), { seq: numberOr0(row.seq), events: numberOr0(row.events) });
