@@ -343,7 +343,6 @@ export class AgentWiring {
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
-    this.profile.forget();
     this.forwarder.discard();
     this.events.recent.forget();
     this.governor.forgetUsage();
