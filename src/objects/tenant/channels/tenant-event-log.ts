@@ -6,7 +6,6 @@ import * as schema from "../../../db/tenant-schema";
 import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
-import { rawStatement, type RawStatement } from "../../shared/statements/lean-query";
 import { commitGate } from "../../shared/commit-gate";
 import type { TenantDb } from "../types";
 
@@ -47,24 +46,17 @@ const encoder = new TextEncoder();
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
 
-  /** Every run report inserts its events (issue 12 §8): one statement per row count up to INSERT_CHUNK, rendered once each. */
-  private readonly insertAgentEvents: Array<RawStatement<{ seq: number; agentSeq: number }>> = [];
-
   constructor(
     private readonly db: TenantDb,
     private readonly agentEvents?: AgentEventSource,
   ) {}
 
-  /** The insert of `n` rows (1 ≤ n ≤ INSERT_CHUNK); a row already present (same agent and agent seq) is skipped. */
-  private insertOf(n: number): RawStatement<{ seq: number; agentSeq: number }> {
-    const built = this.insertAgentEvents[n];
-    if (built) return built;
-    const p = sql.placeholder;
-    const values = Array.from({ length: n }, (_, i) => sql`(${p(`type${i}`)}, ${p("agentId")}, ${p(`seq${i}`)}, ${p(`runKey${i}`)}, ${p(`data${i}`)}, ${p(`createdAt${i}`)})`);
-    return (this.insertAgentEvents[n] = rawStatement(
-      this.db,
+  /** The insert of `rows` (at most INSERT_CHUNK); a row already present (same agent and agent seq) is skipped. */
+  private insert(agentId: string, rows: readonly ForwardedAgentEvent[]): { seq: number; agentSeq: number }[] {
+    const values = rows.map((e) => sql`(${e.type}, ${agentId}, ${e.seq}, ${e.runKey}, ${JSON.stringify(this.agentEvents ? {} : e.data)}, ${e.createdAt})`);
+    return this.db.all<{ seq: number; agentSeq: number }>(
       sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at) VALUES ${sql.join(values, sql`, `)} ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`,
-    ));
+    );
   }
 
   /**
@@ -79,16 +71,7 @@ export class TenantEventLog {
     const inserted: Array<{ seq: number; agentSeq: number }> = [];
     // Runs inside the caller's transaction: a Durable Object has one SQLite connection.
     for (let from = 0; from < sorted.length; from += INSERT_CHUNK) {
-      const chunk = sorted.slice(from, from + INSERT_CHUNK);
-      const values: Record<string, unknown> = { agentId };
-      chunk.forEach((event, i) => {
-        values[`type${i}`] = event.type;
-        values[`seq${i}`] = event.seq;
-        values[`runKey${i}`] = event.runKey;
-        values[`data${i}`] = JSON.stringify(this.agentEvents ? {} : event.data);
-        values[`createdAt${i}`] = event.createdAt;
-      });
-      inserted.push(...this.insertOf(chunk.length).all(values));
+      inserted.push(...this.insert(agentId, sorted.slice(from, from + INSERT_CHUNK)));
     }
     const bySeq = new Map<number, ForwardedAgentEvent>();
     for (const event of sorted) if (!bySeq.has(event.seq)) bySeq.set(event.seq, event);
