@@ -59,6 +59,8 @@ export const config = {
     idempotencyHours: 24,
     webhookDeliveriesDays: 30,
     compactionJobsDays: 7,
+    /** The agent's scheduler decisions (one per timer tick): kept by age and row cap, not tenant-overridable. */
+    schedulerDecisions: { maxAgeDays: 30, maxRows: 10_000 },
     batchRows: 500,
     intervalSeconds: 3_600,
   },
