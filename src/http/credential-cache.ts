@@ -50,7 +50,7 @@ export class CredentialCache<T> {
 
 /**
  * The cache TTL in force: config.auth.cacheTtlMs, or `VIGIL_AUTH_CACHE_TTL_MS` when the deployment enables the test
- * seams (VIGIL_FAULTS=enabled), never above the configured ceiling.
+ * `settings` seam, never above the configured ceiling.
  */
 export function credentialTtlMs(env: { VIGIL_FAULTS?: string; VIGIL_AUTH_CACHE_TTL_MS?: string }): number {
   const override = Number(testOnly(env, env.VIGIL_AUTH_CACHE_TTL_MS) ?? Number.NaN);

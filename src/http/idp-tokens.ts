@@ -104,7 +104,7 @@ function keySetFor(env: Env, tenantId: string, idp: IdentityProvider): ReturnTyp
   return keySet;
 }
 
-/** Test seam (VIGIL_FAULTS=enabled only): `VIGIL_JWKS_COOLDOWN_MS` shortens the unknown-`kid` refetch gap so a test can rotate keys without waiting. */
+/** Test setting (the `settings` seam only): `VIGIL_JWKS_COOLDOWN_MS` shortens the unknown-`kid` refetch gap so a test can rotate keys without waiting. */
 function cooldownMs(env: Env): number {
   const override = Number(testOnly(env, env.VIGIL_JWKS_COOLDOWN_MS) ?? NaN);
   return Number.isFinite(override) && override >= 0 ? override : config.jwks.cooldownMs;
