@@ -17,6 +17,9 @@ export type TenantErasure = { tenantId: string; erasedAt: string; agentsErased: 
 
 export type TenantErasureRecord = { tenantId: string; erasedAt: string; actor: string; detail: Record<string, unknown> };
 
+/** A tenant as the platform registry holds it */
+export type RegisteredTenant = { id: string; name: string; createdAt: string };
+
 export type TriggerDeliveryAccepted = { runKey: string; duplicate: boolean };
 
 export type WebhookDeliveryAccepted = { logicalChangeKey: string; duplicate: boolean };
@@ -636,9 +639,18 @@ export type Page<T> = { data: Array<T>; nextCursor: string | null };
 /** Every operation of the API as a typed method; each one runs through `VigilOperations.operation` with its OPERATIONS row. */
 export interface OperationMethods {
   /** Liveness — `GET /healthz` */ health(options?: RequestOptions): Promise<{ ok: true; service: "vigil" }>;
+  /** List the platform's tenants (operator), by id, from the tenant registry — `GET /v1/tenants` */ listTenants(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<RegisteredTenant>>;
   /** Create a tenant (operator); returns its first API key once — `POST /v1/tenants` */ createTenant(body: CreateTenant, options?: RequestOptions): Promise<CreateTenantResponse>;
   /** Erase a tenant for real (operator): every agent and its SQLite, the journal, keys, policies, audit — everything; the erasure record survives in the operator audit — `DELETE /v1/tenants/{id}` */ eraseTenant(tenantId: string, options?: RequestOptions): Promise<TenantErasure>;
   /** The operator audit record of a tenant's erasure (operator) — `GET /v1/tenants/{id}/erasure` */ getTenantErasure(tenantId: string, options?: RequestOptions): Promise<TenantErasureRecord>;
+  /**
+   * Record an existing tenant in the platform registry (operator; for tenants created before the registry)
+   *
+   * Asks the tenant's own object whether it holds the tenant; a tenant that starts for any reason also joins by itself.
+   *
+   * `PUT /v1/tenants/{id}/registration`
+   */
+  registerTenant(tenantId: string, options?: RequestOptions): Promise<RegisteredTenant>;
   /**
    * External trigger ingress: wakes the agent with the body as external evidence
    *
@@ -939,8 +951,9 @@ export interface OperationMethods {
 /** Each method's operation: the generic request reads it, the route-coverage test compares it with the live document. */
 export const OPERATIONS = {
   health: { method: "GET", path: "/healthz" },
-  createTenant: { method: "POST", path: "/v1/tenants", body: "required" }, eraseTenant: { method: "DELETE", path: "/v1/tenants/{id}" },
+  listTenants: { method: "GET", path: "/v1/tenants", query: true }, createTenant: { method: "POST", path: "/v1/tenants", body: "required" }, eraseTenant: { method: "DELETE", path: "/v1/tenants/{id}" },
   getTenantErasure: { method: "GET", path: "/v1/tenants/{id}/erasure" },
+  registerTenant: { method: "PUT", path: "/v1/tenants/{id}/registration" },
   deliverTrigger: { method: "POST", path: "/v1/hooks/t/{triggerId}", query: true },
   deliverWebhookSource: { method: "POST", path: "/v1/hooks/s/{sourceId}" },
   getDocs: { method: "GET", path: "/docs", raw: true },
