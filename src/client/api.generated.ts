@@ -531,6 +531,8 @@ export type ExtensionSlotRegistration = {
   /** largest canonical JSON of the value, in characters */
   maxChars?: number;
   description?: string;
+  /** whether the value may reach a model (NEED_TO_KNOW); false: it is kept out of every provider request, and a request carrying it is refused (overshared_payload_blocked) */
+  modelVisible?: boolean;
 };
 
 export type SessionPolicy = {

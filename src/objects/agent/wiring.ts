@@ -239,7 +239,7 @@ export class AgentWiring {
       model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
       fault: (point) => this.faults.hit(point),
       atomically: (work) => this.db.transaction(() => work()),
-      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey),
+      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey, this.governor.modelVisibility()),
       afterRun: (threadId) => this.compactor.maybeCompact(threadId),
       httpTools: () => this.httpTools(),
       announce: (activity) => this.announceActivity(activity),
