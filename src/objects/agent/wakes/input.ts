@@ -1,6 +1,7 @@
 /** What a wake brings into a run: its input messages, what the model learns about the wake, and the ids they get. */
 import { H } from "../../../core/ids/hash";
 import { replyMessageIdOf } from "../rows";
+import { observationTitle } from "../../../core/wakes/observation-title";
 import { tokenKey, type TypedToken } from "../../../core/wakes/tokens";
 import type { WakeContext } from "../../../gateway/resolve";
 import type { History } from "../memory";
@@ -29,6 +30,8 @@ export function appendWakeInput(history: History, wake: InboxItem, threadId: str
   }
   const observation = readObservation(wake.input);
   if (observation) {
+    // The line people see (widget, console) names titles; the model reads the summary with its ids.
+    const title = observationTitle(observation.data);
     history.append({
       id: runMessageIds.observation(wake.runKey),
       threadId,
@@ -37,7 +40,7 @@ export function appendWakeInput(history: History, wake: InboxItem, threadId: str
       content: observation.data,
       runKey: wake.runKey,
       authority: wake.authority,
-      metadata: { reason: wake.reason },
+      metadata: { reason: wake.reason, ...(title ? { title } : {}) },
     });
   }
 }
