@@ -163,6 +163,9 @@ export type PostMessage = {
 
 export type Message = { id: string; agentId: string; threadId: string; kind: "observation" | "user" | "assistant" | "thought" | "action" | "toolResult" | "summary" | "system"; text?: string; content?: unknown; createdAt: string; metadata: Record<string, unknown> };
 
+/** The AI SDK UI chat request (`useChat` / `DefaultChatTransport`): `id` names the conversation (the agent's session), the last message is acted on — a user message starts a turn, an assistant message whose tool parts are `approval-responded` answers those tool approvals */
+export type ChatRequest = { id: string; messages: Array<{ id: string; role: "system" | "user" | "assistant"; parts: Array<{ type: string }> }>; trigger?: "submit-message" | "regenerate-message"; messageId?: string };
+
 export type Run = {
   runKey: string;
   reason: "subscription" | "timer" | "userInitiated" | "recoveryCatchup" | "manual" | "webhook" | "toolResult" | "child";
@@ -496,7 +499,24 @@ export type AgentUsage = {
   resetsAt: string | null;
 };
 
-export type Policy = PolicyBody & { version: number; updatedAt: string | null };
+export type Policy = {
+  providers?: Array<ProviderEndpoint>;
+  categoryModels?: Record<string, Array<string>>;
+  budgets?: PolicyBudgets;
+  toolQuotas?: Record<string, number>;
+  toolRateLimits?: Record<string, number>;
+  decisionTimeouts?: DecisionTimeouts;
+  trust?: Trust;
+  retention?: Retention;
+  identityProvider?: IdentityProvider;
+  extensionSlots?: Record<string, ExtensionSlotRegistration>;
+  sessions?: SessionPolicy;
+  /** Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision) */
+  visitorApprovableTools?: Array<string>;
+  telemetry?: TelemetryPolicy;
+  version: number;
+  updatedAt: string | null;
+};
 
 export type ProviderEndpoint = { id: string; kind: "openai" | "anthropic" | "openai-compatible" | "workers-ai"; baseUrl?: string; secretRefId?: string; policyVersion: string; models: Array<string>; pricing?: Record<string, { inputUsdPerMTok: number; outputUsdPerMTok: number }>; timeoutMs?: number };
 
@@ -524,7 +544,26 @@ export type TelemetryPolicy = {
   includeBodies?: boolean;
 };
 
-export type PolicyBody = { providers?: Array<ProviderEndpoint>; categoryModels?: Record<string, Array<string>>; budgets?: { tokens?: number; costMicroUsd?: number; runtimeMs?: number; toolCalls?: number }; toolQuotas?: Record<string, number>; toolRateLimits?: Record<string, number>; decisionTimeouts?: { orchestrator?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; adaptive?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; ecosystem?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number } }; trust?: { profile?: "conservative" | "balanced" | "permissive"; overrides?: { initialScore?: number; floorScore?: number; ceilingScore?: number; decayTargetScore?: number; decayRatePerTick?: number; diminishingReturnThresholdHigh?: number; diminishingReturnThresholdLow?: number; deltaTable?: { human_approves_recommended_option?: number; human_approves_tool_call?: number; human_approves_always?: number; human_picks_non_recommended?: number; human_modifies_tool_args?: number; human_rejects_tool_call?: number; human_overrides_via_brake?: number; artifact_approved?: number; artifact_rejected?: number; coherence_issue_confirmed?: number; coherence_issue_missed?: number; decision_auto_resolved?: number; task_completed_success?: number; task_completed_partial?: number; task_abandoned_or_max_turns?: number }; calibrationMode?: boolean } }; retention?: { agentEvents?: { maxAgeDays?: number; maxRows?: number }; tenantEvents?: { maxAgeDays?: number; maxRows?: number }; dedupeWindowDays?: number; idempotencyHours?: number; webhookDeliveriesDays?: number; compactionJobsDays?: number }; identityProvider?: IdentityProvider; extensionSlots?: Record<string, ExtensionSlotRegistration>; sessions?: SessionPolicy; telemetry?: TelemetryPolicy };
+export type PolicyWrite = {
+  providers?: Array<ProviderEndpoint>;
+  categoryModels?: Record<string, Array<string>>;
+  budgets?: PolicyBudgets;
+  toolQuotas?: Record<string, number>;
+  toolRateLimits?: Record<string, number>;
+  decisionTimeouts?: DecisionTimeouts;
+  trust?: Trust;
+  retention?: Retention;
+  identityProvider?: IdentityProvider;
+  extensionSlots?: Record<string, ExtensionSlotRegistration>;
+  sessions?: SessionPolicy;
+  /** Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision) */
+  visitorApprovableTools?: Array<string>;
+  telemetry?: TelemetryPolicy;
+  /** The version this write is based on: 409 version_conflict when the policy moved on */
+  version?: number;
+  /** Kept by the server; ignored */
+  updatedAt?: string | null;
+};
 
 export type ProviderSecret = {
   /** The secretRefId */
@@ -580,6 +619,14 @@ export type Budgets = { tokens?: number; costMicroUsd?: number; runtimeMs?: numb
 export type Eligibility = { activeFrom?: string; activeUntil?: string };
 
 export type TokenMapping = { semanticKey: string; subtypeTokens?: Array<{ namespace: string; from: string }>; entityIdFrom?: string | Array<string> };
+
+export type PolicyBudgets = { tokens?: number; costMicroUsd?: number; runtimeMs?: number; toolCalls?: number };
+
+export type DecisionTimeouts = { orchestrator?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; adaptive?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number }; ecosystem?: { timeoutTicks: number | null; onTimeout: "auto_recommend" | "escalate" | "cancel" | "extend"; maxExtensions?: number } };
+
+export type Trust = { profile?: "conservative" | "balanced" | "permissive"; overrides?: { initialScore?: number; floorScore?: number; ceilingScore?: number; decayTargetScore?: number; decayRatePerTick?: number; diminishingReturnThresholdHigh?: number; diminishingReturnThresholdLow?: number; deltaTable?: { human_approves_recommended_option?: number; human_approves_tool_call?: number; human_approves_always?: number; human_picks_non_recommended?: number; human_modifies_tool_args?: number; human_rejects_tool_call?: number; human_overrides_via_brake?: number; artifact_approved?: number; artifact_rejected?: number; coherence_issue_confirmed?: number; coherence_issue_missed?: number; decision_auto_resolved?: number; task_completed_success?: number; task_completed_partial?: number; task_abandoned_or_max_turns?: number }; calibrationMode?: boolean } };
+
+export type Retention = { agentEvents?: { maxAgeDays?: number; maxRows?: number }; tenantEvents?: { maxAgeDays?: number; maxRows?: number }; dedupeWindowDays?: number; idempotencyHours?: number; webhookDeliveriesDays?: number; compactionJobsDays?: number };
 
 // --- operations --------------------------------------------------------------------------------
 
@@ -694,6 +741,16 @@ export interface OperationMethods {
   /** The agent's state (seed 000 AgentState) — `GET /v1/agents/{id}/state` */ getAgentState(agentId: string, options?: RequestOptions): Promise<AgentState>;
   /** Message history, newest first — `GET /v1/agents/{id}/messages` */ listMessages(agentId: string, query?: { limit?: number; cursor?: string; threadId?: string; sessionId?: string }, options?: RequestOptions): Promise<Page<Message>>;
   /** Send a user message; 202 {runKey}, or the run as SSE with Accept: text/event-stream — `POST /v1/agents/{id}/messages` */ sendMessage(agentId: string, body: PostMessage, options?: RequestOptions): Promise<RunAccepted>;
+  /**
+   * Chat with the agent through the AI SDK's useChat: the UI message stream protocol (v1)
+   *
+   * The conversation is the agent's session named by the chat `id` (a widget token's chat ids name sessions of its own visitor). The agent keeps the history: only the last message is read. A user message starts a turn (its message id is the turn id, so a resent message replays the same run); an assistant message whose tool parts are `approval-responded` answers those approvals (the `approvalId` is the decision id) and streams the run on. The stream ends at `finish` when the run ends or waits on a person: a tool approval as `tool-approval-request`, an ask_user question as a `data-decision` part (answer it with POST /v1/decisions/{id}/resolve).
+   *
+   * Answers 200 text/event-stream: the response is returned unread.
+   *
+   * `POST /v1/agents/{id}/chat`
+   */
+  chatWithAgent(agentId: string, body: ChatRequest, options?: RequestOptions): Promise<Response>;
   /**
    * The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live; a widget token sees only its own sessions' runs
    *
@@ -881,13 +938,13 @@ export interface OperationMethods {
   /**
    * Replace the governance policy; each change becomes the next version and is audited
    *
-   * Provider endpoints (`openai`, `anthropic`, `workers-ai` by their own id; any other id is an openai-compatible endpoint with a `baseUrl`), the models allowed per category, default budgets, tool quotas and rate limits, decision timeouts. `secretRefId` must name a live provider secret stored for that endpoint id. A body equal to the current policy changes nothing (same version). `If-Match: <version>` refuses the write with 409 `version_conflict` when the policy moved on.
+   * Provider endpoints (`openai`, `anthropic`, `workers-ai` by their own id; any other id is an openai-compatible endpoint with a `baseUrl`), the models allowed per category, default budgets, tool quotas and rate limits, decision timeouts. `secretRefId` must name a live provider secret stored for that endpoint id. A body equal to the current policy changes nothing (same version). `If-Match: <version>` (or the body's `version`, as GET returned it) refuses the write with 409 `version_conflict` when the policy moved on; `updatedAt` is ignored, so the document GET returns can be written back.
    *
    * Headers (pass in `options.headers`): `if-match` — The version this write is based on.
    *
    * `PUT /v1/policy`
    */
-  setPolicy(body?: PolicyBody, options?: RequestOptions): Promise<Policy>;
+  setPolicy(body?: PolicyWrite, options?: RequestOptions): Promise<Policy>;
   /** List stored provider secrets (metadata only, revoked ones included), oldest first — `GET /v1/providers/secrets` */ listProviderSecrets(query?: { limit?: number; cursor?: string }, options?: RequestOptions): Promise<Page<ProviderSecret>>;
   /**
    * Store a provider API key, encrypted; answers its secretRefId (the key is never shown again)
@@ -930,6 +987,7 @@ export const OPERATIONS = {
   resumeAgent: { method: "POST", path: "/v1/agents/{id}/resume" },
   getAgentState: { method: "GET", path: "/v1/agents/{id}/state" },
   listMessages: { method: "GET", path: "/v1/agents/{id}/messages", query: true }, sendMessage: { method: "POST", path: "/v1/agents/{id}/messages", body: "required" },
+  chatWithAgent: { method: "POST", path: "/v1/agents/{id}/chat", body: "required", raw: true },
   openAgentEventStream: { method: "GET", path: "/v1/agents/{id}/events", query: true, raw: true },
   listRuns: { method: "GET", path: "/v1/agents/{id}/runs", query: true }, getRun: { method: "GET", path: "/v1/agents/{id}/runs/{runKey}" },
   wakeAgent: { method: "POST", path: "/v1/agents/{id}/wake" },

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { timingSafeEqual } from "hono/utils/buffer";
 import type { Scope } from "../config";
 import type { Env } from "../env";
 export { agentStub, tenantStub } from "../objects/shared/stubs";
@@ -60,20 +61,23 @@ export function forgetErasedTenant(tenantId: string): void {
 }
 
 /**
- * How an SSE stream ends with its credential (issue 13 §6): a widget token at its `exp`; an API key when it is
- * revoked — at once through this isolate, else at the next re-check, one cache TTL apart (a cached grant counts).
+ * How an SSE stream ends with its credential: a widget or IdP token at its `exp`; an API key when it is revoked — at
+ * once through this isolate, else within one cache TTL: the key is re-checked every 0.45 TTL, and a cached grant
+ * counts only if it was verified within the last 0.45 TTL, so a revocation is seen at most 0.9 TTL (plus timer delay)
+ * later, whichever request or stream cached the grant. A refused re-check drops the grant for every stream here.
  */
 export function streamGuardFor(env: Env, principal: Principal): StreamGuard {
-  const recheckMs = Math.max(1_000, credentialTtlMs(env));
+  const recheckMs = Math.max(250, Math.floor(credentialTtlMs(env) * 0.45));
   if (principal.kind === "jwt") return { expiresAtMs: principal.expiresAtMs, recheckMs };
   const { tenantId, keyId, keyHash } = principal;
   const slot = `${tenantId}:${keyId}`;
   return {
     recheckMs,
     stillValid: async () => {
-      if (keyHash === undefined || keyGrants.get(keyHash)) return true;
+      if (keyHash === undefined || keyGrants.get(keyHash, Date.now(), recheckMs)) return true;
       const outcome = await tenantStub(env, tenantId).authenticate(keyHash);
       if (outcome.ok) keyGrants.set(keyHash, { tenantId, keyId: outcome.keyId, scopes: outcome.scopes }, credentialTtlMs(env));
+      else keyGrants.evict((grant) => grant.tenantId === tenantId && grant.keyId === keyId);
       return outcome.ok;
     },
     register: (end) => {
@@ -149,14 +153,27 @@ export function requireAdminKey(principal: Principal): Extract<Principal, { kind
   return principal;
 }
 
-/** Constant-time comparison for the operator token. */
-export function isOperator(env: Env, header: string | undefined): boolean {
-  const token = bearer(header);
+/**
+ * Whether the request carries the operator token. Hono's `timingSafeEqual` compares SHA-256 digests of both sides
+ * before the strings, so neither the content nor the length of the expected token leaks through timing.
+ */
+export async function isOperator(env: Env, header: string | undefined): Promise<boolean> {
+  return isOperatorToken(env, bearer(header));
+}
+
+/** Whether `token` is the operator token (VIGIL_ADMIN_TOKEN), compared in constant time. */
+export async function isOperatorToken(env: Env, token: string | null | undefined): Promise<boolean> {
   const expected = env.VIGIL_ADMIN_TOKEN;
-  if (!token || !expected || token.length !== expected.length) return false;
-  let diff = 0;
-  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ expected.charCodeAt(i);
-  return diff === 0;
+  if (!expected) return false;
+  return timingSafeEqual(token ?? "", expected);
+}
+
+/** Admits only the operator token (tenant lifecycle, debug and bench routes); anything else is 401. */
+export function requireOperator(): MiddlewareHandler<AppEnv> {
+  return async function requireOperatorToken(c, next) {
+    if (!(await isOperator(c.env, c.req.header("authorization")))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
+    await next();
+  };
 }
 
 /**

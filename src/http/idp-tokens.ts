@@ -32,7 +32,7 @@ export function isIdpToken(token: string): boolean {
   }
 }
 
-/** The verified claims, or null for any failure (no IdP registered, bad signature, expired, wrong issuer or audience, unreachable key set). */
+/** The verified claims with their `exp` (an open stream ends there), or null for any failure (no IdP registered, bad signature, expired, wrong issuer or audience, unreachable key set). */
 export async function verifyIdpToken(env: Env, token: string): Promise<WidgetClaims | null> {
   let tid: unknown;
   try {
@@ -55,7 +55,7 @@ export async function verifyIdpToken(env: Env, token: string): Promise<WidgetCla
     const agents = claimed === undefined ? idp.agentIds : idp.agentIds.filter((agent) => (claimed as string[]).includes(agent));
     const asked = typeof payload.scope === "string" ? payload.scope.split(" ") : null;
     const scope: Scope[] = idp.scopes.filter((s) => asked === null || asked.includes(s));
-    return { sub: payload.sub!, tid, agents, scope };
+    return { sub: payload.sub!, tid, agents, scope, exp: payload.exp! };
   } catch (error) {
     logEvent("info", "idp token refused", { tenantId: tid, reason: (error as { code?: string } | null)?.code ?? "error" });
     return null;
@@ -98,7 +98,7 @@ function keySetFor(env: Env, tenantId: string, idp: IdentityProvider): ReturnTyp
   return keySet;
 }
 
-/** Test seam (VIGIL_FAULTS=enabled only): `VIGIL_JWKS_COOLDOWN_MS` shortens the unknown-`kid` refetch gap so a test can rotate keys without waiting. */
+/** Test setting (the `settings` seam only): `VIGIL_JWKS_COOLDOWN_MS` shortens the unknown-`kid` refetch gap so a test can rotate keys without waiting. */
 function cooldownMs(env: Env): number {
   const override = Number(testOnly(env, env.VIGIL_JWKS_COOLDOWN_MS) ?? NaN);
   return Number.isFinite(override) && override >= 0 ? override : config.jwks.cooldownMs;

@@ -33,6 +33,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   "POST /v1/agents/{id}/resume": "resumeAgent",
   "GET /v1/agents/{id}/state": "getAgentState",
   "POST /v1/agents/{id}/messages": "sendMessage",
+  "POST /v1/agents/{id}/chat": "chatWithAgent",
   "POST /v1/mcp": "callMcp",
   "GET /v1/agents/{id}/messages": "listMessages",
   "POST /v1/agents/{id}/sessions/{sid}/close": "closeSession",

@@ -81,8 +81,6 @@ export class AgentActivation {
 
   resumePendingRuns(pending = this.deps.inbox.pendingCount() > 0): void {
     if (pending) this.deps.drain.start();
-    // No wake, as just read: the inbox knows its count, so a wake enqueued next is its only one (session 16).
-    else this.deps.inbox.knownEmpty();
   }
 
   /**
@@ -98,7 +96,7 @@ export class AgentActivation {
   }
 
   private recoverSagasInBackground(due: boolean): void {
-    if (due) this.deps.waitUntil(this.deps.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
+    if (due) this.deps.waitUntil(this.deps.sagas.recover("activation").catch((error: unknown) => logFailure("saga recovery failed", error)));
   }
 
   private recoverCompaction(open: boolean): void {

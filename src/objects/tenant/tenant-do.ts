@@ -360,21 +360,25 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Test and bench seams (refused unless VIGIL_FAULTS / VIGIL_BENCH=enabled) ───────────────────
+  /** Arms a fault point (./channels/run-reports.ts `RunReportFault`) to throw the next `times` times. */
+  armFault(point: string, times = 1): boolean {
+    return this.parts.faults.arm(point, times);
+  }
   /** This tenant's decision tick length in ms (null: config default). */
   setDecisionTickMs(ms: number | null): boolean {
-    return this.seams.run(() => this.parts.approvals.setTickMs(ms));
+    return this.seams.run("clocks", () => this.parts.approvals.setTickMs(ms));
   }
   /** Every row of every SQLite table. */
   async debugDumpTables(): Promise<Result<{ tables: TableDump }>> {
-    return this.seams.refused() ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
+    return this.seams.refused("dumps") ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
   }
   /** API key lookups this object has served since it started. */
   keyLookups(): number | null {
-    return this.seams.enabled ? this.parts.clientAuth.lookups : null;
+    return this.seams.on("dumps") ? this.parts.clientAuth.lookups : null;
   }
   /** One retention pass as if the clock read `nowMs`. */
   pruneNow(nowMs: number): Result<TenantPruneOutcome> {
-    return this.seams.refused() ?? { ok: true, ...this.parts.pruneRetention(nowMs) };
+    return this.seams.refused("clocks") ?? { ok: true, ...this.parts.pruneRetention(nowMs) };
   }
   /** Bulk subscriptions, dry-run matching, counts (bench/alertness.mjs). */
   benchAlertness(op: AlertnessBenchOp): Result<{ answer: AlertnessBenchAnswer }> {

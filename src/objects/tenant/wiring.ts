@@ -6,7 +6,8 @@ import type { Env } from "../../env";
 import type { Tenant } from "../../schema/admin/auth";
 import migrations from "../../../migrations/tenant";
 import type { Hook } from "../shared/hooks";
-import { testSeamsEnabled } from "../../core/runtime/seams";
+import { seamOn } from "../../core/runtime/seams";
+import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { openDatabase } from "../shared/sqlite";
 import { TenantRetention, type TenantPruneOutcome } from "./retention";
 import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/memory/retention";
@@ -31,6 +32,8 @@ import type { Audit, TenantDb } from "./types";
  */
 export class TenantWiring {
   readonly db: TenantDb;
+  /** Test fault points (armed only with VIGIL_FAULTS): a run report's application. */
+  readonly faults: FaultSeam;
   readonly keys: ApiKeys;
   readonly directory: AgentDirectory;
   readonly idempotency: IdempotencyStore;
@@ -84,7 +87,8 @@ export class TenantWiring {
     env: Env,
   ) {
     const mode = deploymentMode(env.VIGIL_MODE);
-    const faults = testSeamsEnabled(env);
+    const faults = seamOn(env, "faults");
+    this.faults = new FaultSeam(faults, (point) => new InjectedCrash(`injected crash at ${point}`));
     const retryLater = (delayMs: number) => this.armAlarmAt(Date.now() + delayMs);
     const dispatch = () => this.dispatcher.dispatchPending();
     this.db = openDatabase(ctx, schema, migrations);
@@ -155,7 +159,7 @@ export class TenantWiring {
     this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
     this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
     /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
-    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version(), recordedThrough: (agentId) => this.runReports.recordedThrough(agentId) });
+    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version() });
     this.alertness = new Alertness({ subscriptions: this.subscriptions, inboundEvents: this.inboundEvents, triggers: this.triggers, webhookSources: this.webhookSources, audit: this.audit, dispatch });
     /** Brakes / kill switches and the keep-or-release decisions they may open. */
     this.brakeDecisions = new BrakeDecisions(this.db);
@@ -191,7 +195,7 @@ export class TenantWiring {
       endpoints: this.webhookEndpoints,
       queue: env.OUTBOUND_QUEUE,
       tenantId: () => this.tenant()?.id ?? "",
-      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, faults),
+      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, seamOn(env, "settings")),
       retryLater,
       audit: this.audit,
     });
@@ -213,6 +217,7 @@ export class TenantWiring {
       // addressed by it), so the row is read once per object lifetime instead of once per report.
       tenantId: () => (this.reportTenantId ??= this.tenant()?.id) ?? "",
       nothingToDispatch: () => this.dispatcher.nothingToDispatch(),
+      fault: (point) => this.faults.hit(point),
     });
     this.decisionResolution = new DecisionResolution({
       env,
@@ -223,16 +228,19 @@ export class TenantWiring {
       approvals: this.approvals,
       feed: this.feed,
     });
-    this.decisionDesk = new DecisionDesk({ decisions: this.decisions, resolution: this.decisionResolution });
+    this.decisionDesk = new DecisionDesk({
+      decisions: this.decisions,
+      resolution: this.decisionResolution,
+      visitorApprovableTools: () => this.governance.policy().visitorApprovableTools,
+      audit: (actor, action, target, detail) => this.audit(actor, action, target, detail),
+    });
     this.retention = new TenantRetention(this.db);
     this.erasure = new TenantErasures({
       db: this.db, storage: ctx.storage, migrations, env, tenant: () => this.tenant(), audit: this.audit,
       forgetRows: () => {
         this.webhookEndpoints.forgetCached();
         this.snapshots.forget();
-        this.runReports.forget();
       },
-      forgetAgentRows: (agentId) => this.runReports.forget(agentId),
     });
     this.onAlarm = [
       // Subscription dispatch after a failed queue send (armed by the dispatcher).

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../http/api-error";
-import { forgetErasedTenant, isOperator, tenantStub } from "../../http/auth";
+import { forgetErasedTenant, requireOperator, tenantStub } from "../../http/auth";
 import { createRouter } from "../../http/app";
 import { fail } from "../../http/api-error";
 import { idempotent, requestKeyedId } from "../../http/idempotency";
@@ -14,14 +14,8 @@ const OPERATOR_SCOPE = "operator";
 
 export const tenantRoutes = createRouter();
 
-tenantRoutes.use("/v1/tenants", async (c, next) => {
-  if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
-  await next();
-});
-tenantRoutes.use("/v1/tenants/*", async (c, next) => {
-  if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
-  await next();
-});
+tenantRoutes.use("/v1/tenants", requireOperator());
+tenantRoutes.use("/v1/tenants/*", requireOperator());
 tenantRoutes.post("/v1/tenants", idempotent({ storeIn: () => OPERATOR_SCOPE, sealed: true }));
 
 tenantRoutes.openapi(

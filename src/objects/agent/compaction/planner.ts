@@ -5,7 +5,6 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
-import { keptOrRead, memoryCopy, MemoryCopyStale, type MemoryCopy, type ThreadTotals } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
@@ -51,9 +50,8 @@ const INSERT_JOB = preparedSite("compaction.planner.insertJob", (db: AgentDb) =>
     .prepare(),
 );
 /**
- * A plan's read when the memory copy keeps no totals for the thread (issue 12 §8): the thread's compaction pointer and
- * the raw rows after it (count, tokens, newest counted; the token formula is TOKENS_SQL), at most `cap` of them. Until
- * session 12 every plan ran it, counting after the totals it kept.
+ * A plan's first read: the thread's raw rows after its compaction pointer (count and tokens; the token formula is
+ * TOKENS_SQL), at most `cap` of them, on `messages_thread_seq`: flat in history length.
  */
 const ADDED = rawSite<{ n: number; tokens: number; last: number | null; pointer: number }>("compaction.planner.added", () => {
   const m = schema.messages;
@@ -74,13 +72,6 @@ export interface CompactionPlannerDeps {
 
 /** Decides which spans need a compaction job (hot tier overflow, too many summaries at a depth) and admits them single-flight. */
 export class CompactionPlanner {
-  /**
-   * Running totals of each thread's uncompacted raw messages, kept in the memory copy (memory/memory-copy.ts, session
-   * 12): `History.append` adds each raw message it writes, and every other writer of the thread's messages or pointer
-   * (a summary commit, an erasure, the bench's seed) drops them, so a plan below the limits reads nothing. Kept only
-   * while the count is under the planning cap (a backlog takes the capped full count every time, as before).
-   */
-  private readonly copy: MemoryCopy;
   /** A plan's one read (ADDED). */
   private readonly addedQuery;
   /** The full plan's and the admission's statements (drizzle built them on every plan before session 9). */
@@ -100,7 +91,6 @@ export class CompactionPlanner {
     this.threadOpenJobsQuery = THREAD_OPEN_JOBS.bind(db);
     this.insertJob = INSERT_JOB.bind(db);
     this.addedQuery = ADDED.bind(db);
-    this.copy = memoryCopy(db);
   }
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
@@ -108,38 +98,12 @@ export class CompactionPlanner {
     const agentId = this.deps.agentId();
     if (!agentId) return 0;
     // Below both limits nothing is planned whatever else holds: only a crossing needs the full plan.
-    const totals = this.runningTotals(threadId);
-    if (totals && totals.count <= this.deps.limits.hotMaxMessages && totals.tokens <= this.deps.limits.hotMaxTokens) return 0;
-    // The full plan counts for itself; the totals are counted afresh next time.
-    this.copy.dropTotals(threadId);
-    return this.planThread(agentId, threadId) ? 1 : 0;
-  }
-
-  /** The thread's totals: as kept (exact, fed by every append since), else counted from the pointer; null for a backlog. */
-  private runningTotals(threadId: string): ThreadTotals | null {
     const { limits } = this.deps;
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
-    const totals = keptOrRead(
-      this.copy.totalsOf(threadId),
-      () => this.count(threadId, cap),
-      (fresh) => this.copy.keepTotals(threadId, fresh),
-      (kept, fresh) => {
-        // At the cap or past it both say "a backlog" (the read counts at most `cap`; kept totals grow with every append,
-        // from a thread's first one since session 16).
-        if (kept.count >= cap && fresh.count >= cap) return;
-        if (fresh.count !== kept.count || fresh.tokens !== kept.tokens || fresh.throughSeq !== kept.throughSeq) throw new MemoryCopyStale(`planner totals of ${threadId}`, kept, fresh);
-      },
-    );
-    if (totals.count < cap) return totals;
-    // A backlog: count the capped window each time instead.
-    this.copy.dropTotals(threadId);
-    return null;
-  }
-
-  /** The thread's raw messages after its pointer, at most `cap` of them (more is a backlog, planned the capped way). */
-  private count(threadId: string, cap: number): ThreadTotals {
     const added = this.addedQuery.get({ threadId, cap });
-    return { throughSeq: Math.max(Number(added?.pointer ?? 0), Number(added?.last ?? 0)), count: Number(added?.n ?? 0), tokens: Number(added?.tokens ?? 0) };
+    const count = Number(added?.n ?? 0);
+    if (count < cap && count <= limits.hotMaxMessages && Number(added?.tokens ?? 0) <= limits.hotMaxTokens) return 0;
+    return this.planThread(agentId, threadId) ? 1 : 0;
   }
 
   /** Plans the condensations due (cold tier); only a committed summary can make one due. */

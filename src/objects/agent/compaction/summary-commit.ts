@@ -8,7 +8,7 @@ import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
-import { leanSummaryMetadata, memoryCopy } from "../rows";
+import { leanSummaryMetadata } from "../rows";
 import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
 import { syncTransaction } from "../../shared/statements/sync-transaction";
 
@@ -77,6 +77,8 @@ export interface SummaryCommitDeps {
   profile: AgentProfile;
   jobs: CompactionJobs;
   now(): number;
+  /** Test seam: throws at the named point while armed (inside the commit's transaction, after the summary's append). */
+  fault?(point: "compaction.afterSummaryAppend"): void;
 }
 
 /** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
@@ -103,27 +105,12 @@ export class SummaryCommitter {
    * second commit under the same id with other content is kept out and recorded as a diagnostic.
    */
   commit(job: JobRow, summary: SummaryText): SummaryCommitResolution {
-    const db = this.deps.db;
     const span: CompactionSpan = { ...job };
     const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
-    // The commit writes a summary, maybe condenses others and moves the thread's pointer (memory-copy.ts): the summaries
-    // read is read afresh; once committed, the thread's page is trimmed to a moved pointer (its totals read afresh), and
-    // after a rollback the thread is dropped. Both after the transaction, so nothing read inside it is kept.
-    const moved: { through: number | null } = { through: null };
-    let committed = false;
-    try {
-      const resolution = this.transact(job, summary, commit, moved);
-      committed = true;
-      return resolution;
-    } finally {
-      const copy = memoryCopy(db);
-      copy.forgetSummaries();
-      if (!committed) copy.forgetThread(job.threadId);
-      else if (moved.through !== null) copy.compacted(job.threadId, moved.through);
-    }
+    return this.transact(job, summary, commit);
   }
 
-  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>, moved: { through: number | null }): SummaryCommitResolution {
+  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>): SummaryCommitResolution {
     const db = this.deps.db;
     // The storage's transaction, as drizzle's `transaction` runs it, without the transaction object it builds first
     // (sync-transaction.ts; session 13): the callback runs prepared statements and `db` only.
@@ -150,7 +137,9 @@ export class SummaryCommitter {
         const span = [job.summaryDepth, job.startMessageId, job.endMessageId, job.coveredFromSeq, job.coveredThroughSeq, commit.summaryContentHash, commit.summarizerContractVersion];
         const storedMetadata = leanSummaryMetadata(metadata, span) ?? undefined;
         // The append reports the row's seq (a replayed id: the stored row's), so no read back by id.
+        // Its message.appended frame leaves once this transaction commits (events/event-log.ts), never after a rollback.
         const { seq } = this.deps.history.append({ id: commit.summaryId, threadId, kind: "summary", text: commit.text, metadata, storedMetadata });
+        this.deps.fault?.("compaction.afterSummaryAppend");
         this.insertSummary.run({
           messageId: commit.summaryId,
           seq,
@@ -171,7 +160,7 @@ export class SummaryCommitter {
       const keptId = commit.summaryId;
       const stored = this.deps.jobs.get(job.id);
       if (stored?.status === "running") this.deps.jobs.transition(stored, { type: "commit", now: this.deps.now() }, { summaryMessageId: keptId, summarizer: summary.summarizer });
-      if (resolution.action !== "divergent_duplicate") moved.through = this.advancePointers(job, keptId);
+      if (resolution.action !== "divergent_duplicate") this.advancePointers(job, keptId);
       return resolution;
     });
   }

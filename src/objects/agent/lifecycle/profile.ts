@@ -5,7 +5,7 @@ import { failure, type Result } from "../../../core/runtime/result";
 import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents/agents";
 import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
-import { memoryCopy, toAgent, toState } from "../rows";
+import { toAgent, toState } from "../rows";
 import type { AgentDb } from "../types";
 import { leanSite } from "../../shared/statements/statement-sites";
 
@@ -75,8 +75,6 @@ export class AgentProfile {
 
   state(): AgentState | null {
     const row = this.stateQuery.get();
-    // The run context's summaries read gives only slots and report heads then (rows/memory-copy.ts, session 15).
-    if (row && row.latestSummaryMessageId === null) memoryCopy(this.db).knownNoSummaries();
     return row ? toState(row) : null;
   }
 
@@ -116,8 +114,6 @@ export class AgentProfile {
         .values({ agentId, revision: 0, consecutiveFailureCount: 0, slots: {} })
         .run();
     });
-    // The run context's summaries read carries the slots (rows/memory-copy.ts).
-    memoryCopy(this.db).forgetSummaries();
     const agent = this.get()!;
     this.events.append("lifecycle.changed", null, { from: null, to: agent.lifecycle, agent });
     return { ok: true, agent };
@@ -196,7 +192,6 @@ export class AgentProfile {
   writeSlots(slots: Record<string, unknown>): AgentState {
     const state = this.state()!;
     this.db.update(schema.agentState).set({ slots, revision: state.revision + 1 }).run();
-    memoryCopy(this.db).forgetSummaries();
     return this.state()!;
   }
 

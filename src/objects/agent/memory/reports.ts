@@ -20,7 +20,6 @@ import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
 import { leanSite } from "../../shared/statements/statement-sites";
-import { memoryCopy } from "../rows";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
 export type PublishOutcome =
@@ -85,13 +84,7 @@ export class Reports {
     const built = buildReport(agentId, { ...input, sourceCursor: input.sourceCursor ?? this.processedCursor() }, nowMs);
     if (!built.ok) return { ok: false, code: "invalid_report", message: built.issues.map((issue) => `${issue.path || "report"}: ${issue.message}`).join("; ") };
     const report = built.report;
-    // A head may move: the run context's summaries read carries the heads (rows/memory-copy.ts). Dropped after the
-    // transaction, committed or not.
-    try {
-      return this.publishBuilt(agentId, report, nowMs);
-    } finally {
-      memoryCopy(this.db).forgetSummaries();
-    }
+    return this.publishBuilt(agentId, report, nowMs);
   }
 
   private publishBuilt(agentId: string, report: AgentReport, nowMs: number): PublishOutcome {

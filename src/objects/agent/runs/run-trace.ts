@@ -3,7 +3,7 @@ import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
 import { preparedSite, rawSite, writeSite } from "../../shared/statements/statement-sites";
-import { RUN_TRACE_ROWS, traceEntriesOf, type TraceEntry, unfoldEntries } from "../rows";
+import { runTraceRows, traceEntriesOf, type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
 import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";
@@ -49,7 +49,7 @@ export class RunTrace {
 
   constructor(private readonly db: AgentDb) {
     this.runRow = RUN_ROW.bind(db);
-    this.tableRows = RUN_TRACE_ROWS.bind(db);
+    this.tableRows = runTraceRows(db);
     this.insertRow = INSERT_ROW.bind(db);
   }
 

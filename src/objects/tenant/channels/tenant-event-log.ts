@@ -7,6 +7,7 @@ import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
 import { rawStatement, type RawStatement } from "../../shared/statements/lean-query";
+import { commitGate } from "../../shared/commit-gate";
 import type { TenantDb } from "../types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
@@ -100,19 +101,6 @@ export class TenantEventLog {
       });
   }
 
-  /**
-   * The events with the data of each one sent by reference (`byReference`: an earlier instance of the agent appended
-   * it) that is new here — after `recordedThrough`, the agent's highest seq recorded — read back from the agent (one
-   * `listEvents` call per batch, only after a report was lost before it was recorded). The others are left as they
-   * are: the report skips them. An event the agent pruned since keeps `data: {}`, as a replay shows it.
-   */
-  async withReferencedData(agentId: string, events: readonly ForwardedAgentEvent[], recordedThrough: number): Promise<ForwardedAgentEvent[]> {
-    const wanted = events.filter((event) => event.byReference && event.seq > recordedThrough).map((event) => event.seq);
-    if (wanted.length === 0 || !this.agentEvents) return [...events];
-    const found = await this.storedData(this.agentEvents, agentId, wanted);
-    return events.map((event) => (event.byReference && found.has(event.seq) ? { seq: event.seq, type: event.type, runKey: event.runKey, data: found.get(event.seq)!, createdAt: event.createdAt } : event));
-  }
-
   /** A tenant-level event (a decision resolved, a brake): no agent seq, so never deduplicated. */
   appendTenantEvent(tx: TenantDb, type: string, agentId: string | null, runKey: string | null, data: Record<string, unknown>): TenantEvent {
     const row = tx.insert(schema.tenantEvents).values({ type, agentId, agentSeq: null, runKey, data, createdAt: nowIso() }).returning().get();
@@ -120,12 +108,16 @@ export class TenantEventLog {
   }
 
   /**
-   * Pushes committed events to live subscribers. Each event's frame is rendered once for all subscribers, and each
+   * Pushes committed events to live subscribers (once the caller's open transaction, if any, has committed). Each event's frame is rendered once for all subscribers, and each
    * subscriber gets its visible events as one write (issue 12 §7: every run report publishes its batch, a frame
    * and a stream write per event and subscriber before); the bytes and their order on every stream are the same.
    */
   publish(events: readonly TenantEvent[]): void {
-    if (this.subscribers.size === 0 || events.length === 0) return;
+    if (events.length > 0) commitGate(this.db).afterCommit(() => this.deliver(events));
+  }
+
+  private deliver(events: readonly TenantEvent[]): void {
+    if (this.subscribers.size === 0) return;
     const frames = events.map(frameOf);
     for (const subscriber of this.subscribers) {
       const all = subscriber.agentIds === null || events.every((event) => visible(subscriber.agentIds, event));
