@@ -239,7 +239,7 @@ export type Decision = {
   operationId: string | null;
   type: string;
   status: "pending" | "resolved" | "suspended" | "cancelled";
-  /** ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId} */
+  /** ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, argsFields [{key, label, value}], severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId} */
   payload: Record<string, unknown>;
   resolution: Record<string, unknown> | null;
   createdAt: string;
@@ -699,11 +699,53 @@ export interface OperationMethods {
    * `GET /demo`
    */
   getDemoPage(query?: { agent?: string; token?: string }, options?: RequestOptions): Promise<Response>;
+  /**
+   * The operator console: a page that signs in with an API key and uses this API (Content-Security-Policy)
+   *
+   * Answers 200 text/html: the response is returned unread.
+   *
+   * `GET /console`
+   */
+  getConsolePage(options?: RequestOptions): Promise<Response>;
+  /**
+   * The operator console's script (built from src/console/)
+   *
+   * Answers 200 application/javascript: the response is returned unread.
+   *
+   * `GET /console/app.js`
+   */
+  getConsoleScript(query?: {
+    /** The build version the page links */
+    v?: string;
+  }, options?: RequestOptions): Promise<Response>;
+  /**
+   * The operator console's stylesheet
+   *
+   * Answers 200 text/css: the response is returned unread.
+   *
+   * `GET /console/app.css`
+   */
+  getConsoleStyles(query?: {
+    /** The build version the page links */
+    v?: string;
+  }, options?: RequestOptions): Promise<Response>;
   /** List API keys (never their secrets) — `GET /v1/keys` */ listKeys(options?: RequestOptions): Promise<{ data: Array<ApiKey>; nextCursor: null }>;
   /** Create an API key (the secret is returned once) — `POST /v1/keys` */ createKey(body?: CreateKey, options?: RequestOptions): Promise<CreateKeyResponse>;
   /** Revoke an API key (effective immediately) — `DELETE /v1/keys/{id}` */ revokeKey(keyId: string, options?: RequestOptions): Promise<ApiKey>;
   /** Mint a short-lived widget JWT limited to some agents — `POST /v1/tokens` */ mintToken(body: MintToken, options?: RequestOptions): Promise<MintTokenResponse>;
-  /** List agents (children only with ?include=children) — `GET /v1/agents` */ listAgents(query?: { limit?: number; cursor?: string; include?: "children" }, options?: RequestOptions): Promise<Page<Agent>>;
+  /** List agents (children only with ?include=children), filtered by lifecycle, mode, kind and text — `GET /v1/agents` */ listAgents(query?: {
+    limit?: number;
+    cursor?: string;
+    include?: "children";
+    /** Only agents in this lifecycle */
+    lifecycle?: "created" | "active" | "dormant" | "destroyed";
+    /** Only agents in this mode */
+    mode?: "autonomous" | "interactive" | "hybrid";
+    /** Only agents of this kind */
+    kind?: string;
+    /** Display name or id contains this text (case-insensitive) */
+    q?: string;
+  }, options?: RequestOptions): Promise<Page<Agent>>;
   /** Create an agent — `POST /v1/agents` */ createAgent(body: CreateAgent, options?: RequestOptions): Promise<Agent>;
   /** Get an agent — `GET /v1/agents/{id}` */ getAgent(agentId: string, options?: RequestOptions): Promise<Agent>;
   /** Change an agent's configuration (optional optimistic `version`) — `PATCH /v1/agents/{id}` */ updateAgent(agentId: string, body?: PatchAgent, options?: RequestOptions): Promise<Agent>;
@@ -961,6 +1003,9 @@ export const OPERATIONS = {
   getDocs: { method: "GET", path: "/docs", raw: true },
   getWidgetScript: { method: "GET", path: "/widget.js", query: true, raw: true },
   getDemoPage: { method: "GET", path: "/demo", query: true, raw: true },
+  getConsolePage: { method: "GET", path: "/console", raw: true },
+  getConsoleScript: { method: "GET", path: "/console/app.js", query: true, raw: true },
+  getConsoleStyles: { method: "GET", path: "/console/app.css", query: true, raw: true },
   listKeys: { method: "GET", path: "/v1/keys" }, createKey: { method: "POST", path: "/v1/keys", body: "optional" }, revokeKey: { method: "DELETE", path: "/v1/keys/{id}" },
   mintToken: { method: "POST", path: "/v1/tokens", body: "required" },
   listAgents: { method: "GET", path: "/v1/agents", query: true }, createAgent: { method: "POST", path: "/v1/agents", body: "required" }, getAgent: { method: "GET", path: "/v1/agents/{id}" }, updateAgent: { method: "PATCH", path: "/v1/agents/{id}", body: "optional" }, destroyAgent: { method: "DELETE", path: "/v1/agents/{id}" },
