@@ -32,7 +32,7 @@ function integrationProject(name: string, faults: string | undefined): TestProje
       }),
     ],
     // One workerd per vitest worker, shared by the files it runs (the Worker is imported once, not per file);
-    // every Durable Object is deleted after each file (docs/decisions.md "Suite time", "Plugin (session 6)").
+    // every Durable Object is deleted after each file (docs/decisions/integration-test-pool.md).
     test: {
       name,
       include: faults ? [SEAMS_FILES] : ["test/integration/**/*.test.ts"],

@@ -17,9 +17,8 @@ export const defaults = {
   sizes: [100, 10_000, 100_000],
   iterations: 50,
   /**
-   * Timed rounds per size. 20 (was 60): the paired ratio is a median over rounds and had settled by round 15–20 in
-   * every run, while each round re-seeds the 100-message thread (it outgrows its 10 %) and costs ~6 s on a loaded
-   * 2-core machine — 60 rounds made `npm run bench` overrun 10 minutes (docs/decisions.md "Fan-out (issue 12 §7, §10)").
+   * Timed rounds per size: the paired ratio is a median over rounds and settles by round 15–20, while each round
+   * re-seeds the 100-message thread (it outgrows its 10 %) and costs ~6 s on a loaded 2-core machine.
    */
   rounds: 20,
   warmupRounds: 2,

@@ -25,7 +25,6 @@ export const defaults = {
   /**
    * Quiet time before each timed request of the streaming comparison, so that work a request leaves behind (a run's
    * report to the tenant goes after its last frame) is not timed as part of the next one, whichever that is
-   * (docs/decisions.md "Lean bench: timed requests one at a time (session 13, lead)").
    */
   quietMs: 20,
 };
@@ -73,7 +72,7 @@ const sumRows = (rows) => Object.values(rows).reduce((a, b) => a + b, 0);
 /**
  * Tables that are pruned (issue 12 §5: src/objects/agent/events/retention.ts, src/objects/tenant/retention.ts). In steady
  * state, past their window, they are deleted as fast as turns write them, so what a turn *keeps* is the rest: history
- * (messages and their index, runs and their traces, summaries, audit, reports). See docs/decisions.md "Bytes per turn".
+ * (messages and their index, runs and their traces, summaries, audit, reports).
  */
 const RETENTION_BOUND = new Set(["events", "compaction_jobs", "tenant_events", "change_units", "notification_batches", "inbound_deliveries", "idempotency", "webhook_deliveries"]);
 

@@ -34,8 +34,8 @@ const verbose = flag("--verbose");
 const overrides = JSON.parse(process.env.VIGIL_BENCH_PARAMS ?? "{}");
 
 // In this order: alertness last, because every agent it wakes is activated again by its watchdog 30 s later (the
-// crash bound on its run's report), which fell into the next benchmark's timing (docs/decisions.md "Lean bench: timed
-// requests one at a time, commits counted (session 13, lead)").
+// crash bound on its run's report), which would fall into the next benchmark's
+// timing.
 const all = {
   lean: { run: runLeanBench, quick: { streamingTurns: 20, warmupTurns: 3, agedEvents: 10_000, storageTurns: 40, toolTurns: 10 } },
   rows: { run: runRowsBench, quick: { units: 20, warmup: 2 } },

@@ -20,7 +20,7 @@ const wranglerBin = (repoDir) => join(repoDir, "node_modules", "wrangler", "bin"
  * wrangler ≥ 4.1xx runs a local Workers Observability collector beside the worker (a streaming tail worker fed a
  * span for every storage call, written to a SQLite trace store in the same workerd): ~22 ms of a 60 ms streaming
  * turn here, work the platform does outside the isolate. The bench measures our hot path without it unless
- * VIGIL_BENCH_LOCAL_OBSERVABILITY=1 (docs/decisions.md "Bench environment (session 8)").
+ * VIGIL_BENCH_LOCAL_OBSERVABILITY=1.
  */
 export const localObservability = process.env.VIGIL_BENCH_LOCAL_OBSERVABILITY === "1";
 const wranglerEnv = () => ({ ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", FORCE_COLOR: "0", CI: "1", X_LOCAL_OBSERVABILITY: localObservability ? "true" : "false" });

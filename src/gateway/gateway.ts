@@ -32,7 +32,7 @@ export interface GrantSource {
   inferenceGrant(request: { agentId: string; modelId: string; categoryIds: string[] }): Promise<Result<{ grant: InferenceGrant }>>;
 }
 
-/** The only deployment switches the gateway reads (test seams; see docs/decisions.md). */
+/** The only deployment switches the gateway reads (test seams; see docs/decisions/test-seams.md). */
 export interface GatewayEnv {
   /** `local` under `npm start`: http to loopback/private endpoints allowed (src/core/egress/deployment-mode.ts). */
   VIGIL_MODE?: string | undefined;

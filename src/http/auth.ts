@@ -38,7 +38,7 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** What a verified API key grants; cached per isolate by the key's hash (docs/decisions.md "Lean (issue 12)"). */
+/** What a verified API key grants; cached per isolate by the key's hash (docs/decisions/streams-credentials-retention.md). */
 interface KeyGrant {
   tenantId: string;
   keyId: string;

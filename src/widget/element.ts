@@ -116,8 +116,7 @@ export class VigilChatElement extends HTMLElement {
     const token = this.getAttribute("token");
     if (!agent || !token) return this.setLink("failed", "set the agent and token attributes");
     const endpoint = (this.getAttribute("endpoint") || location.origin).replace(/\/+$/, "");
-    // The server confines a widget token to sessions derived from its `sub` (docs/decisions.md "Widget session
-    // isolation"); the widget computes the same id so its transcript keeps to that thread.
+    // The server confines a widget token to sessions derived from its `sub` (docs/decisions/widget-session-isolation.md); the widget computes the same id so its transcript keeps to that thread.
     const subject = subjectOfToken(token);
     const requested = this.getAttribute("session") || "default";
     const session = subject === null ? requested : widgetSessionId(subject, requested);

@@ -227,7 +227,7 @@ export class DevServer extends ServerClients implements VigilServer {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
       // wrangler's local observability collector records a span per storage call in a SQLite trace store of the same
-      // workerd; no test reads it, and it slows every request (docs/decisions.md "Bench environment (session 8)").
+      // workerd; no test reads it, and it slows every request.
       env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", FORCE_COLOR: "0", X_LOCAL_OBSERVABILITY: "false" },
     });
     this.child = child;

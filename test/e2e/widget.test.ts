@@ -102,7 +102,7 @@ async function bubbles(page: Page): Promise<string[]> {
 
 /** The conversation as the API stores it, oldest first, in the same shape. */
 async function storedConversation(agentId: string): Promise<string[]> {
-  // The widget's "default" session is the visitor's own (docs/decisions.md "Widget session isolation").
+  // The widget's "default" session is the visitor's own (docs/decisions/widget-session-isolation.md).
   const page = await api.listMessages(agentId, { sessionId: widgetSessionId("visitor-1"), limit: 200 });
   return page.data
     .filter((message) => ["user", "assistant", "observation"].includes(message.kind) && message.text)

@@ -3,7 +3,7 @@ import { dayKey } from "../../src/core/governance/budget";
 import { api, clearOfPeriodEdge, createAgent, createTenant, DAY_MS, MINUTE_MS, waitForRun } from "./helpers";
 
 // Budgets and quotas count per tenant-local day (UTC here): a test must not straddle midnight, or its second run
-// starts a fresh day (docs/decisions.md "Flake audit (session 6)"). The wait happens only in the last 30 s of a day.
+// starts a fresh day. The wait happens only in the last 30 s of a day.
 beforeEach(() => clearOfPeriodEdge(DAY_MS, 30_000), 40_000);
 
 async function putPolicy(key: string, body: Record<string, unknown>) {

@@ -3,7 +3,7 @@ import { widgetSessionId } from "../../src/core/runtime/widget-session";
 import { api, createAgent, createTenant, openEvents, readSseUntil, waitForRun } from "./helpers";
 
 /**
- * Widget session isolation (docs/decisions.md): two visitors of one public chat widget hold tokens for
+ * Widget session isolation (docs/decisions/widget-session-isolation.md): two visitors of one public chat widget hold tokens for
  * the same agent; neither may read, stream, send into or answer the other's conversation. An API key
  * still sees every session.
  */

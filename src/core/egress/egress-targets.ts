@@ -5,7 +5,7 @@
  * names such as a compose service `ollama`). WHATWG URL parsing has already normalised numeric IPv4
  * spellings (`0x7f.1`, `2130706433`) to dotted quads and IPv6 to its compressed form, so a literal
  * cannot hide behind another notation. A public name that resolves to a private address is not
- * caught here; see docs/decisions.md.
+ * caught here; see docs/decisions/egress-door-and-deployment-mode.md.
  */
 export type TargetClass = "public" | "loopback" | "private" | "link_local";
 

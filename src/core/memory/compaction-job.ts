@@ -33,7 +33,7 @@ export interface CompactionRetryPolicy {
   fallbackFromAttempt: number;
 }
 
-/** Defaults; see docs/decisions.md ("compaction retry"). */
+/** Defaults; see docs/decisions/memory-core.md. */
 export const DEFAULT_COMPACTION_RETRY_POLICY: CompactionRetryPolicy = {
   maxAttempts: 5,
   baseDelayMs: 30_000,

@@ -20,7 +20,7 @@ export interface ContextBudget {
   minTruncatedTokens: number;
 }
 
-/** Defaults; see docs/decisions.md ("context budget"). */
+/** Defaults; see docs/decisions/memory-core.md. */
 export const DEFAULT_CONTEXT_BUDGET: ContextBudget = {
   maxTokens: 12_000,
   maxHotMessages: 40,

@@ -80,7 +80,7 @@ export interface MemoryLimits {
   maxSummaryDepth: number;
 }
 
-/** Defaults; see docs/decisions.md ("memory limits"). */
+/** Defaults; see docs/decisions/memory-core.md. */
 export const DEFAULT_MEMORY_LIMITS: MemoryLimits = {
   hotMaxMessages: 40,
   hotMaxTokens: 6_000,

@@ -40,7 +40,7 @@ export interface AgentReportHead {
   updatedAt: number;
 }
 
-/** Max age per scope before a report is stale by time (see docs/decisions.md "report freshness"). */
+/** Max age per scope before a report is stale by time (see docs/decisions/memory-core.md). */
 export const DEFAULT_REPORT_MAX_AGE_MS: Readonly<Record<ReportScope, number>> = {
   current: 24 * 3_600_000,
   daily: 36 * 3_600_000,

@@ -25,7 +25,7 @@ export interface AgentSlots {
   extensionVersion: number;
 }
 
-/** Size bounds, so that slots always fit a run's context (see docs/decisions.md "slot limits"). */
+/** Size bounds, so that slots always fit a run's context. */
 export const SLOT_LIMITS = {
   primaryGoalMaxChars: 1_000,
   idMaxChars: 200,

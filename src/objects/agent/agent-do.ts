@@ -73,7 +73,8 @@ export class AgentDO extends AgentBase<Env> {
 
   /**
    * not_found for history reads (messages, memory, search, reports, export) once the agent is destroyed
-   * too: its history is soft-deleted — hidden at once, erased after the window (docs/decisions.md).
+   * too: its history is soft-deleted — hidden at once, erased after the window
+   * (docs/decisions/sagas-sleep-destroy-leases.md).
    */
   private hiddenAgent(): Failure | null {
     const agent = this.parts.profile.get();

@@ -37,7 +37,7 @@ agentRoutes.openapi(
     requireScope(principal, "agents:write");
     if (principal.kind === "jwt") throw new ApiError("forbidden", "widget tokens cannot create agents");
     // Under an Idempotency-Key the id derives from it: a retry after a lapsed claim finds the agent its
-    // first attempt created instead of creating a second one (docs/decisions.md "Edges (issue 13)").
+    // first attempt created instead of creating a second one (docs/decisions/keyed-creates.md).
     const requestKey = c.req.header("idempotency-key");
     const body = c.req.valid("json");
     const agentId = requestKey ? `ag_${H("agent-create", principal.tenantId, requestKey, JSON.stringify(body)).slice(0, 20)}` : randomId("ag_");

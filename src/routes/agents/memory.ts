@@ -96,7 +96,7 @@ memoryRoutes.openapi(
     if (!q || !q.trim()) throw new ApiError("validation_failed", "q is required", { fields: [{ path: "q", message: "must not be empty" }] });
     const principal = c.get("principal");
     const agent = agentFor(principal, c.env, id, "agents:read");
-    // Recall spans every session's messages: API keys only (docs/decisions.md "Widget session isolation").
+    // Recall spans every session's messages: API keys only (docs/decisions/widget-session-isolation.md).
     requireApiKey(principal);
     const result = await agent.searchMemory(q, limit);
     if (!result.ok) {

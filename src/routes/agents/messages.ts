@@ -39,7 +39,7 @@ messageRoutes.openapi(
     const turnId = c.req.header("idempotency-key") ?? randomId("turn_");
     const principal = c.get("principal");
     const agent = agentFor(principal, c.env, id, "agents:write");
-    // A widget token speaks only in its own sessions (docs/decisions.md "Widget session isolation").
+    // A widget token speaks only in its own sessions (docs/decisions/widget-session-isolation.md).
     const sessionId = sessionFor(principal, body.sessionId);
     const result = await agent.submitTurn({
       text: body.text,

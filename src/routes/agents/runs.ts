@@ -24,7 +24,7 @@ listRoute(runRoutes, {
   read: (c, { param: { id }, query }) => {
     const principal = c.get("principal");
     const agent = agentFor(principal, c.env, id, "agents:read");
-    // Runs carry every session's inputs and traces: API keys only (docs/decisions.md "Widget session isolation").
+    // Runs carry every session's inputs and traces: API keys only (docs/decisions/widget-session-isolation.md).
     requireApiKey(principal);
     return agent.listRuns(query);
   },
@@ -43,7 +43,7 @@ runRoutes.openapi(
     const { id, runKey } = c.req.valid("param");
     const principal = c.get("principal");
     const agent = agentFor(principal, c.env, id, "agents:read");
-    // Runs carry every session's inputs and traces: API keys only (docs/decisions.md "Widget session isolation").
+    // Runs carry every session's inputs and traces: API keys only (docs/decisions/widget-session-isolation.md).
     requireApiKey(principal);
     const result = await agent.getRun(runKey);
     if (!result.ok) fail(result);

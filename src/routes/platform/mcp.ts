@@ -5,9 +5,9 @@ import { mcpServerFor } from "../../mcp-server";
 import { jsonBody, problems, security } from "../openapi-helpers";
 
 /**
- * The MCP server (issue 15 §2): streamable HTTP at /v1/mcp behind the same authentication, credential cache and
+ * The MCP server: streamable HTTP at /v1/mcp behind the same authentication, credential cache and
  * per-client rate limit as every REST route. Stateless: each request gets a fresh server bound to its caller, so
- * no MCP session outlives the request (docs/decisions.md "MCP server and double texting").
+ * no MCP session outlives the request.
  */
 export const mcpRoutes = createRouter();
 

@@ -35,7 +35,7 @@ eventStreamRoutes.openapi(
   async (c) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
-    // Every visitor's conversation crosses this stream: widget tokens are refused (docs/decisions.md "Widget session isolation").
+    // Every visitor's conversation crosses this stream: widget tokens are refused (docs/decisions/widget-session-isolation.md).
     requireApiKey(principal);
     const query = c.req.valid("query");
     const raw = c.req.header("last-event-id") ?? query.after;

@@ -34,7 +34,7 @@ eventRoutes.openapi(
     const after = raw === undefined ? 0 : parseEventCursor(raw);
     if (after === undefined) throw new ApiError("validation_failed", "Last-Event-ID / after must be a non-negative integer", { fields: [{ path: "after", message: "must be a non-negative integer" }] });
     const principal = c.get("principal");
-    // A widget token follows only its own conversations' runs (docs/decisions.md "Widget session isolation").
+    // A widget token follows only its own conversations' runs (docs/decisions/widget-session-isolation.md).
     const result = await agentFor(principal, c.env, id, "agents:read").openEvents(after, widgetNamespace(principal));
     if (!result.ok) fail(result);
     // The stream ends (final `stream.closed` event) when its key is revoked or its widget token expires.

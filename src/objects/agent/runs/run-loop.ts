@@ -309,7 +309,7 @@ export class RunLoop {
 
 /**
  * Wakes a person caused: a user message, an operator's manual wake, the answer to an ask_user question.
- * They run while the agent sleeps (docs/decisions.md "Edges (issue 13)").
+ * They run while the agent sleeps (docs/decisions/sagas-sleep-destroy-leases.md).
  */
 const PERSON_WAKES: ReadonlySet<WakeReason> = new Set<WakeReason>(["userInitiated", "manual", "toolResult"]);
 

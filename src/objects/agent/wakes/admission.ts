@@ -75,7 +75,7 @@ export class WakeAdmission {
     // only follows live, so the turn reads no old rows however old the agent is (and no head or replay read at all);
     // a retry of a known run replays that run's own events (through the runKey index) and then follows live.
     const stream = turn.stream ? events.subscribe(known ? 0 : "live", { runKey, closeOn: ["run.completed", "run.failed"] }) : null;
-    // Every accepted turn keeps its session open (a closed one reopens: docs/decisions.md "Sessions and extension slots").
+    // Every accepted turn keeps its session open (a closed one reopens: docs/decisions/sessions-and-extension-slots.md).
     // The TTL is the tenant's override as read by the brake check above (a retried turn keeps the last one read).
     this.deps.sessions.touch(turn.sessionId, threadId, governor.sessionIdleTtlSeconds(config.sessions.idleTtlSeconds));
     const outcome = inbox.enqueue({
