@@ -1,4 +1,4 @@
-// (c) Alertness (SPEC §4, §11): one change matched against 10 000 subscriptions; webhook ingest
+// (c) Alertness: one change matched against 10 000 subscriptions; webhook ingest
 // with dedupe; 1 000 duplicated deliveries of one trigger webhook → exactly one run.
 //
 // Matching. Two fresh tenants hold 10 000 active subscriptions each: in A, 1 000 agents subscribe

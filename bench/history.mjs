@@ -1,4 +1,4 @@
-// (a) Append one message + assemble a run's context, at several history lengths (SPEC §11), with
+// (a) Append one message + assemble a run's context, at several history lengths, with
 // compaction running: each append plans compaction and works off due jobs (summaries, summaries of
 // summaries) exactly as a run's "maybe compact" does, and the context is the run's real one
 // (slots + report head + cold/warm summaries + hot messages, token-bounded). A freshly seeded thread

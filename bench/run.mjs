@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench` — SPEC §11 benchmarks against a private `wrangler dev`.
+// `npm run bench` — the performance benchmarks (docs/operations.md "Capacity") against a private `wrangler dev`.
 //   node bench/run.mjs [--only history|wake|alertness] [--quick]
 // Prints a table per benchmark and writes bench/results/<name>-<timestamp>.json.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

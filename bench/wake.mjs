@@ -1,4 +1,4 @@
-// (b) Wake overhead with the builtin model: ingress → run terminal → event delivered (SPEC §11),
+// (b) Wake overhead with the builtin model: ingress → run terminal → event delivered,
 // reported against the raw cost of one DO SQLite write and one empty Worker request, all measured
 // in the same run and interleaved (one empty request per wake, one SQLite round every few wakes).
 import { openSse } from "./lib/client.mjs";

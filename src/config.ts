@@ -104,7 +104,7 @@ export const config = {
   defaultModel: "builtin:echo",
   defaultSessionId: "default",
   /**
-   * Interactive sessions (SPEC §3): an open session with no user turn for `idleTtlSeconds` closes
+   * Interactive sessions: an open session with no user turn for `idleTtlSeconds` closes
    * (`session.closed`, reason idle_timeout); the tenant policy's `sessions.idleTtlSeconds` overrides it.
    * The expiry alarm closes at most `expiryBatch` sessions per firing.
    */

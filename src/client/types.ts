@@ -3,7 +3,7 @@ import type { ReconnectPolicy } from "./sse.js";
 import type * as Api from "./api.generated.js";
 
 // ---------------------------------------------------------------------------------------------
-// Records as the API returns them (SPEC §10: camelCase JSON, ISO-8601 UTC timestamps). Every type
+// Records as the API returns them (camelCase JSON, ISO-8601 UTC timestamps). Every type
 // here is derived from the generated schema types (src/client/api.generated.ts, from the routes' zod
 // schemas via GET /v1/openapi.json); these are the names the client has always exported.
 // ---------------------------------------------------------------------------------------------

@@ -197,7 +197,7 @@ export const runTrace = sqliteTable(
 );
 
 /**
- * Daily usage counters (helper "brakes", SPEC §5 budgets): one row per (tenant-local day, dimension,
+ * Daily usage counters (helper "brakes"): one row per (tenant-local day, dimension,
  * subject). `subject` is "" for the agent-wide total, or a tool name for its per-tool call count.
  */
 export const usageDaily = sqliteTable(
@@ -286,7 +286,7 @@ export const memoryDiagnostics = sqliteTable("memory_diagnostics", {
 });
 
 /**
- * Children this agent spawned (SPEC §3 delegation): one row per admitted `spawn_agent` operation,
+ * Children this agent spawned: one row per admitted `spawn_agent` operation,
  * written before the child exists, so a replay of the same operation re-creates nothing.
  * `status` running → completed | failed (the child's delegated run reported back).
  */
@@ -334,7 +334,7 @@ export const actionApprovals = sqliteTable("action_approvals", {
 });
 
 /**
- * Interactive sessions (SPEC §3): one row per sessionId that has had a user turn. `expiresAt` is the
+ * Interactive sessions: one row per sessionId that has had a user turn. `expiresAt` is the
  * inactivity deadline (last activity + TTL) while open; the session expiry alarm closes due rows in batches.
  */
 export const sessions = sqliteTable(

@@ -1,5 +1,5 @@
 /**
- * The one egress door (SPEC §6, §12): the only place in the Worker that calls the runtime's `fetch`
+ * The one egress door: the only place in the Worker that calls the runtime's `fetch`
  * (test/unit/egress-door.test.ts greps for any other). Every outbound request — model providers,
  * tenant HTTP tools, outbound webhooks, identity-provider JWKS, and MCP/OTLP when they come — passes
  * here: the URL must satisfy the egress rule for this deployment's mode and be on the caller's

@@ -39,7 +39,7 @@ export function builtinReadsTools(modelName: string): boolean {
 }
 
 /**
- * The offline, deterministic provider (SPEC §6). It is a real `ai` SDK language model, so the
+ * The offline, deterministic provider. It is a real `ai` SDK language model, so the
  * run loop treats it like a remote one: same tool-call protocol, same usage accounting (`echo`,
  * offered no tools, is read past the SDK's call pipeline: gateway/call-model.ts `callModelDirect`).
  * `playbook` calls tools on its first step (rule tools and operator `/tool` lines) and replies

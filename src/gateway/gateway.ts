@@ -1,5 +1,5 @@
 /**
- * The model gateway (SPEC §6): every model call, builtin or remote, goes through here. For each
+ * The model gateway: every model call, builtin or remote, goes through here. For each
  * candidate — the agent's model, then its configured fallbacks, the tenant's explicit choice — a
  * remote model must first pass the inference gate in spec order: scope (the context's categories
  * within the agent's) → the tenant's grant (provider/model allowed, privacy receipt, secret) →

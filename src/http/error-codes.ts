@@ -15,7 +15,7 @@ export const ERROR_STATUS = {
   /** Webhook source ingress: a valid signature outside the replay window. */
   timestamp_stale: 401,
   forbidden: 403,
-  /** Inference gate (SPEC §6), in gate order; none of them sends anything. */
+  /** Inference gate, in gate order; none of them sends anything. */
   out_of_scope: 403,
   model_not_allowed: 403,
   provider_not_allowed: 403,

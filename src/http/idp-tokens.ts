@@ -1,5 +1,5 @@
 /**
- * Widget users signed in with the tenant's own identity provider (SPEC §2): an RS256/ES256 JWT that
+ * Widget users signed in with the tenant's own identity provider: an RS256/ES256 JWT that
  * names the tenant in `tid`, verified against the key set at the tenant's registered JWKS URL with its
  * issuer and audience. The key set is fetched through the egress door (purpose `jwks`, only the JWKS
  * host, the deployment's mode), cached by jose for `config.jwks.cacheMaxAgeMs`, and fetched again

@@ -1,5 +1,5 @@
 /**
- * Capability profiles (seed 000 §4.1 `AgentCapabilityProfile`, SPEC §5): a named profile per agent
+ * Capability profiles (seed 000 §4.1 `AgentCapabilityProfile`): a named profile per agent
  * kind, per-agent overrides merged on top, and the gate that says whether a tool may run for a wake.
  * Pure: deny by default, revocations beat grants, and the result is in a canonical order.
  */

@@ -1,5 +1,5 @@
 /**
- * One tenant HTTP tool call on the wire (SPEC §5, §6). The request goes only to the tool's own
+ * One tenant HTTP tool call on the wire. The request goes only to the tool's own
  * registered host (its egress allowlist is exactly that host; redirects are never followed), carries
  * the JSON arguments signed like Vigil's outbound webhooks — `Vigil-Signature: t=<unix s>,v1=<hex
  * HMAC-SHA256(secret, "<t>." + body)>` — and `Vigil-Operation-Id` so the receiver can deduplicate,

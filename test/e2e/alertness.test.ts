@@ -4,7 +4,7 @@ import type { Run, VigilClient } from "../../src/client";
 import { raw, type RawResponse, type VigilServer } from "./harness";
 import { sharedServer } from "./shared-server";
 
-// Alertness end to end (SPEC §4): journal writes, signed webhook sources, external triggers and
+// Alertness end to end: journal writes, signed webhook sources, external triggers and
 // timers wake agents through a real `wrangler dev` (queue, DOs, SQLite), over real HTTP.
 //
 // "Nothing else woke" is proven without sleeping on a guess: after the negative case, a later

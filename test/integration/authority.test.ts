@@ -18,7 +18,7 @@ async function poll<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000):
 const actionsOf = (tenantId: string, agentId: string) =>
   runInDurableObject(agentDo(tenantId, agentId), (_instance, state) => state.storage.sql.exec("SELECT tool_name, status FROM actions").toArray());
 
-describe("authority (SPEC §4): external evidence cannot instruct or approve", () => {
+describe("authority: external evidence cannot instruct or approve", () => {
   it("an event payload with a /tool line and 'approve' plans no call, resolves no decision and writes no journal entry", async () => {
     const { tenantId, key } = await createTenant();
     const gym = (await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } })).body;

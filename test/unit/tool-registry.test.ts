@@ -4,7 +4,7 @@ import { builtinTools, getTool, listToolDescriptors, TOOL_NAMES, toolRegistry, t
 
 const tools = builtinTools as readonly ToolDefinition[];
 
-/** SPEC §5 "Built-in journal tools", in its order. */
+/** The built-in tools the product promises (docs/api.md), in catalogue order. */
 const SPEC_CATALOG = [
   "list_allowed_categories", "list_tasks_in_scope", "resolve_task_reference",
   "create_task", "update_task_fields", "create_follow_up_task", "conclude_task_with_rollover",
@@ -13,7 +13,7 @@ const SPEC_CATALOG = [
   "get_or_create_day_plan", "upsert_day_plan_blocks", "pin_day_plan_tasks", "replan_day_blocks",
   "get_ratings_summary", "get_rating_for_target", "create_or_update_rating",
   "memory_search", "memory_update_slot", "publish_report", "ask_user", "sleep",
-  // SPEC §3 delegation
+  // delegation
   "spawn_agent",
 ];
 
@@ -36,7 +36,7 @@ const SEED_EXAMPLES: Record<string, Record<string, unknown>> = {
 };
 
 describe("tool registry", () => {
-  it("declares exactly the SPEC §5 catalog, each name once", () => {
+  it("declares exactly the promised catalogue, each name once", () => {
     expect([...TOOL_NAMES]).toEqual(SPEC_CATALOG);
     expect(Object.keys(toolRegistry)).toHaveLength(tools.length);
   });

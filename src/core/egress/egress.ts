@@ -1,5 +1,5 @@
 /**
- * The egress rule (SPEC §6, §12 "One egress door"): deny by default. A request may leave only for a
+ * The egress rule: deny by default. A request may leave only for a
  * host on the caller's allowlist. What else a URL must satisfy depends on the deployment mode
  * (src/core/egress/deployment-mode.ts):
  * - deployed: https only, and never a loopback, private or link-local target;

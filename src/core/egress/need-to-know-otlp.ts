@@ -1,5 +1,5 @@
 /**
- * NEED_TO_KNOW for the `otlp_export` boundary (SPEC §6, §12): a trace export is built from named
+ * NEED_TO_KNOW for the `otlp_export` boundary: a trace export is built from named
  * attributes only, and a final guard re-reads the serialized bytes and checks that every field of
  * the document, and every attribute key of every span (by its `vigil.span.kind`), is on the
  * allowlist for `(boundary, span kind, includeBodies, version)` before anything leaves. Message

@@ -1,5 +1,5 @@
 /**
- * NEED_TO_KNOW for the `outbound_webhook` boundary (SPEC §6, §9): a delivery body is built from an
+ * NEED_TO_KNOW for the `outbound_webhook` boundary: a delivery body is built from an
  * allowlist projection of the tenant event (fields not on the list are dropped), and a final guard
  * re-reads the serialized bytes and checks `fields(payload) ⊆ allowlist(boundary, operation,
  * policyVersion)` before anything leaves. A violation blocks the delivery (`overshared_payload_blocked`).

@@ -1,5 +1,5 @@
 /**
- * NEED_TO_KNOW (SPEC §6): every boundary builds its payload from an allowlist of field paths —
+ * NEED_TO_KNOW: every boundary builds its payload from an allowlist of field paths —
  * fields not on the list are dropped — and a final guard checks that the fields of the bytes about
  * to leave are a subset of `allowlist(boundary, operation, version)`. Pure; the gateway applies it.
  *

@@ -1,9 +1,9 @@
 /**
- * A finished run as an OpenTelemetry trace (SPEC §12, issue 15): run span → step spans → model call
+ * A finished run as an OpenTelemetry trace (issue 15): run span → step spans → model call
  * spans (GenAI semantic conventions) → tool call spans → saga phase spans. Built after the run ended
  * from what the agent persisted while it ran (trace rows, planned actions), so a run parked on a saga
  * or cut by an eviction still yields its whole tree, and nothing is added to the run's own path. Ids
- * are derived from the runKey (SPEC §3 style): exporting the same run twice yields the same spans.
+ * are derived from the runKey: exporting the same run twice yields the same spans.
  * Pure: the agent gathers the rows, src/core/egress/otlp-json.ts encodes the result.
  */
 import { H } from "../ids/hash";

@@ -1,7 +1,7 @@
 import { WEBHOOK_EVENT_TYPES } from "./need-to-know-webhooks";
 
 /**
- * Outbound webhook rules (SPEC §9): which endpoint wants which event, and when a failed delivery is
+ * Outbound webhook rules: which endpoint wants which event, and when a failed delivery is
  * tried again. Pure; the TenantDO records the decisions and the queue consumer carries them out.
  */
 
@@ -71,7 +71,7 @@ export function retryScheduleFrom(defaults: RetrySchedule, raw: string | undefin
 }
 
 /**
- * Agent events forwarded to the tenant-wide stream (SPEC §8): everything persisted except the
+ * Agent events forwarded to the tenant-wide stream: everything persisted except the
  * agent's own bookkeeping (`wake.enqueued`, `agent.changed`); `text.delta` is live-only and never persisted.
  */
 const FORWARDED_PREFIXES = ["run.", "tool.", "decision.", "session."];

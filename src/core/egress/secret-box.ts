@@ -1,5 +1,5 @@
 /**
- * Secrets at rest (SPEC §6 "Secrets"): AES-256-GCM under a key derived from the `VIGIL_MASTER_KEY`
+ * Secrets at rest: AES-256-GCM under a key derived from the `VIGIL_MASTER_KEY`
  * string with HKDF-SHA-256, one key per purpose label, so a ciphertext sealed for one purpose
  * (a webhook source's signing secret) never opens under another (a provider key).
  *

@@ -1,6 +1,5 @@
 /**
- * Inbound webhook signature verification (SPEC §4 "Inbound webhooks") and outbound signing
- * (SPEC §9): HMAC-SHA256 over the RAW body bytes via WebCrypto, compared in constant time.
+ * Inbound webhook signature verification and outbound signing: HMAC-SHA256 over the RAW body bytes via WebCrypto, compared in constant time.
  *
  * Schemes:
  * - `vigil`  — `Vigil-Signature: t=<unix s>,v1=<hex>[,v1=<hex>…]`, HMAC of `"<t>." + rawBody`;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { TrustOutcome } from "./trust";
 
 /**
- * Emergency brakes / kill switches (seed 002 "Emergency Brake", SPEC §5). The seed's `workstream`
+ * Emergency brakes / kill switches (seed 002 "Emergency Brake"). The seed's `workstream`
  * scope becomes `kind` (agent kind) here, and `tool` is added. A brake stops new wakes, blocks
  * mutating tools and tells in-flight runs how to settle; it never deletes anything.
  */

@@ -1,5 +1,5 @@
 /**
- * Category scope of a tool call (SPEC §5, seed 000 §4.1.2): the agent's `allowedCategoryIds`.
+ * Category scope of a tool call (seed 000 §4.1.2): the agent's `allowedCategoryIds`.
  * Deny by default: an empty list grants no category at all, and a record filed under no category
  * (an entry or a task-less time entry without one) is outside every scope. Day plans are the one
  * uncategorised container: any agent with some category may open one, and sees and changes only

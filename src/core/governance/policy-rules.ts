@@ -1,5 +1,5 @@
 /**
- * The governance rules that zod alone cannot state (SPEC §5–§6): how a `PolicyBody` must hang
+ * The governance rules that zod alone cannot state: how a `PolicyBody` must hang
  * together before it is stored, and the inference gate's pure part — which endpoint and model a
  * `provider:model` id resolves to and whether the tenant allows it, in the spec's order. Pure:
  * secrets, consents and storage are the caller's.

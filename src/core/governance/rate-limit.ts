@@ -37,7 +37,7 @@ export interface RateLimitRule {
   onExceeded: OnExceeded;
 }
 
-/** Seed 003 §11.2 / SPEC §2 default limits: 100/min per client, 20 turns/min per agent, 60 calls/min per agent per tool. */
+/** Seed 003 §11.2 default limits: 100/min per client, 20 turns/min per agent, 60 calls/min per agent per tool. */
 export const DEFAULT_RATE_LIMITS = {
   apiPerClient: { limit: 100, windowMs: 60_000, onExceeded: "fail" },
   turnsPerAgent: { limit: 20, windowMs: 60_000, onExceeded: "delay" },

@@ -3,8 +3,8 @@ import { BUDGET_DIMENSIONS, checkBudget, checkToolQuota, type BudgetLimits, type
 import { consumeRateLimit, type RateLimitState } from "./rate-limit";
 
 /**
- * How brakes, daily budgets, per-tool quotas and per-tool rate limits govern one agent's runs
- * (SPEC §3 run loop, §5 brakes and budgets). Pure: the agent loads brakes, policy and counters,
+ * How brakes, daily budgets, per-tool quotas and per-tool rate limits govern one agent's runs.
+ * Pure: the agent loads brakes, policy and counters,
  * asks here, and persists what the answer says.
  */
 

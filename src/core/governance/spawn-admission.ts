@@ -1,5 +1,5 @@
 /**
- * Spawn admission (seed 000 Phase -1B, SPEC §3 delegation): only the runtime admits a child, and it
+ * Spawn admission (seed 000 Phase -1B): only the runtime admits a child, and it
  * denies by default. A request passes only when every gate says yes, checked in a fixed order so
  * the same situation always yields the same reason: kill switch → parent lifecycle → depth →
  * concurrent children → category subset → tool subset → token budget.
@@ -9,7 +9,7 @@
 export const ON_COMPLETE_STRATEGIES = ["report_result_to_parent", "destroy_child_on_success", "keep_child_active"] as const;
 export type OnComplete = (typeof ON_COMPLETE_STRATEGIES)[number];
 
-/** Hard caps (SPEC §3): a top-level agent is depth 0, its children depth 1, grandchildren depth 2. */
+/** Hard caps: a top-level agent is depth 0, its children depth 1, grandchildren depth 2. */
 export const SPAWN_LIMITS = Object.freeze({ maxDepth: 2, maxConcurrentChildren: 5 });
 
 export const SPAWN_DENY_REASONS = [

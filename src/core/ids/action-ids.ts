@@ -1,5 +1,5 @@
 /**
- * Action identity (SPEC §5 "Determinism", seed 000 §4.4, seed 001 §6.2):
+ * Action identity (seed 000 §4.4, seed 001 §6.2):
  *
  * - `canonicalArgsHash = canonicalHash(args)` — SHA-256 of canonical JSON (sorted keys, no
  *   insignificant whitespace). Callers pass the arguments *after* validation by the tool's input

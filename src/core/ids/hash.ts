@@ -10,14 +10,14 @@ export function escapeField(field: string): string {
   return field.replace(/\\/g, "\\\\").replace(/\|/g, "\\|");
 }
 
-/** SPEC §3: `H` = lowercase hex SHA-256 of `"v1|" + fields.join("|")`, each field escaped. */
+/** `H` = lowercase hex SHA-256 of `"v1|" + fields.join("|")`, each field escaped. */
 export function H(...fields: ReadonlyArray<string | number>): string {
   let text = "v1|";
   for (let i = 0; i < fields.length; i++) text += (i === 0 ? "" : "|") + escapeField(String(fields[i]));
   return sha256Hex(text);
 }
 
-/** Canonical JSON (SPEC §5): object keys sorted, no insignificant whitespace, `undefined` members dropped. */
+/** Canonical JSON: object keys sorted, no insignificant whitespace, `undefined` members dropped. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") {
     if (typeof value === "number" && !Number.isFinite(value)) throw new TypeError("canonicalJson: non-finite number");

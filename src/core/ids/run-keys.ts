@@ -1,6 +1,6 @@
 import { H } from "./hash";
 
-/** Wake reasons, SPEC §3. */
+/** Wake reasons. */
 export const WAKE_REASONS = [
   "subscription",
   "timer",
@@ -14,7 +14,7 @@ export const WAKE_REASONS = [
 export type WakeReason = (typeof WAKE_REASONS)[number];
 
 /**
- * Deterministic runKeys (seed 000 "Wake-run idempotency", SPEC §3). The same trigger
+ * Deterministic runKeys (seed 000 "Wake-run idempotency"). The same trigger
  * always yields the same key, so every duplicate delivery dedupes in the wake-run log.
  */
 export const runKeys = {
@@ -35,7 +35,7 @@ export const runKeys = {
   child: (agentId: string, childAgentId: string, childRunKey: string) => H(agentId, "child", childAgentId, childRunKey),
 } as const;
 
-/** SPEC §3 thread policy. */
+/** Which thread a wake's run reads and writes. */
 export const threadIds = {
   autonomous: (agentId: string, runKey: string) => `${agentId}:run:${runKey}`,
   interactive: (agentId: string, sessionId: string) => `${agentId}:session:${sessionId}`,

@@ -1,5 +1,5 @@
 /**
- * Assembles a run's memory context (seed 000 Phase 3 "memory assembler", SPEC §7) from slots, the latest
+ * Assembles a run's memory context (seed 000 Phase 3 "memory assembler") from slots, the latest
  * report, cold and warm summaries and hot raw messages, under a token budget. Inputs are the bounded
  * windows the shell reads; each list is clamped again here, so the cost is flat in history length.
  */

@@ -1,5 +1,5 @@
 /**
- * The journal categories whose data a model context carries (SPEC §6 inference gate, step 1):
+ * The journal categories whose data a model context carries (the inference gate's first step):
  * every `categoryId` (string) and `categoryIds` (string array) in structured content — tool
  * results, observation data — including JSON embedded in text on a line of its own (how the run
  * loop shows an observation's data to the model). Pure; the gate compares them with the agent's scope.

@@ -1,5 +1,5 @@
 /**
- * Registered extension slot keys (SPEC §7 "namespaced `extension`"): a tenant registers each
+ * Registered extension slot keys: a tenant registers each
  * `<namespace>.<name>` key in its policy (`extensionSlots`) with a JSON Schema for the value and a
  * size cap. This is the one check both writers use — `PUT /v1/agents/:id/memory/slots/extension`
  * and the `memory_update_slot` tool — through `applySlotUpdate`'s `extensionSchemas`.

@@ -1,11 +1,11 @@
 /**
- * Memory tiers (seed 000 §3 "Memory policy", SPEC §7): hot = recent raw messages bounded by count AND
+ * Memory tiers (seed 000 §3 "Memory policy"): hot = recent raw messages bounded by count AND
  * estimated tokens; warm = depth-0 summaries over raw spans; cold = summaries of summaries
  * (`summaryDepth` ≥ 1). Every function here reads bounded inputs the shell already loaded, so its
  * cost never grows with an agent's history.
  */
 
-/** SPEC §3 message kinds. */
+/** The kinds of message an agent's history holds. */
 export type MemoryMessageKind =
   | "observation"
   | "user"

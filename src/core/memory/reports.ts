@@ -1,5 +1,5 @@
 /**
- * Immutable `AgentReport` snapshots and their per-scope `AgentReportHead` (seed 000 §2, SPEC §7), with
+ * Immutable `AgentReport` snapshots and their per-scope `AgentReportHead` (seed 000 §2), with
  * the dual-trigger freshness contract (seed 000 Phase -1A): stale when older than the scope's max age,
  * or when the agent has processed source events newer than the report's source cursor.
  */

@@ -1,5 +1,5 @@
 /**
- * Seed 000 `AgentSlots` (core memory blocks, SPEC §7): `primaryGoal`, `activeTaskId`, `openLoopIds`,
+ * Seed 000 `AgentSlots` (core memory blocks): `primaryGoal`, `activeTaskId`, `openLoopIds`,
  * `preferenceByKey` and a namespaced `extension`, each with its own logical version (seed 001 §2.2).
  * One Durable Object is the single writer, so the versions serve optimistic concurrency
  * (`expectedVersion`) for the API and `memory_update_slot`.

@@ -1,4 +1,4 @@
-/** Agent lifecycle, SPEC §3 / seed 000: `created → active ⇄ dormant → destroyed`; destroyed is terminal. */
+/** Agent lifecycle (seed 000): `created → active ⇄ dormant → destroyed`; destroyed is terminal. */
 export const LIFECYCLES = ["created", "active", "dormant", "destroyed"] as const;
 export type Lifecycle = (typeof LIFECYCLES)[number];
 

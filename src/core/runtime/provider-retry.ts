@@ -2,7 +2,7 @@ import { H } from "../ids/hash";
 
 /**
  * Provider request retries and the attempt timeline (seed 004 "Current retry policy",
- * "Fallback rules", "Provider attempt timeline contract"; SPEC §6). Retries stay inside one
+ * "Fallback rules", "Provider attempt timeline contract"). Retries stay inside one
  * provider candidate; then the next configured fallback (the tenant's explicit list) is tried.
  */
 

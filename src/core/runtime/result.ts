@@ -13,7 +13,7 @@ export const ERROR_CODES = [
   /** Webhook source ingress: a valid signature outside the replay window. */
   "timestamp_stale",
   "forbidden",
-  /** Inference gate (SPEC §6), in gate order; none of them sends anything. */
+  /** Inference gate, in gate order; none of them sends anything. */
   "out_of_scope",
   "model_not_allowed",
   "provider_not_allowed",

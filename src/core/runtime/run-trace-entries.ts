@@ -1,8 +1,8 @@
-/** Shapes of run trace entries (SPEC §6 attempt timeline, §8 traces), shared by the gateway and the AgentDO. */
+/** Shapes of run trace entries, shared by the gateway and the AgentDO. */
 
 export type RunTraceKind = "attempt" | "policy" | "usage" | "saga";
 
-/** One provider attempt (SPEC §6 timeline). */
+/** One provider attempt. */
 export interface AttemptEntry {
   provider: string;
   model: string;

@@ -1,5 +1,5 @@
 /**
- * Day-plan block times (SPEC §5 `upsert_day_plan_blocks`): tools speak ISO instants with an offset,
+ * Day-plan block times (`upsert_day_plan_blocks`): tools speak ISO instants with an offset,
  * the journal stores a block as a wall-clock `HH:MM` range on the plan's date. The tenant's time
  * zone joins the two: an instant maps to its local time on `planDate` (whole minutes; another
  * local day is refused), and a stored `HH:MM` maps back to an instant with that zone's offset.

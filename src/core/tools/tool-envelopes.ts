@@ -1,5 +1,5 @@
 /**
- * Typed payloads of `action` and `toolResult` messages (seed 000 §4.3.1, §4.5; SPEC §3, §5). The
+ * Typed payloads of `action` and `toolResult` messages (seed 000 §4.3.1, §4.5). The
  * action envelope is the persisted plan: written before execution, it carries everything its ids
  * were derived from, so a replay re-reads and verifies it instead of planning again. Tool failures
  * are data (`{ok: false, code, message, retryable}`), never exceptions.

@@ -1,5 +1,5 @@
 /**
- * Change provenance and notification-batch identity (SPEC §4, seed 000 "Deterministic derivation
+ * Change provenance and notification-batch identity (seed 000 "Deterministic derivation
  * contract", "Coalescing contract", "Failure policy").
  *
  * - canonical unit: `v1|{origin}|{hostId}|{counter}|{payloadType}|{payloadId}` (unescaped, as specified);
@@ -17,7 +17,7 @@ import { runKeys, threadIds } from "../ids/run-keys";
 import { sha256Hex } from "../ids/sha256";
 import { compareStrings, normalizeTokens, validateToken, type TypedToken } from "./tokens";
 
-/** Origins in Vigil (SPEC §4): an API/tool write, a signed webhook delivery, a tenant-posted event. */
+/** Origins in Vigil: an API/tool write, a signed webhook delivery, a tenant-posted event. */
 export const CHANGE_ORIGINS = ["local", "webhook", "event"] as const;
 export type ChangeOrigin = (typeof CHANGE_ORIGINS)[number];
 

@@ -1,6 +1,6 @@
 /**
  * 5-field cron (`minute hour day-of-month month day-of-week`) evaluated in an IANA time zone
- * (SPEC §4 "Timers": cron, DST-correct). Pure: the only ambient dependency is `Intl.DateTimeFormat`,
+ * (DST-correct). Pure: the only ambient dependency is `Intl.DateTimeFormat`,
  * present in Workers and Node.
  *
  * DST rules (seed 000 "Timer recovery semantics": wall-clock intent is preserved):

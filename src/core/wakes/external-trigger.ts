@@ -1,5 +1,5 @@
 /**
- * Per-agent external triggers (SPEC §4 "Inbound webhooks" (a), seed 004 "External Trigger
+ * Per-agent external triggers (seed 004 "External Trigger
  * Capabilities"): ids, the URL token, and the delivery-id rule.
  *
  * - `triggerId = trg_<tenantId>_<20 chars>`: like an API key it names its tenant, so ingress reaches

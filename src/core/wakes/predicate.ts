@@ -1,5 +1,5 @@
 /**
- * A small JSON predicate language over one changed entity (SPEC §4 subscriptions, seed 000
+ * A small JSON predicate language over one changed entity (seed 000
  * "then apply entity predicates", e.g. `TASK` + `task.categoryId == gym`).
  *
  * Operators (each node is an object with exactly one key):

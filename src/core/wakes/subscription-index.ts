@@ -1,5 +1,5 @@
 /**
- * Subscription matching over the materialized token index (SPEC §4, seed 000 "Subscription token
+ * Subscription matching over the materialized token index (seed 000 "Subscription token
  * strategy" and the `onNotifications` pseudo-code).
  *
  * Flow in the shell: `indexRows(sub)` are stored in SQLite when a subscription is created; for a
@@ -15,7 +15,7 @@
  *   (an unparseable stored timestamp fails closed as `invalid_eligibility`)
  *   4. some subscription token is in the batch (any-of), else `no_token_match` (a stale index row);
  *   5. with a predicate: some fetched changed entity satisfies it, else `predicate_false`.
- * Timestamps are ISO-8601 UTC strings (SPEC §10); `now` is epoch milliseconds.
+ * Timestamps are ISO-8601 UTC strings; `now` is epoch milliseconds.
  *
  * Index rows store the namespace as `'-'` for non-subtype tokens, exactly as `tokenKey` does, so
  * the composite (class, namespace, value) column set never holds NULL and lookups are plain equality.

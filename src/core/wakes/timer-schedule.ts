@@ -9,7 +9,7 @@ import {
 } from "./cron";
 
 /**
- * Timer schedules and the catch-up decision (SPEC §4 "Timers", seed 000 "Timer recovery semantics",
+ * Timer schedules and the catch-up decision (seed 000 "Timer recovery semantics",
  * seed 003 bounded catch-up). All instants are UTC epoch milliseconds.
  */
 export const DEFAULT_CATCHUP_WINDOW_SECONDS = 86_400;
@@ -169,7 +169,7 @@ interface MissedSlots {
 }
 
 /**
- * A scheduler decision record (SPEC §4 "Every scheduler decision is recorded"); plain JSON data.
+ * A scheduler decision record; plain JSON data.
  * - `wait`: not due; `reschedule` when the persisted slot lies beyond the spec's next slot (clock moved back);
  * - `fire`: exactly one slot due → one `timer` wake keyed by `scheduledAt`;
  * - `catchup`: several slots due → ONE `recoveryCatchup` wake keyed by `scheduledAt` (= `lastMissedAt`);

@@ -1,5 +1,5 @@
 /**
- * Typed notification tokens (SPEC §4, seed 000 "Notification token representation contract").
+ * Typed notification tokens (seed 000 "Notification token representation contract").
  *
  * A token is `{tokenClass, tokenNamespace?, tokenValue}`; the namespace is present iff the class
  * is `subtypeToken`. `tokenKey` is the canonical identity used for dedupe, the subscription index
@@ -21,7 +21,7 @@ export type TokenClass = (typeof TOKEN_CLASSES)[number];
 /** Length limits keep index rows and batch envelopes bounded; values are ids and short names. */
 export const TOKEN_LIMITS = { namespaceMaxLength: 128, valueMaxLength: 512 } as const;
 
-/** Semantic keys emitted by journal writes and agent mutations (SPEC §4). */
+/** Semantic keys emitted by journal writes and agent mutations. */
 export const SemanticKeys = {
   TASK: "TASK",
   CHECKLIST: "CHECKLIST",

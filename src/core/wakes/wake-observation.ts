@@ -1,6 +1,5 @@
 /**
- * What a subscription wake tells the agent (SPEC §4 subscriptions, §5 category scope, §6
- * NEED_TO_KNOW): a one-line `summary` and structured `data` = the batch's tokens, the changed
+ * What a subscription wake tells the agent (after the NEED_TO_KNOW projection): a one-line `summary` and structured `data` = the batch's tokens, the changed
  * entities projected for this agent, and the external payload if any.
  *
  * Projection is deny-by-default on category scope (seed 000: `allowedCategoryIds` is a strict

@@ -1,5 +1,5 @@
 /**
- * Webhook sources (SPEC §4 "Inbound webhooks" (b)): how a verified delivery is read and turned into
+ * Webhook sources: how a verified delivery is read and turned into
  * typed tokens, and which id identifies it per signature scheme.
  *
  * Token mapping language (validated when the source is created):

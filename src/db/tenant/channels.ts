@@ -32,7 +32,7 @@ export const tenantEvents = sqliteTable("tenant_events", {
  */
 export type TenantStreamItem = [type: string, agentSeq: number | null, runKey: string | null, createdAt: string, data: Record<string, unknown>];
 
-/** Outbound webhook endpoints (SPEC §9); the signing secret is sealed with secret-box and shown once. */
+/** Outbound webhook endpoints; the signing secret is sealed with secret-box and shown once. */
 export const webhookEndpoints = sqliteTable("webhook_endpoints", {
   id: text("id").primaryKey(),
   url: text("url").notNull(),

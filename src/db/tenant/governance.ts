@@ -20,7 +20,7 @@ export const decisions = sqliteTable(
   (table) => [index("decisions_status_created").on(table.status, table.createdAt), index("decisions_agent").on(table.agentId)],
 );
 
-/** Every version of the tenant's governance policy (SPEC §5–§6); the highest `version` is current. Never updated in place. */
+/** Every version of the tenant's governance policy; the highest `version` is current. Never updated in place. */
 export const policy = sqliteTable("policy", {
   version: integer("version").primaryKey(),
   body: text("body", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
@@ -53,7 +53,7 @@ export const providerConsents = sqliteTable(
 );
 
 /**
- * Brakes / kill switches (helper "brakes", SPEC §5): never deleted, released by setting `releasedAtMs`.
+ * Brakes / kill switches (helper "brakes"): never deleted, released by setting `releasedAtMs`.
  * `body` is the core `Brake`; the columns beside it serve lookups (active set, timer releases).
  */
 export const brakes = sqliteTable(

@@ -222,7 +222,7 @@ export class AgentDO extends AgentBase<Env> {
     return this.parts.sagas.recover();
   }
 
-  // ── Delegation (SPEC §3) ───────────────────────────────────────────────────────────────────────
+  // ── Delegation ───────────────────────────────────────────────────────────────────────
   /** Creates this agent as a spawned child (idempotent per spawn operation) and enqueues its delegated wake; arms the lineage TTL. */
   async createChildAgent(tenantId: string, agentId: string, body: CreateAgentBody, lineage: AgentLineage, wake: ChildWake): Promise<Result<{ agent: Agent }>> {
     return this.parts.delegation.createChild(tenantId, agentId, body, lineage, wake);
@@ -233,7 +233,7 @@ export class AgentDO extends AgentBase<Env> {
     return this.parts.delegation.receiveReport(report);
   }
 
-  // ── Memory: reports, slots, recall, export, compaction (SPEC §7) ──────────────────────────────
+  // ── Memory: reports, slots, recall, export, compaction ──────────────────────────────
   listReports(query: ListReportsQuery): Result<Page<Report>> {
     return this.hiddenAgent() ?? this.parts.reports.list(query);
   }
@@ -243,7 +243,7 @@ export class AgentDO extends AgentBase<Env> {
     return this.hiddenAgent() ?? this.parts.reports.headOf(scope, this.seams.clock(nowMs));
   }
 
-  /** Slots with versions, and message/summary counts (SPEC §7). */
+  /** Slots with versions, and message/summary counts. */
   getMemory(): Result<{ memory: MemoryView }> {
     return this.hiddenAgent() ?? readMemory(this.parts.db, this.parts.profile);
   }

@@ -121,7 +121,7 @@ export class TenantDO extends DurableObject<Env> {
   hasAgent(agentId: string): boolean {
     return this.parts.directory.has(agentId);
   }
-  /** An agent was erased (SPEC §7): the tenant forgets its directory entry and agent-keyed rows, and audits it. */
+  /** An agent was erased: the tenant forgets its directory entry and agent-keyed rows, and audits it. */
   recordAgentErased(receipt: { agentId: string; reason: string; rows: Record<string, number> }): void {
     this.parts.erasure.agentErased(receipt);
   }
@@ -130,7 +130,7 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.erasure.eraseTenant(actor);
   }
 
-  // ── Journal (SPEC §1): every write records one notification batch, then dispatches ─────────────
+  // ── Journal: every write records one notification batch, then dispatches ─────────────
   /** `keyedId`: the id an API create under an Idempotency-Key derives; a record already holding it is the answer. */
   journalCreate(type: JournalType, input: unknown, meta?: JournalWriteMeta, keyedId?: string): Promise<JournalResult> {
     return this.parts.journal.create(type, input, meta, keyedId);
@@ -219,7 +219,7 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.alertness.receiveWebhook(delivery);
   }
 
-  // ── Governance (SPEC §3, §5–§6): policy, providers, the inference grant, brakes, audit ─────────
+  // ── Governance: policy, providers, the inference grant, brakes, audit ─────────
   /** The current governance policy (version 0 = the empty default). */
   getPolicy(): Policy {
     return this.parts.governance.policy();
@@ -335,7 +335,7 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.approvals.wakeSagas(this.parts.decisions.cancelApprovals(agentId, operationIds));
   }
 
-  // ── Channels (SPEC §7–§9): the tenant event stream, outbound webhooks, metrics ─────────────────
+  // ── Channels: the tenant event stream, outbound webhooks, metrics ─────────────────
   /** `GET /v1/events/stream` body: replay after `after`, then live; `agentIds` narrows it (widget tokens). */
   openTenantEvents(after: number, agentIds: string[] | null): Result<{ stream: ReadableStream<Uint8Array> }> {
     return this.parts.openTenantEvents(after, agentIds);

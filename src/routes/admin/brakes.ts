@@ -10,7 +10,7 @@ import { listRoute } from "../list-route";
 import { adminForbidden, IdempotencyHeader, json, jsonBody, problems, security } from "../openapi-helpers";
 
 /**
- * Brakes / kill switches (SPEC §5): engaging and releasing need an admin API key; any API key with
+ * Brakes / kill switches: engaging and releasing need an admin API key; any API key with
  * agents:read may list them. Widget tokens never reach them.
  */
 export const brakeRoutes = createRouter();

@@ -5,7 +5,7 @@ import { createRouter } from "../../http/app";
 import { SessionParams, SessionView } from "../../schema/agents/sessions";
 import { json, problems, security } from "../openapi-helpers";
 
-/** Interactive sessions (SPEC §3): explicit close (the inactivity TTL closes them too; src/objects/agent/sessions.ts). */
+/** Interactive sessions: explicit close (the inactivity TTL closes them too; src/objects/agent/sessions.ts). */
 export const sessionRoutes = createRouter();
 
 sessionRoutes.openapi(

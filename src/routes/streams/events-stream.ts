@@ -7,7 +7,7 @@ import { problems, security } from "../openapi-helpers";
 import { guardStream } from "../../http/stream-guard";
 import { asMessageEvents, sseResponse, StreamFormat } from "./sse";
 
-/** GET /v1/events/stream: the tenant-wide event log as SSE (SPEC §8). */
+/** GET /v1/events/stream: the tenant-wide event log as SSE. */
 export const eventStreamRoutes = createRouter();
 
 eventStreamRoutes.openapi(

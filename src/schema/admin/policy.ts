@@ -43,7 +43,7 @@ export const TrustPolicy = z
   .refine((trust) => (trust.overrides.floorScore ?? 10) <= (trust.overrides.ceilingScore ?? 100), { message: "floorScore must be <= ceilingScore", path: ["overrides", "floorScore"] });
 
 /**
- * The tenant's own identity provider for widget users (SPEC §2): tokens signed RS256/ES256 by a key
+ * The tenant's own identity provider for widget users: tokens signed RS256/ES256 by a key
  * in `jwksUrl`'s key set, with this `issuer` and `audience`, carrying `tid` (this tenant's id) and
  * `sub`. Its users may reach `agentIds` (narrowed further by an `agents` claim, if the token has
  * one) with `scopes`. The JWKS host joins the tenant's egress allowlist; the key set is fetched
@@ -61,7 +61,7 @@ export const IdentityProvider = z
   .strict()
   .openapi("IdentityProvider");
 export type IdentityProvider = z.infer<typeof IdentityProvider>;
-/** One registered extension slot key (SPEC §7): the value's JSON Schema (2020-12, checked on PUT) and its size cap. */
+/** One registered extension slot key: the value's JSON Schema (2020-12, checked on PUT) and its size cap. */
 export const ExtensionSlotRegistration = z
   .object({
     schema: z.record(z.string(), z.unknown()).openapi({ description: "JSON Schema (2020-12) the key's value must satisfy; local $refs only" }),
@@ -75,14 +75,14 @@ export const ExtensionSlotRegistration = z
   .strict()
   .openapi("ExtensionSlotRegistration");
 
-/** Interactive sessions (SPEC §3): the inactivity TTL after which an open session closes (`session.closed`). */
+/** Interactive sessions: the inactivity TTL after which an open session closes (`session.closed`). */
 export const SessionPolicy = z
   .object({ idleTtlSeconds: z.number().int().min(60).max(30 * 86_400).optional().openapi({ description: "overrides the deployment default (src/config.ts sessions.idleTtlSeconds)" }) })
   .strict()
   .openapi("SessionPolicy");
 
 /**
- * OpenTelemetry export (SPEC §12, issue 15): each finished run's trace goes to this OTLP/HTTP traces
+ * OpenTelemetry export (issue 15): each finished run's trace goes to this OTLP/HTTP traces
  * endpoint (JSON encoding), off the run's path. Its host joins the tenant's egress allowlist. Headers
  * (a collector's API key) come from a provider secret stored with `provider: "otlp"` whose value is
  * `key=value` pairs separated by commas (the OTEL_EXPORTER_OTLP_HEADERS format); they are never echoed.
@@ -97,7 +97,7 @@ export const TelemetryPolicy = z
   .openapi("TelemetryPolicy");
 export type TelemetryPolicy = z.infer<typeof TelemetryPolicy>;
 
-/** The tenant's governance policy (SPEC §5–§6); `version` increments on every PUT. */
+/** The tenant's governance policy; `version` increments on every PUT. */
 export const PolicyBody = z
   .object({
     providers: z.array(ProviderEndpoint).max(20).default([]),

@@ -1,5 +1,5 @@
 /**
- * `GET|POST /v1/tools`, `DELETE /v1/tools/:id` (SPEC §5 "Tenant HTTP tools"). A tenant tool is
+ * `GET|POST /v1/tools`, `DELETE /v1/tools/:id`. A tenant tool is
  * called by agents as `http:<name>`: a signed JSON request to its URL. The listing carries every
  * built-in tool's descriptor and the tenant's tools in the same descriptor shape.
  */

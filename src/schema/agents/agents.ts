@@ -32,7 +32,7 @@ export const DoubleTextingSchema = z.enum(DOUBLE_TEXTING_POLICIES).openapi({
 /** Seed 002 control modes; decide which tool calls escalate to a human. */
 export const ControlModeSchema = z.enum(CONTROL_MODES);
 
-/** Lineage of a spawned child (SPEC §3 delegation); null for top-level agents. */
+/** Lineage of a spawned child; null for top-level agents. */
 export const AgentLineage = z.object({
   parentId: z.string(),
   rootId: z.string(),

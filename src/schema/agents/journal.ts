@@ -1,5 +1,5 @@
 /**
- * The journal domain's shapes (SPEC §3 "journal domain", seed 000 §4.2): one create, patch and
+ * The journal domain's shapes (seed 000 §4.2): one create, patch and
  * record schema per kind. Create and patch bodies are strict; every message names its field.
  * A record is `{id, type, categoryId, version, createdAt, updatedAt, ...fields}` (`deletedAt` only
  * on the tombstone a DELETE answers with). Patches carry the `version` they were read at; `null`

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { AgentIdParam, IsoTimestamp, ResourceId } from "../common";
 
-/** An interactive session (SPEC §3): open until closed explicitly or by its inactivity TTL; a new turn reopens it. */
+/** An interactive session: open until closed explicitly or by its inactivity TTL; a new turn reopens it. */
 export const SessionView = z
   .object({
     sessionId: z.string(),

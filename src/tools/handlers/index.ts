@@ -1,5 +1,5 @@
 /**
- * The TenantDO-side handler of every journal tool in the registry (SPEC §5, seed 000 §4.2). The
+ * The TenantDO-side handler of every journal tool in the registry (seed 000 §4.2). The
  * agent-side tools (memory, reports, questions, sleep) run in the AgentDO and have no entry here.
  */
 import type { ToolRegistry } from "../registry";

@@ -1,4 +1,4 @@
-/** The agent's own outputs and lifecycle: reports (SPEC §7), questions to people (§5), sleep (§3). */
+/** The agent's own outputs and lifecycle: reports, questions to people, sleep. */
 import { z } from "zod";
 import { REPORT_SCOPES } from "../../core/memory/reports";
 import { defineFamily } from "./types";

@@ -1,4 +1,4 @@
-/** Delegation (SPEC §3, seed 000 Phase -1B `SpawnRequest`, holon `SpawnAgent`): bounded child agents. */
+/** Delegation (seed 000 Phase -1B `SpawnRequest`, holon `SpawnAgent`): bounded child agents. */
 import { z } from "zod";
 import { config } from "../../config";
 import { ON_COMPLETE_STRATEGIES } from "../../core/governance/spawn-admission";

@@ -1,5 +1,5 @@
 /**
- * The built-in tool registry (SPEC §5, seed 000 §4.1): every tool declared once, in one file per
+ * The built-in tool registry (seed 000 §4.1): every tool declared once, in one file per
  * group. `tools/contract-spec.yaml` mirrors it; `test/unit/contract-spec.test.ts` keeps them equal.
  */
 import { agentTools } from "./agent";

@@ -1,4 +1,4 @@
-/** Memory tools (SPEC §7): recall over the agent's own history, and its core memory slots. */
+/** Memory tools: recall over the agent's own history, and its core memory slots. */
 import { z } from "zod";
 import { SLOT_KEYS } from "../../core/memory/slots";
 import { defineFamily, READ_ONLY } from "./types";

@@ -1,5 +1,5 @@
 /**
- * What a tool declaration is (seed 000 §4.1.1 `AgentToolContractSpec`, SPEC §5): one record per
+ * What a tool declaration is (seed 000 §4.1.1 `AgentToolContractSpec`): one record per
  * tool, the single source the executor, the contract spec, the capability gate and `GET /v1/tools`
  * read from. The enums here are mirrored by `tools/contract-spec.schema.json` (a test keeps them equal).
  */

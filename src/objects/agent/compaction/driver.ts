@@ -12,7 +12,7 @@ export interface CompactionDriverDeps {
 export class CompactionDriver {
   constructor(private readonly deps: CompactionDriverDeps) {}
 
-  /** "Maybe compact" (SPEC §3): plans and works off compaction jobs on a macrotask, never on the reply path. */
+  /** "Maybe compact": plans and works off compaction jobs on a macrotask, never on the reply path. */
   maybeCompact(threadId: string | null): void {
     const { compaction } = this.deps;
     inBackground(this.deps.waitUntil, () => {

@@ -16,7 +16,7 @@ export interface DelegationDeps {
   tenantId(): string;
 }
 
-/** Delegation (SPEC §3) as RPC sees it: this agent created as a child, its TTL, and — as a parent — its children's reports. */
+/** Delegation as RPC sees it: this agent created as a child, its TTL, and — as a parent — its children's reports. */
 export class Delegation {
   constructor(private readonly deps: DelegationDeps) {}
 

@@ -38,7 +38,7 @@ export interface ErasureDeps {
 }
 
 /**
- * Erasure (SPEC §7 "delete an agent for real"): a destroyed agent keeps its soft-deleted history for
+ * Erasure: a destroyed agent keeps its soft-deleted history for
  * `config.erasure.softDeleteSeconds`, then every row of its SQLite is deleted (`deleteAll`, after the
  * alarm is cancelled) and the tenant drops its directory entry and agent-linked rows and audits it.
  */

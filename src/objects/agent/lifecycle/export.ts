@@ -31,12 +31,12 @@ const SECTIONS: Section[] = [
   { name: "schedulerDecisions", table: schema.schedulerDecisions, key: schema.schedulerDecisions.seq },
   { name: "reports", table: schema.reports, key: schema.reports.id },
   { name: "reportHeads", table: schema.reportHeads, key: schema.reportHeads.scope },
-  // Memory (SPEC §7): summary span links, compaction jobs, per-thread pointers, diagnostics.
+  // Memory: summary span links, compaction jobs, per-thread pointers, diagnostics.
   { name: "summaries", table: schema.summaries, key: schema.summaries.messageId },
   { name: "compactionJobs", table: schema.compactionJobs, key: schema.compactionJobs.id },
   { name: "threadMemory", table: schema.threadMemory, key: schema.threadMemory.threadId },
   { name: "memoryDiagnostics", table: schema.memoryDiagnostics, key: schema.memoryDiagnostics.seq },
-  // Interactive sessions (SPEC §3): open/closed, last activity, inactivity deadline.
+  // Interactive sessions: open/closed, last activity, inactivity deadline.
   { name: "sessions", table: schema.sessions, key: schema.sessions.sessionId },
 ];
 

@@ -57,7 +57,7 @@ export class AgentProfile {
     return row ? toState(row) : null;
   }
 
-  /** `lineage`: set only for a spawned child (SPEC §3 delegation), never through the public API. */
+  /** `lineage`: set only for a spawned child, never through the public API. */
   create(tenantId: string, agentId: string, body: CreateAgentBody, lineage: AgentLineage | null = null): Result<{ agent: Agent }> {
     if (this.get()) return failure("conflict", `agent ${agentId} already exists`);
     const now = nowIso();

@@ -39,7 +39,7 @@ export interface RunContext {
 }
 
 /**
- * Reads the bounded windows of SPEC §7 — slots, the latest report head, the newest cold and warm
+ * Reads the bounded memory windows — slots, the latest report head, the newest cold and warm
  * summaries, the active thread's raw messages after its compaction pointer — and assembles them
  * under the token budget. Every query has a LIMIT on an index, so the cost is flat in history length.
  */

@@ -30,13 +30,13 @@ export interface RunGovernorDeps {
   usage: UsageStore;
   trace: RunTrace;
   governanceFor(agent: { agentId: string; kind: string }): Promise<Governance>;
-  /** Calls per minute per (agent, tool) when the policy names none (SPEC §2 default 60). */
+  /** Calls per minute per (agent, tool) when the policy names none (default 60). */
   defaultToolRatePerMinute: number;
   now?: () => number;
 }
 
 /**
- * The agent's side of brakes, budgets, tool quotas and tool rate limits (SPEC §3, §5). It asks the
+ * The agent's side of brakes, budgets, tool quotas and tool rate limits. It asks the
  * TenantDO for the brakes and policy in force at run start, at every step boundary and before every
  * tool call, counts usage per tenant-local day in the agent's SQLite, and writes a `policy` trace
  * entry for every refusal. The rules are in src/core/governance/run-governance.ts.

@@ -50,7 +50,7 @@ export interface RunLoopDeps {
   runSettled?(runKey: string, parked: boolean): void;
   /** Called once per terminal run, after its row is final (a child reports its delegated run to its parent). */
   runEnded?(run: Run): void;
-  /** Memory (SPEC §7): the run's context — slots, report, summaries, hot messages — token-bounded (src/objects/agent/context.ts). */
+  /** Memory: the run's context — slots, report, summaries, hot messages — token-bounded (src/objects/agent/context.ts). */
   memoryContext?(threadId: string, runKey: string): import("ai").ModelMessage[];
   /** "Maybe compact" after a completed run; schedules work off the reply path (src/objects/agent/compaction.ts). */
   afterRun?(threadId: string): void;

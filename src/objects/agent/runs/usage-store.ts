@@ -15,7 +15,7 @@ const INCREMENT = (db: AgentDb) =>
     .prepare();
 
 /**
- * One agent's daily usage counters (SPEC §5 budgets) in its own SQLite: a row per (tenant-local day,
+ * One agent's daily usage counters in its own SQLite: a row per (tenant-local day,
  * dimension, subject), incremented in place, so a day's window is one indexed read however many runs it saw.
  */
 export class UsageStore {

@@ -55,7 +55,7 @@ type Wake = Pick<WakeJob, "runKey" | "reason" | "threadId" | "authority" | "inpu
 const CreateTimerInput = TimerCatchup.extend({ name: z.string().trim().min(1).max(120).optional(), spec: z.unknown() });
 
 /**
- * The agent's timers (SPEC §4): create/list/delete/trigger, and the tick that turns due slots into
+ * The agent's timers: create/list/delete/trigger, and the tick that turns due slots into
  * wakes. Each due timer is decided by the core (`planDueTimer`); the decision, its wake and the
  * advanced `nextRunAt` are written in one transaction. One Agents SDK schedule tracks the earliest
  * `nextRunAt` (see TimerAlarm).

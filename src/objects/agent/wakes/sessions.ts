@@ -37,7 +37,7 @@ export interface SessionsDeps {
 }
 
 /**
- * Interactive sessions (SPEC §3): a session opens with its first user turn; every turn pushes its
+ * Interactive sessions: a session opens with its first user turn; every turn pushes its
  * inactivity deadline (`expiresAtMs`) out by the TTL in force. It closes explicitly
  * (`POST …/sessions/:sid/close`, idempotent) or when the deadline passes: one SDK schedule row
  * (`onSessionExpiry`) sits at the earliest open deadline and closes due sessions in bounded batches.

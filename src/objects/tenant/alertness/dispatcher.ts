@@ -41,7 +41,7 @@ export type BatchDispatch =
   | { status: "cascade_limited"; logicalChangeKey: string; cascadeDepth: number };
 
 /**
- * Subscription dispatch for one tenant (SPEC §4, seed 000 `onNotifications`): for each pending
+ * Subscription dispatch for one tenant (seed 000 `onNotifications`): for each pending
  * notification batch, prefilter candidates through the token index (one indexed lookup per
  * distinct batch token), fetch only the batch's `entityId` entities, evaluate with the core
  * matcher, and queue one wake per match on WAKE_QUEUE. The batch is marked dispatched only after

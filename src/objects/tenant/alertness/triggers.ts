@@ -62,7 +62,7 @@ export class ExternalTriggers {
     if (!row || !matches || row.status !== "active") return failure("unauthorized", UNAUTHORIZED);
     const lifecycle = this.lifecycle(row.agentId);
     if (lifecycle === null || lifecycle === "destroyed") return failure("agent_destroyed", "the agent this trigger wakes is destroyed");
-    // SPEC §3: ingress to a paused agent is refused with resume guidance, so the sender can retry later.
+    // Ingress to a paused agent is refused with resume guidance, so the sender can retry later.
     if (lifecycle === "dormant" || lifecycle === "created") return failure("agent_dormant", "the agent is paused; resume it (POST /v1/agents/{id}/resume) and redeliver");
     if (deliveryId === null) return { ok: true, agentId: row.agentId, logicalChangeKey: null };
     const key = logicalChangeKey([changeUnitKey(changeUnits.webhook(triggerId, deliveryId))]);

@@ -30,7 +30,7 @@ export interface OutboundDeps {
 const QUEUE_BATCH = 100;
 
 /**
- * Outbound webhook deliveries (SPEC §9): matched against the tenant event log, one row per
+ * Outbound webhook deliveries: matched against the tenant event log, one row per
  * (endpoint, event) with the exact body bytes, sent through OUTBOUND_QUEUE, and settled by the
  * attempts the consumer reports: `delivered`, retried with backoff, or `dead` after the limit.
  */

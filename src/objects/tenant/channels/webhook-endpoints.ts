@@ -24,7 +24,7 @@ export interface EndpointTarget {
 }
 
 /**
- * The tenant's outbound webhook endpoints (SPEC §9). The signing secret is sealed with secret-box
+ * The tenant's outbound webhook endpoints. The signing secret is sealed with secret-box
  * (AES-256-GCM, bound to the endpoint id) and appears in the creation answer only. URLs must be
  * https to public hosts when deployed; under `npm start` (local mode) also plain http to loopback and
  * private addresses (src/core/egress/egress.ts).

@@ -17,7 +17,7 @@ export interface TenantErasuresDeps {
   forgetRows(): void;
 }
 
-/** SPEC §7: forgetting one erased agent, and erasing the whole tenant (the record survives in the operator audit object). */
+/** Forgetting one erased agent, and erasing the whole tenant (the record survives in the operator audit object). */
 export class TenantErasures {
   constructor(private readonly deps: TenantErasuresDeps) {}
 

@@ -35,7 +35,7 @@ export interface TenantBrakesDeps {
 export const BRAKE_DECISION_KIND = "brake_release";
 
 /**
- * The tenant's brakes (SPEC §5, seed 002 "Emergency Brake"): engage, list, release (manual, timer,
+ * The tenant's brakes (seed 002 "Emergency Brake"): engage, list, release (manual, timer,
  * decision), and the active set an agent consults at run start, at every step boundary and before
  * each tool call. Rows are never deleted; a timer brake is inactive from `releaseAt` on whether or
  * not the release sweep has recorded it yet, so consulting never depends on the alarm having fired.

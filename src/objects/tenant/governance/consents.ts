@@ -1,5 +1,5 @@
 /**
- * Privacy receipts (SPEC §6): one per (provider endpoint, model, provider policyVersion). A consent
+ * Privacy receipts: one per (provider endpoint, model, provider policyVersion). A consent
  * must name what the tenant policy currently configures — the endpoint, one of its models and its
  * current policyVersion — so a receipt is always for the terms actually in force. When an endpoint's
  * policyVersion changes, its old receipts stop matching and the gate asks again.

@@ -1,5 +1,5 @@
 /**
- * The tenant's governance surface (SPEC §5–§6) behind the TenantDO's RPC methods: policy versions,
+ * The tenant's governance surface behind the TenantDO's RPC methods: policy versions,
  * provider secrets, privacy receipts, the inference grant and the egress allowlist. Every change
  * and every denial lands in the audit log; no audit detail ever holds key material.
  */

@@ -1,5 +1,5 @@
 /**
- * The tenant half of the inference gate (SPEC §6): policy checks in spec order (`gateInference`),
+ * The tenant half of the inference gate: policy checks in spec order (`gateInference`),
  * then the provider secret. Every denial is audited (agent, model id, code — never key material);
  * a grant is not, since it happens on every model call. The grant carries the decrypted key to the
  * tenant's own agent and must never be persisted or logged there.

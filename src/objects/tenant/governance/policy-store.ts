@@ -1,5 +1,5 @@
 /**
- * The tenant's governance policy (SPEC §5–§6), kept as an append-only list of versions: a PUT
+ * The tenant's governance policy, kept as an append-only list of versions: a PUT
  * validates the whole body (zod at the edge, `checkPolicy` here) and appends version n+1; the
  * highest version is current; version 0 is the empty default. A PUT whose body equals the current
  * one appends nothing, so retrying a PUT is harmless.

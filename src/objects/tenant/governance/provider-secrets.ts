@@ -1,5 +1,5 @@
 /**
- * Provider API keys (SPEC §6 "Secrets"): sealed with secret-box under the `providerSecret` purpose
+ * Provider API keys: sealed with secret-box under the `providerSecret` purpose
  * and bound to their row id, referenced from policy endpoints by `secretRefId`. The plaintext
  * exists only in the create request and in an inference grant handed to the tenant's own agent;
  * nothing here returns, logs or hashes it. Revoking wipes the ciphertext, so a revoked key cannot

@@ -37,7 +37,7 @@ class Rollback {
 }
 
 /**
- * The tenant's journal: the source-of-truth records (SPEC §1), kept apart from agents' stores.
+ * The tenant's journal: the source-of-truth records, kept apart from agents' stores.
  * Each write is one transaction holding the record, any cascaded descendants, their change units
  * and one notification batch; matching and queueing run after commit (`afterCommit`). Several
  * writes that form one change (a tool call) share a transaction and one batch through `transact`.

@@ -1,5 +1,5 @@
 /**
- * The notification tokens of one journal write (SPEC §4, seed 000 "Subscription token strategy").
+ * The notification tokens of one journal write (seed 000 "Subscription token strategy").
  * Pure: the same write always yields the same token set.
  *
  * - semanticKey: the kind key of every written record (TASK, CHECKLIST — also for checklist items —

@@ -1,5 +1,5 @@
 /**
- * Saga phase 1 for journal tools, and direct reads (SPEC §5, seed 000 §4.4, §4.6). One call:
+ * Saga phase 1 for journal tools, and direct reads (seed 000 §4.4, §4.6). One call:
  * validate the arguments with the registry's input schema → run the handler under the caller's
  * category scope → check its output against the registry's output schema → answer an envelope.
  *

@@ -1,5 +1,5 @@
 /**
- * The tenant's HTTP tools (SPEC §5 "Tenant HTTP tools", §6 egress). Registration checks the input
+ * The tenant's HTTP tools. Registration checks the input
  * schema and the URL, and seals a fresh signing secret with secret-box (bound to the tool id); the
  * secret leaves only in the registration answer. A call (`http:<name>`) validates its arguments
  * against the stored schema, sends one signed request (`src/tools/http-call.ts`), and records the
