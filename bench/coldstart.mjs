@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Cold-start probe (issue 12 §7): where a fan-out wave's time goes. Starts its own wrangler dev (bench/lib/server.mjs),
+// Cold-start probe: where a fan-out wave's time goes. Starts its own wrangler dev (bench/lib/server.mjs),
 // creates one tenant with N agents each holding one matching subscription, lets them go idle (so each wake starts an
 // evicted object, as in the alertness bench), then takes a CPU profile of the workerd isolate over the wave through
 // its inspector (Chrome DevTools protocol: Profiler.start/stop) while one journal write wakes all N. Prints wakes/s
@@ -49,7 +49,7 @@ function groupCpu(groupId) {
 }
 
 /**
- * Where a cold wake's JavaScript goes, per part (issue 12 §7, session 10): each sample is charged to exactly one part —
+ * Where a cold wake's JavaScript goes, per part: each sample is charged to exactly one part —
  * the innermost frame on its stack that names one (so the parts add up to the JavaScript time); samples under none
  * of ours but inside the Agents SDK are its own per-call work. Names are the bundle's function names.
  */
@@ -58,7 +58,7 @@ const PARTS = [
   ["AgentDO constructor: our wiring (statement preparation)", "AgentWiring", "src/objects/agent/wiring.ts"],
   ["AgentDO constructor: Agents SDK and the rest", "AgentDO", "src/objects/agent/agent-do.ts"],
   ["onStart hooks (recovery checks, first SQL)", "runHooks", "src/objects/shared/hooks.ts"],
-  ["deliverWake (admission, inbox write; the run drains inline since session 13 and is charged to the run)", "deliverWake", "src/objects/agent/agent-do.ts"],
+  ["deliverWake (admission, inbox write; the run drains inline and is charged to the run)", "deliverWake", "src/objects/agent/agent-do.ts"],
   ["the run (run loop, model stream, memory)", "process", "src/objects/agent/runs/run-loop.ts"],
   ["agent: forwarder (report to the tenant)", "flushAll", "src/objects/agent/events/forwarder.ts"],
   ["agent: compaction after the run", "", "src/objects/agent/compaction/driver.ts"],

@@ -135,7 +135,7 @@ export async function runHistoryBench({ client, log, params: overrides = {} }) {
     `${fmt(p.perOpMicros.median / small.perOpMicros.median, 2)}×`,
     `${fmt(p.pairedRatioVsSmallest, 2)}×`,
   ]);
-  // Breakdown (issue 12 §8 "profile first"): each part timed alone the same way, on the smallest
+  // Breakdown: each part timed alone the same way, on the smallest
   // size's thread; append last, since it grows the thread (and leaves its new messages uncompacted).
   const breakdown = {};
   for (const part of ["plan", "assemble", "append"]) {

@@ -1,4 +1,4 @@
-// (issue 12) The lean hot path, measured side by side in one run:
+// The lean hot path, measured side by side in one run:
 //  - streaming turn (POST …/messages, Accept: text/event-stream, until its run.completed frame) vs an
 //    empty Worker request (GET /healthz), interleaved;
 //  - the same streaming turn on an agent with 100 events vs one with 100 000 events, interleaved;
@@ -70,7 +70,7 @@ const statementsPerTurn = (before, after, turns) => (typeof before.statements ==
 const sumRows = (rows) => Object.values(rows).reduce((a, b) => a + b, 0);
 
 /**
- * Tables that are pruned (issue 12 §5: src/objects/agent/events/retention.ts, src/objects/tenant/retention.ts). In steady
+ * Tables that are pruned (src/objects/agent/events/retention.ts, src/objects/tenant/retention.ts). In steady
  * state, past their window, they are deleted as fast as turns write them, so what a turn *keeps* is the rest: history
  * (messages and their index, runs and their traces, summaries, audit, reports).
  */

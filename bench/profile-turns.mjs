@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Hot-path probe (issue 12 §8): where a warm streaming turn's and an append + assemble op's JavaScript goes. Starts
+// Hot-path probe: where a warm streaming turn's and an append + assemble op's JavaScript goes. Starts
 // its own wrangler dev (bench/lib/server.mjs), warms one agent up, then takes a CPU profile of the workerd isolate
 // (bench/lib/profiler.mjs) over N streaming turns (POST /v1/agents/:id/messages, Accept: text/event-stream, read to
 // the end of the stream), and another over the history bench's `appendAndAssemble` op on a 100-message thread.

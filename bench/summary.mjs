@@ -38,8 +38,8 @@ export function summaryRows(results) {
     rows.push({ measure: "rows stored per chat turn (agent + tenant)", value: t.agentRows + t.tenantRows, display: `${fmt(t.agentRows + t.tenantRows, 1)} (agent ${fmt(t.agentRows, 1)}, tenant ${fmt(t.tenantRows, 1)})`, goal: "", verdict: "info" });
     if (t.agentStatements !== null && t.agentStatements !== undefined) rows.push({ measure: "SQL statements per chat turn (agent + tenant)", value: t.agentStatements + t.tenantStatements, display: `${fmt(t.agentStatements + t.tenantStatements, 1)} (agent ${fmt(t.agentStatements, 1)}, tenant ${fmt(t.tenantStatements, 1)})`, goal: "", verdict: "info" });
     if (t.commitsByKind) rows.push({ measure: "storage commits (fsyncs) per chat turn", value: Object.values(t.commitsByKind).reduce((a, b) => a + b, 0), display: Object.entries(t.commitsByKind).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", "), goal: "", verdict: "info" });
-    // The turn's own calls are judged; the credential cache's refresh (`authenticate`, one per ≤ 30 s TTL per isolate,
-    // issue 12 §1) is shown beside them, since it comes with the clock, not with the turn.
+    // The turn's own calls are judged; the credential cache's refresh (`authenticate`, one per ≤ 30 s TTL per
+    // isolate) is shown beside them, since it comes with the clock, not with the turn.
     const auth = (byMethod) => byMethod?.authenticate ?? 0;
     const chatTurn = c.perChatTurn === null ? null : c.perChatTurn - auth(c.chatByMethod);
     const toolCall = c.perToolCall === null ? null : c.perToolCall - auth(c.toolTurnByMethod);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The import rules of the tree (issue 11 points 2 and 5), checked over the TypeScript sources:
+// The import rules of the tree, checked over the TypeScript sources:
 // - no runtime import cycle between files under src/ (an `import type`, or an import whose every
 //   name is `type`, is erased at build time and does not count; nor does a dynamic `import()`,
 //   which runs after every module has been evaluated);

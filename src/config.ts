@@ -4,7 +4,7 @@ export const config = {
   defaultScopes: ["agents:read", "agents:write", "journal:read", "journal:write", "admin"] as const,
   jwt: { issuer: "vigil", audience: "vigil-widget", maxTtlSeconds: 3600, defaultTtlSeconds: 900 },
   /**
-   * Credentials verified in the Worker (issue 12 §1): a per-isolate cache keyed by the API key's hash (and the
+   * Credentials verified in the Worker: a per-isolate cache keyed by the API key's hash (and the
    * tenant's existence, for widget tokens) for at most `cacheTtlMs`; a key revoked elsewhere stops working within it.
    */
   /** negativeTtlMs: how long a refused credential or an unknown tenant is answered from the Worker alone. */
@@ -48,7 +48,7 @@ export const config = {
    */
   idempotency: { retentionHours: 24, leaseSeconds: 60 },
   /**
-   * Every table that grows with use has a bound (issue 12 §5; tenant policy `retention` overrides field by field).
+   * Every table that grows with use has a bound (tenant policy `retention` overrides field by field).
    * Pruning runs on alarms, at most `batchRows` rows per table per pass (a pass that hits it continues soon after),
    * every `intervalSeconds` while there is anything to prune. History (messages, summaries, runs, audit, reports) is kept.
    */
@@ -74,7 +74,7 @@ export const config = {
    */
   egress: { maxRedirects: 3 },
   /**
-   * OpenTelemetry export (issue 15): one OTLP/HTTP request per finished run, sent after the run ended;
+   * OpenTelemetry export: one OTLP/HTTP request per finished run, sent after the run ended;
    * attempts in all (429/502/503/504 and transport errors are retried after backoffMs·2^(n-1)), per-attempt
    * timeout, spans per run (the rest are dropped and counted), characters of one opted-in body attribute,
    * and how long an agent reuses the tenant's export target before asking again.
@@ -83,7 +83,7 @@ export const config = {
   jwks: { timeoutMs: 5_000, cacheMaxAgeMs: 600_000, cooldownMs: 30_000, settingsTtlMs: 30_000 },
   tenantTools: { timeoutMs: 10_000, maxResponseBytes: 65_536, maxPerTenant: 100, maxInputSchemaBytes: 32_768 },
   /**
-   * Remote MCP servers (issue 15.1): servers per tenant, tools kept per server, the tool-list cache's
+   * Remote MCP servers: servers per tenant, tools kept per server, the tool-list cache's
    * TTL (a `notifications/tools/list_changed` marks it stale sooner), per-request timeouts, and the
    * largest call result kept (it becomes the toolResult the model reads).
    */
@@ -110,7 +110,7 @@ export const config = {
    */
   sessions: { idleTtlSeconds: 1_800, expiryBatch: 100 },
   /**
-   * The tenant snapshot an agent keeps (issue 12 §2): policy, brakes, budgets' limits and HTTP tools. The tenant
+   * The tenant snapshot an agent keeps: policy, brakes, budgets' limits and HTTP tools. The tenant
    * pushes every new version; `maxAgeSeconds` bounds how long a snapshot is trusted if a push was lost (then the
    * agent asks again at its next run). Pushes go out `pushConcurrency` agents at a time.
    */

@@ -1,4 +1,4 @@
-// Storage commits per unit of work (issue 12 §7, §8), counted as the fsyncs of the user worker's workerd. Locally each
+// Storage commits per unit of work, counted as the fsyncs of the user worker's workerd. Locally each
 // Durable Object commit is an fsync of its SQLite WAL on workerd's only thread; in production it is a replicated write
 // that the output gate waits for. Counted with strace when the machine has it (attached only around untimed work:
 // tracing slows every syscall), else not counted.

@@ -35,7 +35,7 @@ export interface ModelCall {
  * (it executes, gates and loops over tool calls itself), so this uses the SDK's single-call primitive —
  * prompt and tool standardization, tool-input parsing, one stream — not `streamText`, whose multi-step
  * machinery (stitched and teed streams, tool execution, result promises) cost every turn ~1 ms of
- * JavaScript for nothing (issue 12 §8). Failures are thrown as the SDK raised them (the gateway
+ * JavaScript for nothing. Failures are thrown as the SDK raised them (the gateway
  * classifies them); nothing is retried or logged here — the SDK's error log would print request bodies.
  */
 export async function callModel(call: ModelCall): Promise<StepOutput> {
@@ -81,8 +81,8 @@ export async function callModel(call: ModelCall): Promise<StepOutput> {
 }
 
 /**
- * `callModel` for a builtin model offered no tools (`builtin:echo`), without the SDK's call pipeline (issue 12 §8,
- * session 12): the prompt is standardized and converted by the SDK's own functions with the arguments
+ * `callModel` for a builtin model offered no tools (`builtin:echo`), without the SDK's call pipeline:
+ * the prompt is standardized and converted by the SDK's own functions with the arguments
  * `streamLanguageModelCall` gives them, `doStream` gets the options that call gives it, and the model's parts are
  * read as they come — where the SDK piped every part through its transform (tool-call parsing, content collection,
  * call ids, timing) and an async-iterable wrapper, none of which a stream of text and a finish uses. The output,

@@ -66,7 +66,7 @@ export interface InferenceInput {
    * The tools offered, or a function that builds them: called at most once per call, and only when a candidate reads
    * tools (`builtin:echo` does not: ./builtin-model.ts). A run step's set is rebuilt per step (the registry schemas
    * copied, the tenant's HTTP tools read), and the SDK converts it again; for a model that reads none that was pure
-   * cost on every turn (issue 12 §8, session 12).
+   * cost on every turn.
    */
   tools?: ToolSet | (() => Promise<ToolSet>);
   onDelta?: (delta: string) => void;

@@ -32,7 +32,7 @@ export function cors(): MiddlewareHandler<AppEnv> {
       c.res.headers.set("access-control-allow-origin", "*");
     } catch {
       // Headers of a response passed through from fetch() are immutable: copy it once. Only then is
-      // `c.res` assigned: Hono's setter copies the response and its headers on every assignment (issue 12 §8).
+      // `c.res` assigned: Hono's setter copies the response and its headers on every assignment.
       c.res = new Response(c.res.body, c.res);
       c.res.headers.set("access-control-allow-origin", "*");
     }

@@ -8,7 +8,7 @@ interface Entry<T> {
 }
 
 /**
- * A per-isolate cache of verified credentials (issue 12 §1): a cached API key costs no Durable Object call.
+ * A per-isolate cache of verified credentials: a cached API key costs no Durable Object call.
  * Entries live at most `ttlMs` (config.auth.cacheTtlMs, ≤ 30 s), so a key revoked through another isolate stops
  * working there within that time; the isolate that revokes evicts at once. Bounded: a least recently used map, the
  * entry used longest ago goes first when it is full.

@@ -16,7 +16,7 @@ export interface StreamGuard {
 const encoder = new TextEncoder();
 
 /**
- * Pipes a Durable Object's SSE body to the client until its credential ends (issue 13 §6): then a final
+ * Pipes a Durable Object's SSE body to the client until its credential ends: then a final
  * `event: stream.closed` with `{reason}` and the end of the stream (the upstream subscription is cancelled). A client
  * that reconnects with the same credential gets 401. A client that goes away cancels the upstream the same way.
  */

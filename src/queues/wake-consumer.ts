@@ -8,11 +8,11 @@ import { logEvent } from "../log";
  * redelivered job harmless. Malformed jobs are acknowledged (retrying cannot fix them) and logged;
  * a transient failure is retried and, past max_retries, lands in the dead-letter queue.
  *
- * A batch is delivered concurrently, grouped by agent (issue 12 §7): different agents' wakes travel at once
+ * A batch is delivered concurrently, grouped by agent: different agents' wakes travel at once
  * (a batch holds at most `max_batch_size` messages, so that bounds the fan-out), one agent's wakes go one after
  * the other in batch order.
  *
- * One info line per batch with its counts (issue 12 §7, session 15): a line per wake cost ~0.2 ms of a fan-out's
+ * One info line per batch with its counts: a line per wake cost ~0.2 ms of a fan-out's
  * one thread each (console output is serialized for the log stream), and the run itself is on record in the agent
  * and on the tenant's event stream. A failed delivery still logs its own error line.
  */

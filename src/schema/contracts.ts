@@ -105,7 +105,7 @@ export interface RunGovernance {
 
 /**
  * TenantDO → AgentDO (`applyTenantSnapshot`, or the agent's first read): what an agent keeps of its
- * tenant (issue 12 §2), everything its run loop consults at admission, at step boundaries and before
+ * tenant, everything its run loop consults at admission, at step boundaries and before
  * tool calls, plus the tenant's HTTP tools. The version rises with every change; an agent stores the
  * newest version it has seen in its own SQLite.
  */
@@ -114,7 +114,7 @@ export interface AgentSnapshot {
   governance: RunGovernance;
   /** The tenant's registered HTTP tools (`GET /v1/tools` entries of kind `http`). */
   httpTools: ToolListing[];
-  /** The tenant exports traces (issue 15 §3); only then does the agent ask for the target, whose headers are secret. */
+  /** The tenant exports traces; only then does the agent ask for the target, whose headers are secret. */
   telemetry: boolean;
 }
 

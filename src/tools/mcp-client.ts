@@ -1,5 +1,5 @@
 /**
- * One session with a tenant's MCP server (issue 15.1), through the official SDK's `Client` and
+ * One session with a tenant's MCP server, through the official SDK's `Client` and
  * `StreamableHTTPClientTransport`, whose `fetch` is the one egress door: each request is checked by
  * the NEED_TO_KNOW guard on its exact bytes (src/core/egress/need-to-know-mcp.ts), then may reach only the
  * server's own host under this deployment's egress rule (redirects of a POST are never followed).

@@ -14,7 +14,7 @@ async function stop(started: StartedScript): Promise<void> {
 }
 
 /**
- * The demo `npm start` seeds (issue 14.7), exactly as a newcomer meets it: scripts/start.mjs in a
+ * The demo `npm start` seeds, exactly as a newcomer meets it: scripts/start.mjs in a
  * fresh copy of the checkout, the banner's curl line writes a journal task, the banner's /demo link
  * opens in Chromium, where the demo coach's tool approval is clicked. Nothing waits on time: every
  * step waits for what the page or the API shows.

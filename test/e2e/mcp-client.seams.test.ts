@@ -1,5 +1,5 @@
 /**
- * The MCP client end to end (issue 15.1): a real `wrangler dev` reaches a real MCP server built with
+ * The MCP client end to end: a real `wrangler dev` reaches a real MCP server built with
  * the official SDK over streamable HTTP on 127.0.0.1 (local mode). Assertions are on what the server
  * actually received and did: listing, a read tool, a mutating tool cut off by a crash (the TenantDO is
  * reset after the server answered, before the answer is recorded — exactly one effect, never resent),

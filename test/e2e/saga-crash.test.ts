@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { config } from "../../src/config";
 import { DevServer, raw, tenantRunsEnded } from "./harness";
 
-// Issue 13.1 on a real server: SIGKILL right after a mutating /tool line, restart on the same state, touch nothing.
+// A saga converges on a real server: SIGKILL right after a mutating /tool line, restart on the same state, touch nothing.
 let server: DevServer;
 
 beforeAll(async () => {

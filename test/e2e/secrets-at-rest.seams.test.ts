@@ -1,5 +1,5 @@
 /**
- * Issue 13.7: every secret a POST hands out (a tenant's first key, an API key, a widget token, webhook,
+ * Every secret a POST hands out (a tenant's first key, an API key, a widget token, webhook,
  * source and tool signing secrets, an agent trigger URL) is answered once — and again, identically, to a
  * retry with the same Idempotency-Key — yet stored nowhere in plaintext: no table of the operator's,
  * the tenant's or the agent's Durable Object, no event, no audit entry, no line wrangler printed.

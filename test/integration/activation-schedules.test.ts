@@ -102,12 +102,12 @@ describe("the activation's recovery questions in one read", () => {
         ["an action finished", () => exec("UPDATE actions SET status = 'completed'")],
         ["a wake in the inbox", () => exec("INSERT INTO wake_inbox (run_key, reason, thread_id, authority, input, enqueued_at) VALUES ('rk-x', 'manual', 't', 'system', '{}', ?)", now)],
         ["both", () => exec("UPDATE runs SET status = 'waiting'")],
-        // Timers (session 12): only an active timer with a nextRunAt is a catch-up candidate.
+        // Timers: only an active timer with a nextRunAt is a catch-up candidate.
         ["an active timer", () => exec("INSERT INTO timers (id, name, spec, catchup_policy, catchup_window_seconds, next_run_at, status, created_at, updated_at) VALUES ('tm-1', NULL, ?, 'coalesce', 3600, ?, 'active', ?, ?)", JSON.stringify({ kind: "interval", everySeconds: 3600 }), Date.now() + 3_600_000, now, now)],
         ["an active timer without a next run", () => exec("UPDATE timers SET next_run_at = NULL")],
         ["a completed timer", () => exec("UPDATE timers SET next_run_at = ?, status = 'completed'", Date.now() + 3_600_000)],
         ["a deleted timer", () => exec("UPDATE timers SET status = 'deleted'")],
-        // Compaction jobs (session 12): what the recovery reads is a running or a pending job.
+        // Compaction jobs: what the recovery reads is a running or a pending job.
         ["a pending compaction job", () => exec("INSERT INTO compaction_jobs (id, agent_id, thread_id, start_message_id, end_message_id, summary_depth, start_seq, end_seq, covered_from_seq, covered_through_seq, status, attempt_count, created_at, updated_at) VALUES ('cj-1', 'a', 't', 'm1', 'm2', 0, 1, 2, 1, 2, 'pending', 0, 1, 1)")],
         ["a running compaction job", () => exec("UPDATE compaction_jobs SET status = 'running'")],
         ["a done compaction job", () => exec("UPDATE compaction_jobs SET status = 'done'")],

@@ -39,7 +39,7 @@ const storedCursor = (state: DurableObjectState): number | undefined => {
   return row === undefined ? undefined : JSON.parse(row).seq;
 };
 
-describe("agent statements per chat turn (issue 12 §8)", () => {
+describe("agent statements per chat turn", () => {
   it(`a warm streaming chat turn runs at most ${MAX_AGENT_STATEMENTS_PER_TURN} statements on the agent, its report included`, { timeout: 60_000 }, async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);

@@ -38,7 +38,7 @@ async function reactivate(stub: ReturnType<typeof agentDo>, until: (storage: Dur
 const jobs = (storage: DurableObjectStorage) => storage.sql.exec<JobState>("SELECT id, status, attempt_count, next_attempt_at FROM compaction_jobs").toArray();
 const compactionAlarms = (storage: DurableObjectStorage) => storage.sql.exec("SELECT id FROM cf_agents_jobs WHERE fn = 'onCompactionAlarm'").toArray().length;
 
-describe("compaction on activation (session 11: one read decides recovery and the pump)", () => {
+describe("compaction on activation (one read decides recovery and the pump)", () => {
   it("a job cut off while running counts a failed attempt and its retry is armed", async () => {
     const { stub, job } = await agentWithJob("running");
     await reactivate(stub, (storage) => {

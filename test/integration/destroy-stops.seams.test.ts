@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createTaskCommand, eventually, playbookAgentInCategory, taskTitlesIn, waitForRun } from "./helpers";
 
-// Issue 13.4 "Destroy means stop": destroying cancels what is pending, phase 1 refuses, history reads hide at once.
+// Destroy means stop: destroying cancels what is pending, phase 1 refuses, history reads hide at once.
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const tenantDo = (tenantId: string) => env.TENANT.get(env.TENANT.idFromName(tenantId));
 const tablesOf = async (stub: { debugDumpTables(): Promise<unknown> }) => ((await stub.debugDumpTables()) as any).tables as Record<string, any[]>;
@@ -10,7 +10,7 @@ const tablesOf = async (stub: { debugDumpTables(): Promise<unknown> }) => ((awai
 const setup = (controlMode?: string) => playbookAgentInCategory(controlMode ?? null);
 
 
-describe("destroy means stop (issue 13)", () => {
+describe("destroy means stop", () => {
   it("a pending tool approval is cancelled by destroy: approving it afterwards answers 409 and nothing is written", async () => {
     const { tenantId, key, agent, categoryId } = await setup("orchestrator");
     const sent = await api("POST", `/v1/agents/${agent.id}/messages`, { key, body: { text: createTaskCommand(categoryId, "After death") } });

@@ -4,7 +4,7 @@ import { agentDo, api, createAgent, createTenant, inDo, openEvents, readSseUntil
 const TEXT = "a fairly distinctive sentence that should be stored exactly once";
 const persisted = (frames: Array<{ id?: number; event: string; data: any }>) => frames.filter((f) => f.id !== undefined);
 
-describe("stored agent events refer to messages and runs (issue 12 §5)", () => {
+describe("stored agent events refer to messages and runs", () => {
   it("stores ids instead of bodies, and live, replayed and exported events are identical", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);

@@ -8,7 +8,7 @@ import { api, createAgent, createTenant, waitForRun } from "./helpers";
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 
 /**
- * Issue 12 §6 (session 7): when a run ends, its run_trace rows are folded into its run row and deleted in the same
+ * When a run ends, its run_trace rows are folded into its run row and deleted in the same
  * transaction. Every reader — the run view, the runs list, the trace rows the OTel export reads, the export, the
  * run.completed event — must answer exactly what it answers for the same run stored the earlier way (rows in
  * run_trace, a lean trace without them, started_at / ended_at in full), and rows written after the run ended come

@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { agentDo, createAgent, createTenant, inDo, rowsReadSoFar } from "./helpers";
 
 /**
- * Session 16: a message append reads a bounded number of rows however many messages the agent holds in other
+ * A message append reads a bounded number of rows however many messages the agent holds in other
  * threads. Its insert returns the thread's previous message through a subquery that names the thread by the inserted
  * row; SQLite 3.40 (Python's) plans that as a walk down `seq` from the new row — through every row for a thread's first
  * message, which is how every subscription or timer wake starts. workerd's SQLite seeks `messages_thread_seq` there
  * (4 rows read at 600 messages); this keeps it so. Counted (the rows SQLite reads), not timed.
  */
-describe("a message append's reads (session 16)", () => {
+describe("a message append's reads", () => {
   it("stay bounded in an agent with many messages in other threads: a thread's first message and a later one", { timeout: 60_000 }, async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);

@@ -67,7 +67,7 @@ describe("Idempotency-Key", () => {
     expect(res.status).toBe(400);
   });
 
-  describe("a claim is a lease (issue 13)", () => {
+  describe("a claim is a lease", () => {
     it("a create killed before its answer holds the key only for the lease; then a retry proceeds and finds the same agent", async () => {
       const { tenantId, key } = await createTenant();
       const headers = { "idempotency-key": "create-then-die" };

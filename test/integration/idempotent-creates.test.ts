@@ -5,7 +5,7 @@ import { sha256Hex } from "../../src/core/ids/sha256";
 import { ADMIN, api, createAgent, createTenant } from "./helpers";
 
 /**
- * Issue 13 point 8, every creating route: a request killed after its claim, before or after its write, and
+ * Every creating route (docs/decisions/keyed-creates.md): a request killed after its claim, before or after its write, and
  * retried once its lease lapsed, leaves exactly one object and one effect, and answers as the first request
  * would have. The idempotency rows are changed directly, as the clock and a SIGKILL would leave them.
  */

@@ -3,7 +3,7 @@ import migrations from "../../migrations/agent";
 import { agentDo, api, createAgent, createTenant, inDo, waitForRun } from "./helpers";
 
 /**
- * Migration 0011 (issue 12 §6) rebuilds `runs` and `run_trace` as WITHOUT ROWID tables. An agent's rows from before it
+ * Migration 0011 rebuilds `runs` and `run_trace` as WITHOUT ROWID tables. An agent's rows from before it
  * must read exactly as they did: here the tables are put back in their 0010 shape holding what a run stored then, the
  * migration's statements run over them, and the run and its trace are read through the API before and after.
  */

@@ -6,7 +6,7 @@ import { ADMIN, api, createAgent, createTenant } from "./helpers";
 
 /**
  * Every paged list answers at every allowed `limit` (1…maxLimit) on data larger than a page, and no
- * cursor, however odd, turns into a 500 (issue 13.5: `runs?limit=100` hit SQLite's 100-variable cap).
+ * cursor, however odd, turns into a 500 (`runs?limit=100` hit SQLite's 100-variable cap).
  * The routes are read from the OpenAPI document, so a new list route is covered without editing this file.
  */
 const ROWS = config.pagination.maxLimit + 3;

@@ -52,7 +52,7 @@ describe("compaction: tiers, jobs, pointers", () => {
       const first = summaries[0];
       const message = sql(instance, "SELECT * FROM messages WHERE id = ?", first.message_id)[0];
       expect(message.kind).toBe("summary");
-      // Stored lean (the span is the summaries row's, issue 12 §6); every reader sees it whole.
+      // Stored lean (the span is the summaries row's); every reader sees it whole.
       expect(JSON.parse(message.metadata)).toMatchObject({ "~": 1, summarizer: "llm" });
       const metadata = instance.parts.history.get(first.message_id)!.metadata;
       expect(metadata).toMatchObject({ summaryDepth: 0, summaryStartMessageId: `${thread}-0`, summarizerContractVersion: "summary.llm.v1", summarizer: "llm" });

@@ -62,7 +62,7 @@ describe("agent erasure after destroy", () => {
 
     // Inside the window the history is soft-deleted, not gone; a due check before the window only re-arms.
     expect((await api("GET", `/v1/agents/${doomed.id}`, { key })).body.lifecycle).toBe("destroyed");
-    // Soft-deleted means hidden (issue 13): the history answers 404 at once, though its rows stay until erasure.
+    // Soft-deleted means hidden: the history answers 404 at once, though its rows stay until erasure.
     expect((await api("GET", `/v1/agents/${doomed.id}/messages`, { key })).status).toBe(404);
     expect(await runInDurableObject(agentDo(tenantId, doomed.id), async (instance: AgentDO) => instance.parts.erasure.eraseIfDue(false))).toEqual({ ok: true, receipt: null });
 

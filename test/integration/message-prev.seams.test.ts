@@ -9,7 +9,7 @@ const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.i
 type Read = Record<string, Message>;
 
 /**
- * Issue 12 §6 (session 7): a message row stores '' as its prev_message_id when it is the thread's previous message by
+ * A message row stores '' as its prev_message_id when it is the thread's previous message by
  * seq, and '' as its run_key when it is that message's (stored in full); readers resolve both. Messages are appended into several threads in a random interleaving; an oracle keeps
  * each thread's last id at every append. Every reader (get, window, list by thread and across threads, event
  * hydration, export) must give each message the oracle's prevMessageId — and the same records again once the rows are
@@ -67,7 +67,7 @@ describe("a message's prevMessageId and runKey stored as 'those of the previous 
     const exportLean = await exportedSummaries();
     expect(exportLean).toHaveLength(spans.length);
 
-    // The form stored before session 7: the whole metadata in the message row.
+    // The older stored form: the whole metadata in the message row.
     await runInDurableObject(stub, (_instance: AgentDO, state) => {
       for (const message of lean.listed) {
         const { prevMessageId: _prev, ...whole } = message.metadata;

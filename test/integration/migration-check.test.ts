@@ -8,7 +8,7 @@ import { createAgent, createTenant, inDo, recordStatements, freshInstance } from
 const newest = (m: { journal: { entries: ReadonlyArray<{ when: number }> } }) => Math.max(...m.journal.entries.map((entry) => entry.when));
 
 /**
- * Issue 12 §7 (session 10): a started object skips drizzle's migrator (a transaction, a CREATE TABLE IF NOT EXISTS,
+ * A started object skips drizzle's migrator (a transaction, a CREATE TABLE IF NOT EXISTS,
  * every migration file split) when one read says every journal entry is applied. The check must say "pending" for
  * a new object and for one behind any entry, or a migration would never run; and "nothing" for a migrated one.
  */

@@ -4,7 +4,7 @@ import { builtinTools, inputJsonSchema } from "../../src/tools/registry";
 
 const schemaOf = async (tool: unknown): Promise<Record<string, unknown>> => (await (tool as { inputSchema: { jsonSchema: unknown } }).inputSchema.jsonSchema) as Record<string, unknown>;
 
-describe("the tools offered to the model (issue 12 §8)", () => {
+describe("the tools offered to the model", () => {
   it("offer each registry tool's JSON Schema as converted, a fresh copy per step that no step can change for the next", async () => {
     const tools = builtinTools.slice(0, 5);
     expect(tools.length).toBeGreaterThan(0);

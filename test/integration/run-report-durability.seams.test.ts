@@ -23,7 +23,7 @@ describe("a run's report survives a crash between the run's end and the tenant's
       // A request after the crash activates the object again, and its start sends what was left unsent. The
       // report leaves only after the run reads as completed (the run settles, then the flush), so the crash can
       // come after waitForRun's last read: the speaker is touched on every poll below, or nothing would activate
-      // it before its watchdog (30 s; this was the session 8 flake, on main too). getAgent is an RPC, so the
+      // it before its watchdog (30 s), and the test would wait past its timeout. getAgent is an RPC, so the
       // touch costs nothing of the key's request budget.
       const run = await waitForRun(key, speaker.id, sent.body.runKey);
       expect(run.status).toBe("completed");

@@ -4,7 +4,7 @@ import type { AgentDO } from "../../src/objects/agent/agent-do";
 import type { AgentEvent } from "../../src/schema/agents/runs";
 import { api, createAgent, createTenant, readSseUntil, waitForRun } from "./helpers";
 
-/** Issue 13.9: interactive sessions (inactivity TTL, explicit close) and registered extension slot keys. */
+/** Interactive sessions (inactivity TTL, explicit close) and registered extension slot keys. */
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 
 async function setup(name = "sessions") {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { runKeys, threadIds } from "../../src/core/ids/run-keys";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
-// Issue 13.3 "Nothing a person wrote is lost".
+// Nothing a person wrote is lost: a turn that arrives while the agent sleeps stays in its history.
 const agentDo = (tenantId: string, agentId: string) => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
 const history = async (key: string, agentId: string) => ((await api("GET", `/v1/agents/${agentId}/messages?limit=200`, { key })).body.data as any[]).reverse();
 

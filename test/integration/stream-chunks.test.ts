@@ -11,7 +11,7 @@ async function chunksOf(stream: ReadableStream<Uint8Array>): Promise<string[]> {
 }
 
 /**
- * An agent's SSE streams write the frames of one stretch of work as one chunk (issue 12 §8, "Streaming turn (session
+ * An agent's SSE streams write the frames of one stretch of work as one chunk ("Streaming turn (session
  * 13)"): every chunk took its own turns through the pipe to the Worker and its response, and locally the run's report
  * and the tenant's commit ran on the same thread between them, ahead of `run.completed`.
  */

@@ -10,7 +10,7 @@ import type { TenantDb } from "../../src/objects/tenant/types";
 import { createAgent, createTenant } from "./helpers";
 
 /**
- * Issue 12 §8 (session 11): every run report asks `SubscriptionStore.anyOtherSubscriber` whether another agent follows
+ * Every run report asks `SubscriptionStore.anyOtherSubscriber` whether another agent follows
  * the run's tokens. It is one statement built once (the probes as one JSON parameter); these cases pin that it answers
  * as the per-call OR query it replaced, and that each probe stays a primary-key prefix lookup of subscription_tokens.
  */
@@ -46,7 +46,7 @@ function recordStatements(state: DurableObjectState): { seen: Array<{ query: str
 const runProbes = (agent: { id: string }, messages: boolean) =>
   indexProbes({ typedTokens: agentTokens({ id: agent.id, kind: "coach", lifecycle: "active" }, [SemanticKeys.agentStateChangedNotification, ...(messages ? [SemanticKeys.agentMessageAppendedNotification] : [])]) });
 
-describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
+describe("anyOtherSubscriber", () => {
   it("answers as the per-call OR query: none, another agent's live subscription on one probe only, tombstoned, the agent's own, an agent not in the directory", async () => {
     const { tenantId, key } = await createTenant("subscription-probe");
     const reporter = await createAgent(key, { displayName: "Reporter" });
@@ -102,7 +102,7 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
     const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
     const plan = await runInDurableObject(stub, (instance: TenantDO, state) => {
       const { seen, restore } = recordStatements(state);
-      // The agent's own subscription on its id: a held token, so the probe is asked of SQLite (session 14).
+      // The agent's own subscription on its id: a held token, so the probe is asked of SQLite.
       instance.parts.subscriptions.create(reporter.id, { tokens: [tokens.entityId(reporter.id)] });
       try {
         expect(instance.parts.subscriptions.anyOtherSubscriber(runProbes(reporter, true), reporter.id)).toBe(false);
@@ -121,7 +121,7 @@ describe("anyOtherSubscriber (issue 12 §8, session 11)", () => {
     expect(plan.some((line) => /^SCAN (t|s|a)\b/.test(line)), plan.join("\n")).toBe(false);
   });
 
-  it("asks no statement when no probe's token is in the index, and every probe once the index is too large to keep its tokens (session 14)", async () => {
+  it("asks no statement when no probe's token is in the index, and every probe once the index is too large to keep its tokens", async () => {
     const { tenantId, key } = await createTenant("subscription-probe-held");
     const reporter = await createAgent(key, { displayName: "Reporter" });
     const follower = await createAgent(key, { displayName: "Follower" });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { tenantStub } from "../../src/objects/shared/stubs";
 import { api, createTenant } from "./helpers";
 
-describe("the telemetry policy (OpenTelemetry export, issue 15)", () => {
+describe("the telemetry policy (OpenTelemetry export)", () => {
   it("puts the collector's host on the tenant's egress allowlist and hands agents the opened headers, never echoing them", async () => {
     const { tenantId, key } = await createTenant("otel-policy");
     const stub = tenantStub(env, tenantId);

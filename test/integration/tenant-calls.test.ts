@@ -6,7 +6,7 @@ import type { AgentSnapshot } from "../../src/schema/contracts";
 import { api, createAgent, createTenant, createTaskCommand, eventually, playbookAgentInCategory, taskTitlesIn, waitForRun } from "./helpers";
 
 /**
- * Issue 12 §2–§3: what one unit of work costs the TenantDO, read from `vigil_do_calls_total` (counts, never
+ * What one unit of work costs the TenantDO, read from `vigil_do_calls_total` (counts, never
  * times). Reading the metrics is itself a `metricsText` call; it is left out of every delta.
  */
 type Calls = Map<string, number>;
@@ -136,7 +136,7 @@ describe("brake push", () => {
   });
 });
 
-describe("fan-out (issue 12 §7)", () => {
+describe("fan-out", () => {
   it("a change waking agents that never ran costs each one TenantDO call, its run report: the snapshot came with its creation and the wake confirms it", async () => {
     const { key } = await createTenant();
     const category = await api("POST", "/v1/journal/categories", { key, body: { name: "Gym" } });
@@ -160,7 +160,7 @@ describe("fan-out (issue 12 §7)", () => {
   });
 });
 
-describe("a wake's snapshot version (issue 12 §7)", () => {
+describe("a wake's snapshot version", () => {
   it("confirms a held snapshot of that version or newer as of the dispatch, and makes an older one fetch first", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key);

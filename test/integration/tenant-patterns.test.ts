@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { api, createAgent, createTenant, waitForRun } from "./helpers";
 
 /**
- * Issue 13.2: a playbook pattern with overlapping alternatives under a star, fed a 65-character message,
- * froze the whole server. Patterns now run on RE2 (linear time): the hostile run completes, and another
+ * A playbook pattern with overlapping alternatives under a star, fed a 65-character message, would freeze a
+ * backtracking engine and with it the whole server. Patterns run on RE2 (linear time): the hostile run completes, and another
  * tenant, another agent and /healthz answer meanwhile.
  */
 describe("tenant regular expressions cannot stall anyone", () => {

@@ -43,7 +43,7 @@ async function counted<T>(tenantId: string, call: (instance: TenantDO) => Promis
 
 const metric = (text: string, line: string) => Number(text.match(new RegExp(`^${line.replace(/[{}"]/g, "\\$&")} (\\d+)$`, "m"))?.[1] ?? 0);
 
-describe("reportRun statement count (issue 12 §8)", () => {
+describe("reportRun statement count", () => {
   it(`records a chat turn's report in at most ${BOUND} SQL statements, exactly once`, async () => {
     const { tenantId, key } = await createTenant("report-statements");
     const agent = await createAgent(key);
@@ -149,7 +149,7 @@ describe("report numbering after the object's start", () => {
   });
 });
 
-describe("the report's dispatch skip is exact (session 9)", () => {
+describe("the report's dispatch skip is exact", () => {
   it("a batch whose writer never reached its dispatch is dispatched by the next report, though that report records none", async () => {
     const { tenantId, key } = await createTenant("report-left-pending");
     const watched = await createAgent(key, { displayName: "Watched" });

@@ -2,7 +2,7 @@ import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createAgent, createTenant, readSseUntil, waitForRun } from "./helpers";
 
-/** Issue 12 §5: the tenant stream keeps references to agent events, not a second copy of their data. */
+/** The tenant stream keeps references to agent events, not a second copy of their data. */
 const tenantDo = (tenantId: string) => env.TENANT.get(env.TENANT.idFromName(tenantId));
 
 const openStream = (key: string) => SELF.fetch("https://vigil.test/v1/events/stream", { headers: { authorization: `Bearer ${key}` } });

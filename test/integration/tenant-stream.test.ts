@@ -155,7 +155,7 @@ describe("GET /v1/events/stream (tenant-wide)", () => {
     expect((await rows("SELECT item.value ->> '$[1]' AS agentSeq FROM tenant_events, json_each(tenant_events.items) AS item WHERE agent_id = ? ORDER BY seq, item.key")).map((row) => row.agentSeq)).toEqual([9_103]);
   });
 
-  it("a published report reaches each live subscriber in seq order, whole, and a narrowed stream only its agent's (session 14: one write per subscriber)", async () => {
+  it("a published report reaches each live subscriber in seq order, whole, and a narrowed stream only its agent's (one write per subscriber)", async () => {
     const { tenantId, key } = await createTenant("stream-publish");
     const mine = await createAgent(key);
     const other = await createAgent(key);

@@ -196,7 +196,7 @@ describe("tenant HTTP tools: calls", () => {
   });
 });
 
-describe("tenant HTTP tools: input schema patterns cannot stall anyone (issue 13.2)", () => {
+describe("tenant HTTP tools: input schema patterns cannot stall anyone", () => {
   it("an exponential pattern against a long argument is refused in linear time while another tenant is served; RE2-incompatible patterns are refused at registration", async () => {
     const { call, key } = await setup({ name: "hostile", inputSchema: { type: "object", properties: { customerId: { type: "string", pattern: "^(a|aa)*$" } }, required: ["customerId"] } });
     const { seen } = receiver(() => jsonResponse({}));

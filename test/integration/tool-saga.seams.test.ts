@@ -57,7 +57,7 @@ async function expectExactlyOneEffect(stub: ReturnType<typeof agentDo>, key: str
   expect(await sagaWatchRows(stub)).toEqual([]);
 }
 
-describe("sagas converge when their instance is lost or errors (issue 13)", () => {
+describe("sagas converge when their instance is lost or errors", () => {
   const operationOf = async (key: string, agentId: string) =>
     eventually(async () => (await api("GET", `/v1/agents/${agentId}/messages`, { key })).body.data.find((m: any) => m.kind === "action")?.content.operationId as string | undefined);
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { agentDo, createAgent, createTenant, inDo } from "./helpers";
 
 /**
- * Issue 12 §8 (session 12): a successful model call's attempt and usage rows are written by one statement
+ * A successful model call's attempt and usage rows are written by one statement
  * (`RunTrace.succeeded`). The rows must be those `attempt` then `usage` write: the same seqs (after any rows the run
  * already has), kinds, stored JSON text and one time for both; the usage is booked against the day as before.
  */

@@ -52,9 +52,9 @@ describe("the wake consumer", () => {
     const agent = await createAgent(key, { model: "builtin:echo" });
     const runKey = runKeys.subscription(agent.id, "sub_inline", "lck-inline");
     const job = subscriptionWake(tenantId, agent.id, runKey, "a change matched");
-    // Issue 12 §7: the consumer acknowledges its message only after this answer, and redelivers a lost one, so the queue
-    // bounds a crash until then. The run drains in the delivery's stretch (session 13); when it and its report are
-    // over by the answer and nothing is open, no watchdog is scheduled (session 14): none re-activates the agent later.
+    // The consumer acknowledges its message only after this answer, and redelivers a lost one, so the queue
+    // bounds a crash until then. The run drains in the delivery's stretch; when it and its report are
+    // over by the answer and nothing is open, no watchdog is scheduled: none re-activates the agent later.
     const answered = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
       const outcome = await instance.deliverWake(job);
       return {

@@ -26,7 +26,7 @@ function delivery(options: { drain?: () => Promise<void>; reported?: boolean | "
   return { subject, seen };
 }
 
-describe("the wake consumer's delivery (issue 12 §7, session 14)", () => {
+describe("the wake consumer's delivery", () => {
   it("arms no watchdog when the run drained within the stretch, its report was acknowledged and nothing is open", async () => {
     const { subject, seen } = delivery({ drain: async () => void (await Promise.resolve()) });
     expect(await subject.deliver(job)).toEqual(accepted);

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { dayKey } from "../../src/core/governance/budget";
 
-/** What `dayKey` computed before it kept the last second's key (session 11): the formatter, every time. */
+/** What `dayKey` computed before it kept the last second's key: the formatter, every time. */
 function formatted(nowMs: number, timeZone: string): string {
   const parts = new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(nowMs));
   const get = (type: Intl.DateTimeFormatPartTypes) => parts.find((part) => part.type === type)?.value ?? "";
@@ -11,7 +11,7 @@ function formatted(nowMs: number, timeZone: string): string {
 
 const ZONES = ["UTC", "America/Los_Angeles", "Asia/Kathmandu", "Pacific/Kiritimati", "Australia/Lord_Howe", "America/Sao_Paulo", "Europe/Amsterdam", "Pacific/Apia"];
 
-describe("dayKey keeps the key of the last second asked (issue 12 §8)", () => {
+describe("dayKey keeps the key of the last second asked", () => {
   it("answers like the formatter on both sides of local midnights, odd offsets and old ones with seconds (LMT) included", () => {
     const cases: [string, string][] = [
       ["2026-03-08T00:00:00Z", "UTC"],

@@ -23,7 +23,7 @@ const written = {
   replyMessageId: replyMessageIdOf(row.runKey, 0),
 };
 
-describe("a finished run's trace rows folded into its run row (issue 12 §6, session 7)", () => {
+describe("a finished run's trace rows folded into its run row", () => {
   it("folds a chat turn's rows, leaves out the model and usage they say, and reads both back as written", () => {
     const packed = packRunTrace(written, row, [attempt, usage]);
     expect(isFolded(packed)).toBe(true);

@@ -15,7 +15,7 @@ const written = (extra: Record<string, unknown>, attempt = 1) => ({
   ...extra,
 });
 
-describe("lean run trace (issue 12 §6)", () => {
+describe("lean run trace", () => {
   it("leaves out what the row and the run key say, and restores it in place", () => {
     const trace = written({ replyMessageId: replyMessageIdOf(row.runKey, 0) });
     const packed = packRunTrace(trace, row);

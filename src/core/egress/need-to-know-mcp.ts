@@ -1,5 +1,5 @@
 /**
- * NEED_TO_KNOW for the `mcp_request` boundary (issue 15.1): the final guard on the bytes of every
+ * NEED_TO_KNOW for the `mcp_request` boundary: the final guard on the bytes of every
  * JSON-RPC message Vigil sends to a tenant's MCP server. Per method, only the fields the protocol
  * needs may leave; a `tools/call` carries `params.name` and, under `params.arguments`, only the
  * properties the tool's input schema declares (each with its whole value: that is the content the

@@ -35,7 +35,7 @@ const DATA_ALLOWLIST: Record<string, readonly string[]> = {
   "lifecycle.changed": ["data.from", "data.to"],
   "state.changed": ["data.state.revision"],
   "report.published": ["data.scope", "data.reportId", "data.action"],
-  // Interactive sessions (issue 13.9): which session, and why it closed.
+  // Interactive sessions: which session, and why it closed.
   "session.closed": ["data.sessionId", "data.threadId", "data.reason"],
   "session.reopened": ["data.sessionId", "data.threadId"],
   // Brakes: what is held and how it ends; the operator's free-text reason stays in the audit log.

@@ -1,5 +1,5 @@
 /**
- * A finished run as an OpenTelemetry trace (issue 15): run span → step spans → model call
+ * A finished run as an OpenTelemetry trace: run span → step spans → model call
  * spans (GenAI semantic conventions) → tool call spans → saga phase spans. Built after the run ended
  * from what the agent persisted while it ran (trace rows, planned actions), so a run parked on a saga
  * or cut by an eviction still yields its whole tree, and nothing is added to the run's own path. Ids

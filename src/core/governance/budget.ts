@@ -49,7 +49,7 @@ export function isValidTimeZone(timeZone: string): boolean {
  * @throws RangeError for an unknown time zone.
  */
 export function dayKey(nowMs: number, timeZone: string): string {
-  // A run asks for its day at every gate and usage booking, all within milliseconds (issue 12 §8, session 11:
+  // A run asks for its day at every gate and usage booking, all within milliseconds (
   // formatToParts was most of the governor's own time). Every zone's UTC offsets and transitions are whole seconds
   // (tzdata stores seconds), so a local midnight falls on a whole UTC second and the day cannot change within one:
   // the key of the last second asked is kept per zone.

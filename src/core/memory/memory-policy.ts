@@ -143,14 +143,14 @@ export function hasLoneSurrogate(text: string): boolean {
 /**
  * UTF-8 length of `text` without allocating an encoded copy: the native encoder into a kept buffer, or for a long text
  * a UTF-16 code-unit loop (the string iterator, one string allocation per code point, made token counting most of a
- * context assembly's cost; issue 12 §8). A surrogate pair is one 4-byte code point; a lone surrogate counts 3 (U+FFFD).
+ * context assembly's cost). A surrogate pair is one 4-byte code point; a lone surrogate counts 3 (U+FFFD).
  */
 export function utf8ByteLength(text: string): number {
-  // Most text (and every summary label) is ASCII: one native regex test instead of a JS loop per code unit (session 9).
+  // Most text (and every summary label) is ASCII: one native regex test instead of a JS loop per code unit.
   if (!NON_ASCII.test(text)) return text.length;
   const length = text.length;
   // Up to a bound, the native encoder into a kept scratch buffer: a summary's text holds an ellipsis or a dash, and each
-  // assemble counts a dozen of them (session 13: ~2.4 → ~1.4 µs per KiB). Every code unit encodes to ≤ 3 bytes (a pair
+  // assemble counts a dozen of them (~2.4 → ~1.4 µs per KiB). Every code unit encodes to ≤ 3 bytes (a pair
   // to 4 for its two), so `3 × length` bytes always hold the whole text; the encoder writes a lone surrogate as U+FFFD.
   if (length <= ENCODE_MAX_UNITS) {
     if (scratch.length < 3 * length) scratch = new Uint8Array(Math.min(3 * ENCODE_MAX_UNITS, Math.max(3 * length, 2 * scratch.length)));

@@ -7,7 +7,7 @@ export interface LogBound {
 }
 
 /**
- * How long each table that grows with use keeps its rows (issue 12 §5). History — messages, summaries,
+ * How long each table that grows with use keeps its rows. History — messages, summaries,
  * runs and their traces, audit, reports — is not here: it is kept until erasure.
  */
 export interface RetentionPolicy {

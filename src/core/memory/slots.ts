@@ -106,7 +106,7 @@ function issuesOf(error: z.ZodError): SlotIssue[] {
 /** Reads stored slots (e.g. the `agent_state.slots` JSON column). */
 export function parseSlots(raw: unknown): { ok: true; slots: AgentSlots } | { ok: false; code: "invalid_slot"; issues: SlotIssue[] } {
   // Nothing stored (every agent until a slot is written): the schema's defaults, without a zod parse on every context
-  // assembly (issue 12 §8, session 9). Exactly what the parse returns for `{}`.
+  // assembly. Exactly what the parse returns for `{}`.
   if (raw === null || raw === undefined || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).length === 0)) return { ok: true, slots: emptySlots() };
   const parsed = agentSlotsSchema.safeParse(raw ?? {});
   if (!parsed.success) return { ok: false, code: "invalid_slot", issues: issuesOf(parsed.error) };

@@ -1,5 +1,5 @@
 /**
- * MCP tools as Vigil offers them (issue 15.1). Pure: the naming of a remote tool for the model,
+ * MCP tools as Vigil offers them. Pure: the naming of a remote tool for the model,
  * which tools count as mutating, and the cache entry a listing becomes.
  *
  * - Name: `mcp_<server>_<tool>`, the tool's name lowercased with every character outside

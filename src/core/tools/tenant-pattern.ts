@@ -3,7 +3,7 @@ import { RE2JS } from "re2js";
 /**
  * Tenant-supplied regular expressions (playbook `textPattern`) run on RE2 (the `re2js` port): matching
  * is linear in the input whatever the pattern, so `(a|aa)*$` against a long message cannot stall the
- * isolate that serves every tenant (issue 13.2). The price is RE2 syntax: no backreferences, no
+ * isolate that serves every tenant. The price is RE2 syntax: no backreferences, no
  * lookaround, `\x{…}` instead of `\u…`; a pattern RE2 cannot express is refused when it is stored.
  */
 export type PatternCheck = { ok: true } | { ok: false; message: string };

@@ -1,5 +1,5 @@
 /**
- * Double texting (issue 15 §4): what happens to a user message that arrives while a run of the same session is
+ * Double texting: what happens to a user message that arrives while a run of the same session is
  * still in flight (queued, running, parked on a saga, or about to resume).
  *
  * - `enqueue` (default): it waits its turn and gets its own run.

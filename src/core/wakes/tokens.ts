@@ -178,7 +178,7 @@ function build(candidate: unknown): TypedToken {
 
 /**
  * The schema's rules for a value and a namespace, checked without zod: the constructors run on every run report and
- * journal write (issue 12 §8, session 11). Anything they reject goes through `build`, which throws zod's message.
+ * journal write. Anything they reject goes through `build`, which throws zod's message.
  */
 const validValue = (value: unknown): value is string => typeof value === "string" && value.length >= 1 && value.length <= TOKEN_LIMITS.valueMaxLength;
 const validNamespace = (namespace: unknown): namespace is string =>

@@ -21,7 +21,7 @@ export const tenantTools = sqliteTable(
   (table) => [index("tenant_tools_name").on(table.name)],
 );
 
-/** Remote MCP servers a tenant registered (issue 15); their tool list is cached here with a version. */
+/** Remote MCP servers a tenant registered; their tool list is cached here with a version. */
 export const mcpServers = sqliteTable(
   "mcp_servers",
   {

@@ -165,7 +165,7 @@ export class AgentDO extends AgentBase<Env> {
 
   // ── Brakes, budgets and usage ──────────────────────────────────────────────────────────────────
   /**
-   * The tenant pushes a new snapshot (policy, brakes, limits, HTTP tools) when it changes (issue 12 §2); an older
+   * The tenant pushes a new snapshot (policy, brakes, limits, HTTP tools) when it changes; an older
    * version than the one held is ignored. True when it is now in force.
    */
   applyTenantSnapshot(snapshot: AgentSnapshot): boolean {

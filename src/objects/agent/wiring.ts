@@ -36,10 +36,10 @@ import { TenantSnapshotCache } from "./runs";
 export class AgentWiring {
   readonly db: AgentDb;
   readonly events: EventLog;
-  /** Retention of the event log and finished compaction jobs (issue 12 §5). */
+  /** Retention of the event log and finished compaction jobs. */
   readonly retention: AgentRetention;
   readonly forwarder: EventForwarder;
-  /** The tenant's policy, brakes, limits and HTTP tools as this agent keeps them (issue 12 §2). */
+  /** The tenant's policy, brakes, limits and HTTP tools as this agent keeps them. */
   readonly snapshot: TenantSnapshotCache;
   readonly profile: AgentProfile;
   readonly history: History;
@@ -53,7 +53,7 @@ export class AgentWiring {
   readonly reports: Reports;
   readonly children: ChildrenStore;
   readonly runView: RunView;
-  /** OpenTelemetry export of finished runs, off the run's path (issue 15). */
+  /** OpenTelemetry export of finished runs, off the run's path. */
   readonly telemetry: RunTelemetry;
   readonly spawner: Spawner;
   readonly childReports: ChildReports;
@@ -75,7 +75,7 @@ export class AgentWiring {
   /** The wake consumer's delivery: drained inline, watched only while something is still open (./wakes/delivery.ts). */
   readonly delivery: WakeDelivery;
   readonly delegation: Delegation;
-  /** The watchdog schedule, with the row it armed remembered (issue 12 §8). */
+  /** The watchdog schedule, with the row it armed remembered. */
   readonly watchdog: Watchdog;
   /** What an activation resumes (./activation.ts). */
   readonly activation: AgentActivation;
@@ -202,7 +202,7 @@ export class AgentWiring {
       tenantId: () => this.tenantId(),
       reportErased: (receipt) => tenantStub(this.env, receipt.tenantId).recordAgentErased(receipt),
       schedule: (when, callback) => this.scheduler.schedule(when, callback, { idempotent: true }),
-      // back-edge: the forwarder, usage and snapshot parts keep rows in memory (issue 12 §8); the whole storage just went.
+      // back-edge: the forwarder, usage and snapshot parts keep rows in memory; the whole storage just went.
       forgetRows: () => this.forgetRows(),
     });
     ({ approvalGate: this.approvalGate, tools: this.tools, sagas: this.sagas } = wireToolParts({
@@ -320,7 +320,7 @@ export class AgentWiring {
   }
 
   /**
-   * After `createAgent` made a new agent: its retention pass is scheduled now (issue 12 §5, §7; session 12). The
+   * After `createAgent` made a new agent: its retention pass is scheduled now. The
    * activation arms it only for an agent that exists when its object starts, and the object a create reaches started
    * before the agent existed, so the pass waited for the next activation: a busy agent never evicted had none, and the
    * first wake of every new agent paid the schedule write (with its alarm re-arm) on its cold path.
@@ -331,7 +331,7 @@ export class AgentWiring {
 
   /**
    * The owning tenant, as stored with the profile ("" before the agent exists): from the profile's own read of that
-   * row, so a cold wake prepares no second `agent_meta` statement (issue 12 §7, session 12).
+   * row, so a cold wake prepares no second `agent_meta` statement.
    */
   tenantId(): string {
     return this.profile.tenantId();

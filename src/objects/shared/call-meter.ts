@@ -1,5 +1,5 @@
 /**
- * Durable Object calls counted at the stub boundary (issue 12 §3, `vigil_do_calls_total`). Every stub
+ * Durable Object calls counted at the stub boundary (`vigil_do_calls_total`). Every stub
  * made by ./stubs.ts counts each method call here, per tenant, in isolate memory: counting costs no
  * I/O. The counts reach the tenant's metrics only piggybacked on calls that happen anyway — the
  * agent's batched per-run report and the `GET /v1/metrics` read — so the counter never adds a call.

@@ -5,7 +5,7 @@ import { counters } from "../../db/common-schema";
 
 type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 
-/** A counter's read and upsert, bound once per database: the agent's turn limit and the tenant's report numbering run on every turn (issue 12 §8). */
+/** A counter's read and upsert, bound once per database: the agent's turn limit and the tenant's report numbering run on every turn. */
 export function counterStatements(db: SyncDb) {
   let built = statements.get(db);
   if (!built) {
@@ -28,7 +28,7 @@ const statements = new WeakMap<SyncDb, { read: { get(values: { key: string }): {
  * Loads, decides (core) and stores one sliding-window limit inside the calling DO. Exact over any window: a fixed
  * window aligned to the clock lets a burst of 2× the limit through across its edge ("20 turns a minute" would allow 40).
  * `known`: the row's state as the caller last read or wrote it, when the caller is the row's only writer and keeps it
- * (issue 12 §8: no read per turn); `stored` in the answer is the row's state afterwards, for the caller to keep.
+ * (no read per turn); `stored` in the answer is the row's state afterwards, for the caller to keep.
  */
 export function consumeCounter(
   db: SyncDb,

@@ -27,7 +27,7 @@ export function openDatabase<TSchema extends Record<string, unknown>>(
 /**
  * Where an object notes the newest migration it has applied. The runtime keeps its key-value statements prepared
  * from the object's start, so a cold start reads this instead of preparing and running one more statement of its
- * own (issue 12 §7, session 16). Only a migrated database writes it; an absent note (a new object, or after
+ * own. Only a migrated database writes it; an absent note (a new object, or after
  * `deleteAll`) falls back to the ledger's read.
  */
 export const MIGRATED_THROUGH = "vigil:migrated-through";
@@ -43,7 +43,7 @@ const newestMigration = (migrations: Migrations): number => Math.max(...migratio
 /**
  * `created_at` of the newest applied migration (drizzle stores each entry's journal `when` there), or null when
  * none is recorded yet. One read instead of drizzle's per-start transaction (CREATE TABLE IF NOT EXISTS, the same
- * read, and every migration file split): a cold Durable Object start is on a fan-out's path (issue 12 §7).
+ * read, and every migration file split): a cold Durable Object start is on a fan-out's path.
  */
 export function lastAppliedMigration(storage: DurableObjectStorage): number | null {
   try {

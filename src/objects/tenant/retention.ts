@@ -19,7 +19,7 @@ export interface TenantPruneOutcome {
 }
 
 /**
- * The TenantDO's bounded tables (issue 12 §5): tenant events by age and row cap; notification batches (once
+ * The TenantDO's bounded tables: tenant events by age and row cap; notification batches (once
  * dispatched), change units and inbound delivery ids after their dedupe window; idempotency records; settled
  * webhook deliveries. Runs from the tenant's alarm, at most `config.retention.batchRows` rows per table per pass.
  */

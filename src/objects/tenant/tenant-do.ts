@@ -110,7 +110,7 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────
-  /** The AgentDO reports every change of its record (directory snapshot + agentChangedNotification); the answer is its tenant snapshot, held from creation on (issue 12 §7). */
+  /** The AgentDO reports every change of its record (directory snapshot + agentChangedNotification); the answer is its tenant snapshot, held from creation on. */
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<AgentSnapshot> {
     await this.parts.agentActivity.changed(agent, parentId);
     return this.parts.snapshots.for({ agentId: agent.id, kind: agent.kind });
@@ -165,7 +165,7 @@ export class TenantDO extends DurableObject<Env> {
     return this.parts.snapshotChanges.answer(this.parts.toolCatalog.delete(actor, id), "all");
   }
 
-  // ── MCP servers (issue 15): their tools join the catalog as `mcp_<server>_<tool>` ──────────────
+  // ── MCP servers: their tools join the catalog as `mcp_<server>_<tool>` ──────────────
   /** `POST /v1/mcp-servers`: checks URL and secret, stores the server, lists its tools once (audited). */
   registerMcpServer(actor: string, body: RegisterMcpServerBody, keyedId?: string): Promise<Result<{ server: McpServer }>> {
     return this.parts.snapshotChanges.answer(this.parts.mcpServers.register(actor, body, keyedId), "all");
@@ -281,7 +281,7 @@ export class TenantDO extends DurableObject<Env> {
   governanceFor(agent: { agentId: string; kind: string }): RunGovernance {
     return this.parts.governanceFor(agent);
   }
-  /** What an agent keeps of its tenant (issue 12 §2): asked on its first run, then pushed on every change. */
+  /** What an agent keeps of its tenant: asked on its first run, then pushed on every change. */
   agentSnapshot(agent: { agentId: string; kind: string }): AgentSnapshot {
     return this.parts.snapshots.for(agent);
   }
@@ -367,7 +367,7 @@ export class TenantDO extends DurableObject<Env> {
   deadLetterOutbound(deliveryId: string): void {
     this.parts.outbound.deadLetter(deliveryId);
   }
-  /** Everything the tenant learns from an agent's run, in one call (issue 12 §2): events, activity, outcomes, DO calls; answers the snapshot version. */
+  /** Everything the tenant learns from an agent's run, in one call: events, activity, outcomes, DO calls; answers the snapshot version. */
   reportRun(agentId: string, report: RunReport): Promise<Result<{ recorded: number; snapshotVersion: number }>> {
     return this.parts.runReports.record(agentId, report);
   }

@@ -48,7 +48,7 @@ export class TenantWiring {
   readonly tenantTools: TenantTools;
   readonly tools: ToolExecutor;
   readonly toolCatalog: ToolCatalog;
-  /** Remote MCP servers (issue 15): registrations, cached tool lists, and calls (at-most-once when mutating). */
+  /** Remote MCP servers: registrations, cached tool lists, and calls (at-most-once when mutating). */
   readonly mcpServers: McpServers;
   readonly mcpCalls: McpCalls;
   readonly subscriptions: SubscriptionStore;
@@ -61,7 +61,7 @@ export class TenantWiring {
   readonly alertness: Alertness;
   readonly brakeDecisions: BrakeDecisions;
   readonly brakes: TenantBrakes;
-  /** The versioned snapshot agents keep (issue 12 §2), pushed to them when it changes. */
+  /** The versioned snapshot agents keep, pushed to them when it changes. */
   readonly snapshots: AgentSnapshots;
   /** Changes agents' snapshots must reflect; writes that make them are answered after the push. */
   readonly snapshotChanges: SnapshotChanges;
@@ -191,7 +191,7 @@ export class TenantWiring {
     });
     this.snapshotChanges = new SnapshotChanges(this.snapshots);
     /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
-    // Agent events are stored as references and hydrated from their agent on replay (issue 12 §5).
+    // Agent events are stored as references and hydrated from their agent on replay.
     this.tenantEvents = new TenantEventLog(this.db, (agentId, after, limit) => agentStub(env, this.tenant()?.id ?? "", agentId).listEvents(after, limit));
     this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, mode);
     this.outbound = new OutboundDeliveries({
@@ -217,7 +217,7 @@ export class TenantWiring {
       recordActivity: (agent, activity) => this.agentActivity.recordRun(agent, activity),
       dispatch,
       snapshotVersion: () => this.snapshots.version(),
-      // Issue 12 §8: the id is only the DO-call meter's key, and a tenant's id never changes (the object is
+      // The id is only the DO-call meter's key, and a tenant's id never changes (the object is
       // addressed by it), so the row is read once per object lifetime instead of once per report.
       tenantId: () => (this.reportTenantId ??= this.tenant()?.id) ?? "",
       nothingToDispatch: () => this.dispatcher.nothingToDispatch(),

@@ -4,7 +4,7 @@ import { McpServer, McpServerIdParam, RegisterMcpServerBody } from "../../schema
 import { adminByIdRoutes, adminCreateRoute } from "./admin-resource-routes";
 import { wholeListRoute } from "../list-route";
 
-/** POST|GET /v1/mcp-servers, DELETE /v1/mcp-servers/:id (issue 15.1): remote MCP servers whose tools agents may call (writes need `admin`). */
+/** POST|GET /v1/mcp-servers, DELETE /v1/mcp-servers/:id: remote MCP servers whose tools agents may call (writes need `admin`). */
 export const mcpServerRoutes = createRouter();
 
 mcpServerRoutes.post("/v1/mcp-servers", idempotent());

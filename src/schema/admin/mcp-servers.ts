@@ -1,5 +1,5 @@
 /**
- * `POST|GET /v1/mcp-servers`, `DELETE /v1/mcp-servers/:id` (issue 15.1). A registered remote MCP
+ * `POST|GET /v1/mcp-servers`, `DELETE /v1/mcp-servers/:id`. A registered remote MCP
  * server's tools are offered to agents as `mcp_<server>_<tool>` with the server's input schemas.
  */
 import { z } from "@hono/zod-openapi";

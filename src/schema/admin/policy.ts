@@ -82,7 +82,7 @@ export const SessionPolicy = z
   .openapi("SessionPolicy");
 
 /**
- * OpenTelemetry export (issue 15): each finished run's trace goes to this OTLP/HTTP traces
+ * OpenTelemetry export: each finished run's trace goes to this OTLP/HTTP traces
  * endpoint (JSON encoding), off the run's path. Its host joins the tenant's egress allowlist. Headers
  * (a collector's API key) come from a provider secret stored with `provider: "otlp"` whose value is
  * `key=value` pairs separated by commas (the OTEL_EXPORTER_OTLP_HEADERS format); they are never echoed.

@@ -96,7 +96,10 @@ export const AgentConfig = z.object({
   /** Per-day limits for this agent (tenant-local day); absent dimensions fall back to the tenant policy. */
   budgets: budgetLimitsSchema.nullable().default(null),
   lineage: AgentLineage.nullable().default(null),
-  /** Issue 15 §4; `POST …/messages` `doubleTexting` overrides it per message. */
+  /**
+   * What a user message arriving during a run of its session does (docs/api.md "Double texting");
+   * `POST …/messages` `doubleTexting` overrides it per message.
+   */
   doubleTexting: DoubleTextingSchema.default("enqueue"),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -15,7 +15,7 @@ export const WakeJob = z.object({
   /**
    * The tenant snapshot version in force when the tenant queued this wake, and when (epoch ms): the agent counts it
    * as a confirmation of the snapshot it holds, so a fan-out's first runs need no `agentSnapshot` call each
-   * (issue 12 §7). A version newer than the one held is fetched before the run, as after a run report.
+   *. A version newer than the one held is fetched before the run, as after a run report.
    */
   snapshot: z.object({ version: z.number().int().nonnegative(), at: z.number().int().nonnegative() }).optional(),
 });

@@ -50,7 +50,7 @@ const KINDS = new Set<MemoryMessageKind>(["observation", "user", "assistant", "t
 const asKind = (kind: string): MemoryMessageKind => (KINDS.has(kind as MemoryMessageKind) ? (kind as MemoryMessageKind) : "system");
 
 const p = (name: string) => sql.placeholder(name);
-/** A job's span reads (raw messages; a condensed depth's summaries): bound when a job is worked, built once per isolate (session 11). */
+/** A job's span reads (raw messages; a condensed depth's summaries): bound when a job is worked, built once per isolate. */
 const RAW_ITEMS = (db: AgentDb) => {
   const m = schema.messages;
   return db
@@ -82,7 +82,7 @@ export class Compaction {
   private pumping: Promise<PumpOutcome> | null = null;
   private readonly jobStore: CompactionJobs;
   private readonly planner: CompactionPlanner;
-  /** Used only when a summary lands: made on first use, so a cold wake that commits none binds none of it (session 11). */
+  /** Used only when a summary lands: made on first use, so a cold wake that commits none binds none of it. */
   private committerMade: SummaryCommitter | null = null;
   /** Test seam (VIGIL_FAULTS only, set by the DO): the worker's clock. */
   clock: (() => number) | null = null;

@@ -21,7 +21,7 @@ const NEXT_PENDING = (db: AgentDb) => {
 };
 /** The compaction_jobs rows of one agent: reads, and state changes only through the pure job machine (src/core/memory/compaction-job.ts). */
 export class CompactionJobs {
-  /** Every run's "maybe compact" and every plan read these (issue 12 §8). */
+  /** Every run's "maybe compact" and every plan read these. */
   private readonly byId;
   private readonly openQuery;
   private readonly nextPendingQuery;

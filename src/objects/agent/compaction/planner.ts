@@ -27,7 +27,7 @@ const OLDEST = (db: AgentDb) => {
   return db.select({ id: m.id, seq: m.seq, tokens: TOKENS_SQL }).from(m).where(rawAfter()).orderBy(asc(m.seq)).limit(ph("limit")).prepare();
 };
 /**
- * Every depth's open summaries counted in one statement (session 13: one per depth, three per summary commit): each
+ * Every depth's open summaries counted in one statement (one per depth, three per summary commit): each
  * count is the per-depth count it was, on `summaries_depth_open`, so flat in history.
  */
 const OPEN_DEPTH_COUNTS = handWritten<{ depth: number; n: number }>((v) => sql`WITH RECURSIVE "d"("depth") AS (SELECT 0 WHERE ${v.max} > 0 UNION ALL SELECT "depth" + 1 FROM "d" WHERE "depth" + 1 < ${v.max})
@@ -69,7 +69,7 @@ export interface CompactionPlannerDeps {
 export class CompactionPlanner {
   /** A plan's one read (ADDED). */
   private readonly addedQuery;
-  /** The full plan's and the admission's statements (drizzle built them on every plan before session 9). */
+  /** The full plan's and the admission's statements, built once rather than by drizzle on every plan. */
   private readonly backlogTotalsQuery;
   private readonly oldestQuery;
   private readonly openDepthCountsQuery;

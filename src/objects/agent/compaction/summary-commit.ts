@@ -17,7 +17,7 @@ export function compactedThroughSeq(db: AgentDb, threadId: string): number {
 }
 
 const p = (name: string) => sql.placeholder(name);
-// A commit's statements (session 9: drizzle built each of them on every commit), built once per isolate (session 11).
+// A commit's statements (drizzle built each of them on every commit), built once per isolate.
 const SUMMARY_BY_ID = (db: AgentDb) => db.select().from(schema.summaries).where(eq(schema.summaries.messageId, p("id"))).prepare();
 const INSERT_SUMMARY = (db: AgentDb) =>
   db
@@ -40,7 +40,7 @@ const INSERT_SUMMARY = (db: AgentDb) =>
     })
     .prepare();
 /**
- * The thread's pointer moved forwards only (session 13: its read and the write were two statements): inserted when the
+ * The thread's pointer moved forwards only (its read and the write were two statements): inserted when the
  * thread has none (read as 0, so only a positive pointer), updated only past the stored one. Returns the row it wrote.
  */
 const ADVANCE_POINTER = handWritten<{ through: number }>((v) => sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at")
@@ -48,7 +48,7 @@ const ADVANCE_POINTER = handWritten<{ through: number }>((v) => sql`INSERT INTO 
           ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"
             WHERE excluded."compacted_through_seq" > "thread_memory"."compacted_through_seq"
           RETURNING "compacted_through_seq" AS "through"`);
-/** A condensation's inputs: the depth below's open summaries in the span (drizzle built it on every commit until session 13). */
+/** A condensation's inputs: the depth below's open summaries in the span (built once, not by drizzle per commit). */
 const CONDENSE = handWritten((v) => sql`UPDATE "summaries" SET "condensed_into" = ${v.summaryId} WHERE "summary_depth" = ${v.depth} AND "seq" >= ${v.startSeq} AND "seq" <= ${v.endSeq} AND "condensed_into" IS NULL`);
 const MOVE_POINTER = handWritten((v) => sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${v.summaryId}, "revision" = ${v.revision}`);
 
@@ -64,7 +64,7 @@ export interface SummaryCommitDeps {
 
 /** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
 export class SummaryCommitter {
-  /** The commit's statements (a summary lands every few appends while a thread grows; issue 12 §8). */
+  /** The commit's statements (a summary lands every few appends while a thread grows). */
   private readonly summaryById;
   private readonly insertSummary;
   private readonly advancePointer;
@@ -112,7 +112,7 @@ export class SummaryCommitter {
           summarizer: summary.summarizer,
           summarizerReason: summary.reason,
         };
-        // The span is the summaries row's (inserted below, same transaction): stored once, there (issue 12 §6).
+        // The span is the summaries row's (inserted below, same transaction): stored once, there.
         const span = [job.summaryDepth, job.startMessageId, job.endMessageId, job.coveredFromSeq, job.coveredThroughSeq, commit.summaryContentHash, commit.summarizerContractVersion];
         const storedMetadata = leanSummaryMetadata(metadata, span) ?? undefined;
         // The append reports the row's seq (a replayed id: the stored row's), so no read back by id.

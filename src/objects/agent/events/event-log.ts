@@ -51,11 +51,11 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
-  /** Every streaming turn reads the head (issue 12 §8). */
+  /** Every streaming turn reads the head. */
   private readonly headQuery;
   private readonly afterQuery;
   private readonly runAfterQuery;
-  /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` rendered per call. */
+  /** Every message and run step appends: rendered once, where drizzle's `db.get(sql…)` rendered per call. */
   private readonly insertQuery;
   /** Frames leave once the transaction that wrote their rows has committed (../../shared/commit-gate.ts). */
   private readonly gate: CommitGate;
@@ -149,7 +149,7 @@ export class EventLog {
     const subscriber: Subscriber = {
       // Every chunk crosses the pipe to its reader (RPC, then the Worker's response) on event-loop turns of its own,
       // and locally the run's report and the tenant's commit ran between a turn's chunks, ahead of `run.completed`
-      // (issue 12 §8). So a stream writes what one stretch pushed as one chunk: on a 0 ms timer, i.e. once the
+      //. So a stream writes what one stretch pushed as one chunk: on a 0 ms timer, i.e. once the
       // stretch and its microtasks are done (a builtin-model run's frames all come in one stretch, and its end
       // writes them with the close), and in order. The same bytes; a remote model's deltas still leave as they come.
       push: (frame) => {

@@ -5,7 +5,7 @@ import { messageRow, toMessage, toRun } from "../rows";
 import type { AgentDb } from "../types";
 
 /**
- * Stored events refer to what the agent already holds instead of copying it (issue 12 §5): a
+ * Stored events refer to what the agent already holds instead of copying it: a
  * `message.appended` stores the message id, a `run.completed` / `run.failed` refers to the run by
  * its key. Both rows are immutable once the event is written (messages never change; a run's row is
  * final when it ends), so hydrating on read gives exactly the event that was appended, key order

@@ -48,9 +48,9 @@ export class AgentRetention {
    * activation path). Nothing else schedules a pass while none exists (a pass schedules the next one only when it
    * runs), so the answer still holds when `later` runs.
    *
-   * Session 15: answered from the time of the pass this agent last scheduled (one counters read) while that pass is
-   * not overdue by a whole interval; only then is the SDK's schedule listed (before, on every activation: a listing
-   * on a freshly opened file, on a fan-out's path). A pass that runs schedules the next and moves the time on, so a
+   * Answered from the time of the pass this agent last scheduled (one counters read) while that pass is
+   * not overdue by a whole interval; only then is the SDK's schedule listed (a listing on a freshly opened file is
+   * costly on a fan-out's path). A pass that runs schedules the next and moves the time on, so a
    * schedule lost in between is found at most an interval after its pass was due.
    */
   async armOnActivation(later: (arm: () => Promise<void>) => Promise<void>): Promise<void> {
@@ -116,7 +116,7 @@ export class AgentRetention {
       batch,
     );
     // Not a bound but the same bounded-batch chore: messages of threads that never compact are indexed here, so the
-    // first search after a long quiet stretch does not index them all at once (session 10's lazy recall index).
+    // first search after a long quiet stretch does not index them all at once.
     const index = recallIndex(db);
     index.catchUp(batch);
     return {

@@ -26,10 +26,10 @@ const WAKE_UPDATE = (db: AgentDb) =>
 
 /** Identity, configuration and lifecycle of the one agent this DO holds. */
 export class AgentProfile {
-  /** Read several times by every turn (admission, run, context, report), so built once (issue 12 §8). */
+  /** Read several times by every turn (admission, run, context, report), so built once. */
   private readonly metaQuery;
   private readonly stateQuery;
-  /** Every run's end (`recordWake`): one fixed shape, built once (session 11); what varies per call is bound. */
+  /** Every run's end (`recordWake`): one fixed shape, built once; what varies per call is bound. */
   private readonly wakeUpdate;
 
   constructor(
@@ -177,7 +177,7 @@ export class AgentProfile {
     return this.state()!;
   }
 
-  /** Every run's end: one statement (the update returns the row) instead of read, update, read (issue 12 §8). */
+  /** Every run's end: one statement (the update returns the row) instead of read, update, read. */
   recordWake(at: string, headMessageId: string | null, failed: boolean): AgentState {
     const row = this.wakeUpdate.get({ at, head: headMessageId, failed: failed ? 1 : 0 });
     return toState(row!);

@@ -47,7 +47,7 @@ const HEADS = (db: AgentDb) => db.select().from(schema.reportHeads).prepare();
  * (ids, head moves, freshness) are src/core/memory/reports.ts.
  */
 export class Reports {
-  /** Every run's context reads the heads (issue 12 §8): built once. */
+  /** Every run's context reads the heads: built once. */
   private readonly headsQuery;
 
   constructor(

@@ -26,7 +26,7 @@ type Folded = [code: string, data: Record<string, unknown>, at: number | string]
 const baseMs = (row: FoldContext): number => Date.parse(row.enqueuedAt ?? "");
 
 /**
- * Issue 12 §6 (bytes per turn, session 7): once a run has ended, its `run_trace` rows are folded into its run row as
+ * Bytes per turn: once a run has ended, its `run_trace` rows are folded into its run row as
  * `[code, data, at]` triples under `"#"`: each row stored on its own repeated the 64-character run key, a seq, the kind
  * and a 24-byte timestamp. `code` is a letter per kind; `at` is milliseconds after the run was enqueued, or the
  * timestamp itself when that would not give back the same string; a usage entry that repeats the provider, model and
@@ -41,7 +41,7 @@ export function foldEntries(entries: readonly TraceEntry[], row: FoldContext): F
     const ms = Date.parse(entry.createdAt);
     const at = Number.isFinite(base) && Number.isFinite(ms) && new Date(base + (ms - base)).toISOString() === entry.createdAt ? ms - base : entry.createdAt;
     // `at` reads back as `entry.createdAt` by construction (checked just above, or the string itself), so the checks
-    // below unfold with that time instead of formatting it again, and the entry is serialized once (session 11).
+    // below unfold with that time instead of formatting it again, and the entry is serialized once.
     const expected = JSON.stringify(entry);
     const readsBack = (candidate: Folded) => JSON.stringify(unfoldAt(candidate, entry.createdAt, previous)) === expected;
     let folded: Folded = [CODES[entry.kind] ?? entry.kind, entry.data, at];

@@ -1,5 +1,5 @@
 // How the agent's rows are stored and read back: row → public record mappings, and the lean stored forms
-// (issue 12 §6) each with the one reader that restores it.
+// each with the one reader that restores it.
 export * from "./records";
 export * from "./message-row";
 export * from "./stored-trace";

@@ -9,7 +9,7 @@ const INDEX_ABOVE = handWritten((v) => sql`INSERT INTO "messages_fts"(rowid, "te
 const UNINDEXED = handWritten((v) => sql`SELECT 1 AS "one" FROM "messages" WHERE "seq" > ${v.mark} AND "text" IS NOT NULL LIMIT 1`);
 
 /**
- * Recall's FTS5 index, filled lazily (issue 12 §8, session 10; migration 0012): a message insert no longer indexes
+ * Recall's FTS5 index, filled lazily (migration 0012): a message insert no longer indexes
  * its text through a trigger (that flushed an FTS segment per commit, ~3× the insert's cost). Messages are indexed in
  * seq order, so the index holds exactly the messages with text up to a high-water mark; the mark is the index's own
  * `messages_fts_docsize` table (one row per indexed message, keyed by seq), so no second record can disagree with it.

@@ -38,8 +38,8 @@ export function toMessage(agentId: string, row: MessageRow): Message {
     threadId: row.threadId,
     kind: row.kind as Message["kind"],
     createdAt: row.createdAt,
-    // Rows before issue 12 §6 repeat prevMessageId in their metadata JSON; later rows keep it in its column
-    // alone. Either way it is set after the message's own keys, where the stored copy used to sit.
+    // Older rows repeat prevMessageId in their metadata JSON; newer rows keep it in its column alone.
+    // Either way it is set after the message's own keys, where the metadata copy sits.
     metadata: { ...summaryMetadata(row.metadata, row.summarySpan), prevMessageId: row.prevMessageId, ...(row.runKey ? { runKey: row.runKey } : {}), ...(row.authority ? { authority: row.authority } : {}) },
   };
   if (row.text !== null) message.text = row.text;

@@ -4,7 +4,7 @@ import { FOLD, type FoldContext, foldEntries, modelOfEntries, type TraceEntry, u
 /**
  * The id of a run's reply at a step (`runMessageIds.reply` in wakes/input.ts is this function). A run's end asks for
  * the same id several times (the reply's append, then packing its trace checks each candidate form by unpacking it),
- * and the hash is pure JavaScript (issue 12 §8, session 11): the last id computed is kept, a pure function's answer.
+ * and the hash is pure JavaScript: the last id computed is kept, a pure function's answer.
  */
 export function replyMessageIdOf(runKey: string, step: number): string {
   if (lastReply.runKey !== runKey || lastReply.step !== step) lastReply = { runKey, step, id: H(runKey, "assistant", step) };
@@ -19,20 +19,20 @@ export interface TraceRowContext extends FoldContext {
   attempt: number;
 }
 
-/** Marker of the lean form: a bit per left-out group (absent on rows stored whole, before issue 12 §6 or when it did not fit). */
+/** Marker of the lean form: a bit per left-out group (absent on rows stored whole: older rows, or when it did not fit). */
 const MARK = "~";
 const REASON = 1; // `reason`, first: the row's reason column
 const NO_COALESCED = 2; // `coalescedRunKeys: []`, second
 const ATTEMPT = 4; // `attempt` and `resumed` (= attempt > 1), after `latencyMs` when there is one: the row's attempt column
 const REPLY = 8; // `replyMessageId`, right after `resumed`: the id the run loop derives from the run key and the last step
-const MODEL = 16; // `model`, right after `steps`: `provider:model` of the last attempt among the folded trace rows (session 7)
-const USAGE = 32; // `usage`, after `model`: the tokens of the folded usage rows, summed (session 7)
+const MODEL = 16; // `model`, right after `steps`: `provider:model` of the last attempt among the folded trace rows
+const USAGE = 32; // `usage`, after `model`: the tokens of the folded usage rows, summed
 
 /**
- * Issue 12 §6 (bytes per turn): a finished run's trace repeats what its row and its run key already say — the reason,
+ * Bytes per turn: a finished run's trace repeats what its row and its run key already say — the reason,
  * the attempt, `resumed`, an empty `coalescedRunKeys` and the reply's 64-character id (about 150 bytes of every run).
  * `packRunTrace` leaves those out and `unpackRunTrace` puts them back where they were, so every reader (run views,
- * export, `run.completed` hydration, child reports) sees the trace as the run loop wrote it. Since session 7 the run's
+ * export, `run.completed` hydration, child reports) sees the trace as the run loop wrote it. The run's
  * `run_trace` rows (`entries`) are folded into it too (folded-trace.ts), and then `model` and `usage`, which those rows
  * say, are left out as well. A packed form is kept only when unpacking it reproduces the trace exactly (same keys,
  * same order, same values) and the folded rows read back exactly; otherwise the trace is stored whole, and rows that

@@ -1,5 +1,5 @@
 /**
- * Issue 12 §6 (bytes per turn, session 7): a summary message's metadata repeated its `summaries` row — two message ids
+ * Bytes per turn: a summary message's metadata would repeat its `summaries` row — two message ids
  * and a content hash of 64 characters each, the depth, the covered seqs and the contract version (~300 bytes per
  * summary). The row keeps them; the message stores `{"~": 1, …the rest}` and readers put them back, first and in this
  * order, from the row (`messageRow.summarySpan`). Summary rows are never deleted while their message exists (only

@@ -8,10 +8,10 @@ import { AUTHORITIES, ORIGIN_KINDS, TRUST_LEVELS, type Provenance } from "../../
 
 /**
  * A registry tool's JSON Schema, converted once per definition: definitions are static, and converting
- * every tool's zod schema on every model step was a sizeable share of a turn's CPU (issue 12 §8). Each
+ * every tool's zod schema on every model step was a sizeable share of a turn's CPU. Each
  * step gets its own copy, so nothing downstream can change what the next run is offered. The schema is
  * plain JSON (`inputJsonSchema` round-trips it through JSON), so the copy is parsed from its kept text:
- * the same value a `structuredClone` gave, at about a quarter of its cost (session 11).
+ * the same value a `structuredClone` gave, at about a quarter of its cost.
  */
 const offeredSchemas = new WeakMap<ToolDefinition, string>();
 function offeredSchema(definition: ToolDefinition): Record<string, unknown> {

@@ -54,7 +54,7 @@ export interface RunLoopDeps {
   memoryContext?(threadId: string, runKey: string): import("ai").ModelMessage[];
   /** "Maybe compact" after a completed run; schedules work off the reply path (src/objects/agent/compaction.ts). */
   afterRun?(threadId: string): void;
-  /** Double texting `interrupt` (issue 15 §4): runs marked to stop at their next step boundary. */
+  /** Double texting `interrupt`: runs marked to stop at their next step boundary. */
   interrupts?: Interrupts;
   waitUntil?(work: Promise<unknown>): void;
 }
@@ -100,7 +100,7 @@ export class RunLoop {
     const agent = profile.get();
     const skip = this.skipReason(agent, item);
     if (skip) {
-      // Nothing a person wrote is lost (issue 13): a person's wake settled unrun still leaves its text in the history.
+      // Nothing a person wrote is lost: a person's wake settled unrun still leaves its text in the history.
       if (PERSON_WAKES.has(item.reason)) appendWakeInput(this.deps.history, item, item.threadId);
       return this.end(item, skip.status, skip.code, {});
     }
@@ -116,7 +116,7 @@ export class RunLoop {
     const resumingAfterSaga = run.status === "ready";
     const started = inbox.markRunning(run, { countAttempt: !resumingAfterSaga });
     // A first attempt that is no saga's resumption never ran a step before: no step has a plan or a reply stored
-    // yet, so its steps need not look for them (issue 12 §8), and it called tools only if a step here did.
+    // yet, so its steps need not look for them, and it called tools only if a step here did.
     const fresh = !resumingAfterSaga && started.attempt === 1;
     if (!resumingAfterSaga) events.append("run.started", item.runKey, { runKey: item.runKey, reason: item.reason, threadId: item.threadId, attempt: started.attempt });
     if (started.attempt > config.run.maxAttempts) {

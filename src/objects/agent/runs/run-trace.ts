@@ -38,7 +38,7 @@ const INSERT_SUCCEEDED = handWritten((v) => {
 export class RunTrace {
   private readonly runRow;
   private readonly tableRows;
-  /** A row added (attempts and usage on every model call): built once (session 11), the run's next seq read inside it. */
+  /** A row added (attempts and usage on every model call): built once, the run's next seq read inside it. */
   private readonly insertRow;
   private readonly insertSucceeded;
 
@@ -71,8 +71,8 @@ export class RunTrace {
   }
 
   /**
-   * Every row of a run in order (the trace export reads them): those folded into the run row when it ended (issue 12
-   * §6, folded-trace.ts), then any still in `run_trace` (a run not yet ended, or a row written after it ended).
+   * Every row of a run in order (the trace export reads them): those folded into the run row when it ended
+   * (folded-trace.ts), then any still in `run_trace` (a run not yet ended, or a row written after it ended).
    */
   rows(runKey: string): TraceEntry[] {
     return traceEntriesOf(this.runRow.get({ runKey }), this.tableRows.all({ runKey }));

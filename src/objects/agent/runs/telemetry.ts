@@ -38,7 +38,7 @@ export interface RunTelemetryDeps {
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
 /**
- * OpenTelemetry export of finished runs (issue 15). When a run reaches its terminal status
+ * OpenTelemetry export of finished runs. When a run reaches its terminal status
  * the agent reads what the run persisted, builds the trace (src/core/egress/otel-run-trace.ts), guards the
  * bytes (NEED_TO_KNOW, src/core/egress/need-to-know-otlp.ts) and sends one OTLP/HTTP request through the
  * egress door, all in the background: nothing here is awaited by the run, and a failing or slow

@@ -21,7 +21,7 @@ export interface TenantSnapshotDeps {
 }
 
 /**
- * The tenant snapshot this agent keeps (issue 12 §2), in its own SQLite so it survives eviction. The
+ * The tenant snapshot this agent keeps, in its own SQLite so it survives eviction. The
  * run loop reads it at admission, at step boundaries and before tool calls without a TenantDO call;
  * the tenant pushes every new version (`applyTenantSnapshot`). A version older than the one held is
  * ignored, so a slow fetch never undoes a push. A snapshot older than `maxAgeMs`, or below a version

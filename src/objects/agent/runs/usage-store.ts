@@ -19,7 +19,7 @@ const INCREMENT = (db: AgentDb) =>
  * dimension, subject), incremented in place, so a day's window is one indexed read however many runs it saw.
  */
 export class UsageStore {
-  /** Every budget check reads the day and every model call adds to it (issue 12 §8): built once. */
+  /** Every budget check reads the day and every model call adds to it: built once. */
   private readonly dayQuery;
   private readonly incrementStatement;
 
@@ -38,7 +38,7 @@ export class UsageStore {
   }
 
   /**
-   * The last day read, kept (issue 12 §8: a run read it at admission and at every step boundary). Exact: `add` is the
+   * The last day read, kept (a run read it at admission and at every step boundary). Exact: `add` is the
    * only writer of usage_daily and updates it as SQL does (value + amount); `forget` after an erasure.
    */
   private kept: BudgetWindow | null = null;

@@ -177,7 +177,7 @@ export class Timers {
   /**
    * On activation: slots missed while the object slept are decided now, in the background. `candidates` false: the
    * activation's one read (../activation.ts) found no active timer with a `nextRunAt`, so there is nothing to decide
-   * or to arm (session 15: the re-arm then only listed the SDK's schedules to drop a stray alarm row, on every
+   * or to arm (the re-arm then only listed the SDK's schedules to drop a stray alarm row, on every
    * activation; a stray row that fires finds nothing due and goes).
    */
   catchUp(candidates = true): void {

@@ -45,7 +45,7 @@ export type PlanResult = { ok: true; action: PlannedAction; reused: boolean } | 
  * before anything executes; a replay of the same step finds and reuses it, never regenerates it.
  */
 export class ActionStore {
-  /** Read at every step and at every run's end, built once (issue 12 §8). */
+  /** Read at every step and at every run's end, built once. */
   private readonly stepQuery;
 
   constructor(private readonly db: AgentDb) {

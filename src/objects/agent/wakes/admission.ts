@@ -54,7 +54,7 @@ export class WakeAdmission {
     const runKey = runKeys.userInitiated(agentId, turn.sessionId, turn.turnId);
     const threadId = threadIds.interactive(agentId, turn.sessionId);
     const known = inbox.getRun(runKey) !== null;
-    // Double texting (issue 15 §4): decided once, when the turn is new; a retry of an accepted turn is not re-decided.
+    // Double texting: decided once, when the turn is new; a retry of an accepted turn is not re-decided.
     let admission: TurnAdmission = { kind: "run" };
     if (!known) {
       // Brakes (helper "brakes"): a new turn is refused while an agent-wide brake covers the agent; a retry of an accepted one is not.
@@ -92,7 +92,7 @@ export class WakeAdmission {
   }
 
   /**
-   * The per-agent turn limit's sliding log, as last stored, kept (issue 12 §8: every turn read it before its write).
+   * The per-agent turn limit's sliding log, as last stored, kept (every turn read it before its write).
    * Exact: this method is the only writer of its counter row and keeps what it writes; `forget` after an erasure.
    */
   private turnLog: { key: string; state: unknown } | null = null;

@@ -36,11 +36,11 @@ async function within(work: Promise<boolean>, ms: number): Promise<boolean> {
 }
 
 /**
- * The wake consumer's delivery (issue 12 §7). The consumer waits for this answer and acknowledges its queue message only
+ * The wake consumer's delivery. The consumer waits for this answer and acknowledges its queue message only
  * then, and a failed or lost answer is redelivered (deduplicated by runKey, and the activation re-sends an unacknowledged
  * report): until the answer, the queue is the delivery's crash bound. So the run drains in the delivery's own stretch
- * (admission and run commit together, session 13), and when the run and its report are over before the answer, with
- * nothing else open, the watchdog is not armed at all (session 14): every woken agent used to be activated once more,
+ * (admission and run commit together), and when the run and its report are over before the answer, with
+ * nothing else open, the watchdog is not armed at all: every woken agent used to be activated once more,
  * 30 s later, by a watchdog with nothing to do — a second activation per wake in production, and a schedule row and an
  * alarm write on the wake's own path. A run still under way at the next macrotask (it awaits I/O: a remote model, a
  * tool, a brake check that asks the tenant), a report not acknowledged (or not within `reportWaitMs`: a slow

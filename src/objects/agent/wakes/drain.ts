@@ -20,7 +20,7 @@ export class Drainer {
 
   /**
    * Drains right behind the caller, in its own stretch of work, for a streaming turn, whose caller waits for the run's
-   * frames anyway: the admission and the run's writes then commit together, one commit less per turn (issue 12 §8; an
+   * frames anyway: the admission and the run's writes then commit together, one commit less per turn (an
    * fsync locally, replication in production); a run that awaits I/O (a remote model) lets the answer go back at its
    * first await, as before.
    */

@@ -172,7 +172,7 @@ export class WakeInbox {
 
   /**
    * A resumption after a saga is not a new attempt; a restart after a crash is. `run`: the run as just read (or its
-   * key, read here); the update returns the stored row, so the caller's copy costs no read after it (issue 12 §8).
+   * key, read here); the update returns the stored row, so the caller's copy costs no read after it.
    */
   markRunning(runOrKey: Run | string, options: { countAttempt: boolean } = { countAttempt: true }): Run {
     const run = typeof runOrKey === "string" ? this.getRun(runOrKey)! : runOrKey;
@@ -182,7 +182,7 @@ export class WakeInbox {
 
   /**
    * Ends a run in exactly one terminal status and removes its wake, atomically. Its trace is stored lean, and its
-   * `run_trace` rows are folded into it and deleted in the same transaction (issue 12 §6; stored-trace.ts): readers
+   * `run_trace` rows are folded into it and deleted in the same transaction (stored-trace.ts): readers
    * (RunTrace) read the folded rows and then any row written after the run ended.
    */
   finish(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): Run {
@@ -191,7 +191,7 @@ export class WakeInbox {
 
   /**
    * `finish`, answering also every trace row of the run (`RunTrace.rows` as it reads after the end: the rows folded
-   * before, then those read here to fold), so the run's end needs no second read of them (issue 12 §8). The update
+   * before, then those read here to fold), so the run's end needs no second read of them. The update
    * returns the stored row: no read after it either.
    */
   finishWithTrace(runKey: string, status: RunStatus, fields: { errorCode?: string | null; trace?: Record<string, unknown> } = {}): { run: Run; traceRows: TraceEntry[] } {

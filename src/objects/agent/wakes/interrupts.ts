@@ -9,7 +9,7 @@ export interface InterruptDeps {
 }
 
 /**
- * Double texting `interrupt` (issue 15 §4), the agent's side. A run is marked (its inbox row names the interrupting
+ * Double texting `interrupt`, the agent's side. A run is marked (its inbox row names the interrupting
  * turn), and the run loop ends it as `interrupted` at its next step boundary. Tool calls are never cut short: a
  * call awaiting approval has its decision cancelled (unless a person answered it first), so its saga reports a
  * `cancelled` result and the run resumes to that boundary; an approved or executing call finishes and is recorded.

@@ -45,10 +45,10 @@ export interface SessionsDeps {
  */
 export class Sessions {
   private arming: Promise<void> = Promise.resolve();
-  /** Every accepted turn reads its session (issue 12 §8): built once. */
+  /** Every accepted turn reads its session: built once. */
   private readonly byId;
   private readonly update;
-  /** The earliest open deadline, read by every re-arm (every turn): built once (session 11). */
+  /** The earliest open deadline, read by every re-arm (every turn): built once. */
   private readonly earliestOpen;
 
   constructor(private readonly deps: SessionsDeps) {
@@ -58,7 +58,7 @@ export class Sessions {
     this.earliestOpen = EARLIEST_OPEN(deps.db);
   }
 
-  /** The common touch (the session is open): one statement that says whether it was (issue 12 §8). */
+  /** The common touch (the session is open): one statement that says whether it was. */
   private readonly touchOpen;
   /**
    * The time (whole seconds) of the future `onSessionExpiry` row this object armed or found, 0 when not known: a
@@ -148,7 +148,7 @@ export class Sessions {
     const now = Date.now();
     // Whole seconds, rounded up (the SDK stores seconds); never in the past, so a backlog drains one batch per alarm.
     const target = earliest === null ? null : Math.ceil(Math.max(earliest, now + 1000) / 1000);
-    // The row armed before is still to come and fires first: nothing to look up (every turn re-arms; issue 12 §8).
+    // The row armed before is still to come and fires first: nothing to look up (every turn re-arms).
     if (target !== null && this.armedAt * 1000 > now && this.armedAt <= target) return;
     // A row already due is the one the SDK is running (it deletes it afterwards): only future rows count.
     const rows = (await scheduler.listSchedules()).filter((row) => row.callback === SESSION_EXPIRY_CALLBACK && row.time * 1000 > now);

@@ -1,6 +1,6 @@
 /**
  * `fn` in one SQLite transaction of the object's storage, as drizzle's `db.transaction` runs it, without the drizzle
- * transaction object that call builds first (issue 12 §8, session 11): its constructor sets up a relational query
+ * transaction object that call builds first: its constructor sets up a relational query
  * builder for every table of the schema, on every call, for callbacks that never use it. Nested calls nest as
  * drizzle's did (both are the storage's `transactionSync`). Only for callbacks that run prepared statements or
  * the object's `db` itself, not a `tx` argument.
@@ -12,7 +12,7 @@ export function syncTransaction<T>(db: object, fn: () => T): T {
 
 /**
  * Calls `listener` whenever a transaction of the object's storage throws, i.e. its writes were undone: for in-memory
- * copies of what was written that cannot tell a rolled-back write from a committed one (session 15). Every
+ * copies of what was written that cannot tell a rolled-back write from a committed one. Every
  * transaction of the object goes through its storage's `transactionSync` (drizzle's and `syncTransaction` alike).
  */
 export function onRollback(db: object, listener: () => void): void {

@@ -59,9 +59,9 @@ export class Dispatcher {
   /**
    * Whether a pass would find nothing to do: no pass is under way, and no batch was recorded since the last
    * pass read the pending list nor left behind by it (NotificationLog.mayHaveUnseenPending, set by the insert
-   * itself). A caller that recorded nothing may then skip the pass (issue 12 §8: run reports). It does not
+   * itself). A caller that recorded nothing may then skip the pass (run reports). It does not
    * rely on writers reaching their own dispatch: a writer that threw between its commit and its dispatch
-   * leaves the flag set, and the next caller runs the pass (session 9).
+   * leaves the flag set, and the next caller runs the pass.
    */
   nothingToDispatch(): boolean {
     return !this.running && !this.deps.notifications.mayHaveUnseenPending();

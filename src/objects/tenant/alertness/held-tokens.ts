@@ -16,7 +16,7 @@ const READ = handWritten<{ tokenClass: string; tokenNamespace: string; tokenValu
 const keyOf = (tokenClass: string, tokenNamespace: string, tokenValue: string) => `${tokenClass}\u0000${tokenNamespace}\u0000${tokenValue}`;
 
 /**
- * Every token the subscription index may hold, kept in memory (issue 12 §7, session 14): a run report asks whether
+ * Every token the subscription index may hold, kept in memory: a run report asks whether
  * another agent follows its tokens, and in a fan-out none does, so the answer is known without a statement when no
  * probe's token is held at all. Exact because it is a SUPERSET of the index's tokens: loaded from the table once, and
  * every token is added before a subscription's rows are inserted (`SubscriptionStore.create`, their only writer).

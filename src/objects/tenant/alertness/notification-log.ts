@@ -35,7 +35,7 @@ export class NotificationLog {
    * itself (the only writer of pending rows), whoever the writer is and whether or not it then reaches its
    * dispatch; cleared by the dispatcher before it reads the pending list (`notePassStarted`), set again for a
    * batch it left pending. Starts true: a new object may find batches a previous lifetime left. In memory
-   * only, and never cleared by a write, so a stale value can only cost a pass, never skip one (issue 12 §8).
+   * only, and never cleared by a write, so a stale value can only cost a pass, never skip one.
    */
   private unseen = true;
 

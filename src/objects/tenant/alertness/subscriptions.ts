@@ -29,11 +29,11 @@ export interface IndexedCandidate extends CandidateSubscription {
  * subscription row (`deleted_at`) and remove its index rows.
  */
 export class SubscriptionStore {
-  /** Every run's report and every dispatch probes the index: the lookup is built once (issue 12 §8). */
+  /** Every run's report and every dispatch probes the index: the lookup is built once. */
   private readonly candidatesQuery;
-  /** Every run report asks it (issue 12 §8, session 11): one statement for any number of probes, rendered once. */
+  /** Every run report asks it: one statement for any number of probes, rendered once. */
   private readonly otherSubscriberQuery;
-  /** The index's tokens (a superset), so a report whose tokens nobody holds asks no statement (session 14). */
+  /** The index's tokens (a superset), so a report whose tokens nobody holds asks no statement. */
   private readonly heldTokens: HeldTokens;
 
   constructor(private readonly db: TenantDb) {
@@ -180,7 +180,7 @@ export class SubscriptionStore {
 
   /**
    * Whether any agent other than `agentId` holds a live subscription indexed under one of these tokens:
-   * the same joins as `candidatesFor`, asked once for all probes (issue 12 §8: it was one lookup per probe
+   * the same joins as `candidatesFor`, asked once for all probes (it was one lookup per probe
    * on every run report). Each probe is a primary-key prefix lookup of `subscription_tokens`.
    */
   anyOtherSubscriber(probes: readonly IndexProbe[], agentId: string): boolean {

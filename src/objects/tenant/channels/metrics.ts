@@ -55,7 +55,7 @@ export interface MetricIncrement {
 /** Per-tenant counters kept in the tenant's SQLite (one row per name × label set). */
 export class TenantMetrics {
   /**
-   * Every run report adds its counters (issue 12 §8, session 11): one fixed statement run on the object's SQLite,
+   * Every run report adds its counters: one fixed statement run on the object's SQLite,
    * where `db.run(sql…)` had drizzle render it on every call. (Not `rawStatement` of ../../shared/statements/lean-query: this
    * file is also compiled for Node, by the unit test of the text format, which has no Workers types.)
    */
@@ -85,7 +85,7 @@ export class TenantMetrics {
   }
 
   /**
-   * Adds every increment in ONE statement (issue 12 §8: a run report used to run one upsert per counter).
+   * Adds every increment in ONE statement (a run report used to run one upsert per counter).
    * The rows travel as one JSON parameter, so the statement stays within the bound-parameter limit whatever
    * their number; SQLite applies the upsert row by row, so two rows for one counter both add.
    */

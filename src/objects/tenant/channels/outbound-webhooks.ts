@@ -41,7 +41,7 @@ export class OutboundDeliveries {
    * False only when no pending delivery can lack its queue message: cleared before each scan, set again by
    * every writer of such a row (`match`, the only one), by a failed send and by anything else the scan throws.
    * Starts true (a restart may find some).
-   * Issue 12 §8: a run report of a tenant without deliveries then skips the scan.
+   * A run report of a tenant without deliveries then skips the scan.
    */
   private mayHaveUnqueued = true;
 

@@ -79,7 +79,7 @@ export class TenantEventLog {
 
   /**
    * Pushes committed events to live subscribers (once the caller's open transaction, if any, has committed). Each event's frame is rendered once for all subscribers, and each
-   * subscriber gets its visible events as one write (issue 12 §7: every run report publishes its batch, a frame
+   * subscriber gets its visible events as one write (every run report publishes its batch, a frame
    * and a stream write per event and subscriber before); the bytes and their order on every stream are the same.
    */
   publish(events: readonly TenantEvent[]): void {
@@ -110,7 +110,7 @@ export class TenantEventLog {
 
   /**
    * Reference rows of agent events with their data, read back from the agents that hold it. Rows that
-   * still carry their data (written before issue 12) are returned as they are.
+   * still carry their data (an older form) are returned as they are.
    */
   async hydrate(events: TenantEvent[]): Promise<TenantEvent[]> {
     const source = this.agentEvents;

@@ -32,7 +32,7 @@ export interface EndpointTarget {
 export class WebhookEndpoints {
   private readonly box: SecretBox;
   /**
-   * The live endpoints the matcher reads on every event batch (issue 12 §8). Exact: `create` and `delete`
+   * The live endpoints the matcher reads on every event batch. Exact: `create` and `delete`
    * are the only writers of webhook_endpoints, and both drop it after their write; a tenant erasure, which
    * deletes every table, drops it through `forgetCached`.
    */

@@ -177,7 +177,7 @@ export class Decisions {
   }
 
   /**
-   * Destroy means stop (issue 13): every open decision of the agent — asked questions and tool approvals,
+   * Destroy means stop: every open decision of the agent — asked questions and tool approvals,
    * pending or held by a brake — is cancelled (resolvedBy `agent_destroyed`, audited), so nobody can
    * answer it later. Returns the tool approvals' operationIds: their sagas are told to read the outcome.
    */
@@ -202,7 +202,7 @@ export class Decisions {
   }
 
   /**
-   * Double texting `interrupt` (issue 15 §4): the open tool approvals of an interrupted run are cancelled
+   * Double texting `interrupt`: the open tool approvals of an interrupted run are cancelled
    * (resolvedBy `interrupted`, audited) unless a person already answered them; an approved call still runs.
    * Returns the operationIds cancelled: their sagas are told to read the outcome.
    */

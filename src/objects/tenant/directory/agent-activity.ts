@@ -74,7 +74,7 @@ export class AgentActivity {
     ];
     const keys = [SemanticKeys.agentStateChangedNotification, ...(activity.messageIds.length > 0 ? [SemanticKeys.agentMessageAppendedNotification] : [])];
     const typedTokens = agentTokens(agent, keys);
-    // Storage per turn (issue 12 §6): a run no other agent's subscription could match records nothing. The
+    // Storage per turn: a run no other agent's subscription could match records nothing. The
     // dispatcher would find no candidate through these very probes (and never wakes an agent for its own
     // activity), so the batch and its change units would only be written, dispatched to nobody and pruned.
     if (!this.anyOtherSubscriber(agent.id, typedTokens)) return false;

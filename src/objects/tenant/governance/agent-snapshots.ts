@@ -30,7 +30,7 @@ const VERSION_KEY = "agent-snapshot:version";
  */
 export class AgentSnapshots {
   /**
-   * The stored version, read once (issue 12 §8, session 11: every run report answers with it). Exact because `publish`
+   * The stored version, read once (every run report answers with it). Exact because `publish`
    * is the row's only writer and sets it with its write, and the tenant's erasure (every row gone) drops it (`forget`).
    */
   private known: number | undefined;

@@ -91,7 +91,7 @@ export class Governance {
     return resolveInferenceGrant({ policy: () => this.policy(), consents: this.consents, secrets: this.secrets, audit: this.audit }, request);
   }
 
-  /** A live stored secret for `provider`, opened (an MCP server's bearer token, issue 15). */
+  /** A live stored secret for `provider`, opened (an MCP server's bearer token). */
   openSecret(id: string, provider: string): ReturnType<ProviderSecrets["open"]> {
     return this.secrets.open(id, provider);
   }

@@ -49,7 +49,7 @@ export interface ToolExecutorDeps {
   timeZone: () => string;
   /** `http:<name>` calls (tenant HTTP tools). */
   callHttpTool: (invocation: ToolInvocation) => Promise<ToolResultEnvelope>;
-  /** `mcp_<server>_<tool>` calls (tenant MCP servers, issue 15). */
+  /** `mcp_<server>_<tool>` calls (tenant MCP servers). */
   callMcpTool: (invocation: ToolInvocation) => Promise<ToolResultEnvelope>;
   /** The calling agent's lifecycle as the directory knows it (null: unknown here). */
   agentLifecycle: (agentId: string) => string | null;

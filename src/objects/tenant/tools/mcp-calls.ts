@@ -1,5 +1,5 @@
 /**
- * Calls to MCP tools (`mcp_<server>_<tool>`, issue 15.1). The arguments are validated against the
+ * Calls to MCP tools (`mcp_<server>_<tool>`). The arguments are validated against the
  * server's input schema, then sent through an `McpSession` (NEED_TO_KNOW guard + egress door).
  *
  * A read-only tool is called directly; nothing is recorded. A mutating one runs as saga phase 1 and

@@ -1,5 +1,5 @@
 /**
- * The tenant's remote MCP servers (issue 15.1): registration, the cached tool list per server, and
+ * The tenant's remote MCP servers: registration, the cached tool list per server, and
  * the listings agents are offered (`mcp_<server>_<tool>`, kind "mcp"). The list is fetched at
  * registration, again once it is older than `config.mcp.toolsTtlMs`, and sooner when the server
  * sends `notifications/tools/list_changed` on any stream of ours (the entry is marked stale; the
@@ -31,7 +31,7 @@ export interface McpServersDeps {
   audit: Audit;
   /** A live provider secret stored for `provider`, opened (auth tokens of servers). */
   openSecret(id: string, provider: string): Promise<{ ok: true; apiKey: string } | { ok: false; message: string }>;
-  /** A server's tool list changed on a refresh: agents keep the tools in their snapshot (issue 12 §2). */
+  /** A server's tool list changed on a refresh: agents keep the tools in their snapshot. */
   toolsChanged(): void;
   /** Work that outlives the call that started it (ctx.waitUntil). */
   background(work: Promise<unknown>): void;
