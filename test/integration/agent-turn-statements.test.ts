@@ -39,7 +39,7 @@ async function settled(tenantId: string, agentId: string): Promise<void> {
 /** The tenant acknowledged every event of the agent's log (the forwarding cursor is at its head). */
 async function forwardedThroughHead(tenantId: string, agentId: string): Promise<boolean> {
   return inDo(agentDo(tenantId, agentId), (instance, state) => {
-    const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+    const head = state.storage.sql.exec<{ seq: number }>("SELECT max(last_seq) AS seq FROM events").one().seq;
     return instance.parts.forwarder.forwardedThrough() === head;
   });
 }
@@ -85,7 +85,7 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     await settled(tenantId, agent.id);
     const heads = await inDo(agentDo(tenantId, agent.id), (_instance, state) => ({
       stored: storedCursor(state),
-      head: state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq,
+      head: state.storage.sql.exec<{ seq: number }>("SELECT max(last_seq) AS seq FROM events").one().seq,
     }));
     expect(heads.stored).toBe(heads.head);
     const tenantEvents = () => inDo(env.TENANT.get(env.TENANT.idFromName(tenantId)), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM tenant_events").one().n);

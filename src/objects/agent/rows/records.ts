@@ -1,8 +1,8 @@
 import type { InferSelectModel } from "drizzle-orm";
 import type { Agent, AgentConfig, AgentState } from "../../../schema/agents/agents";
 import type { Message } from "../../../schema/agents/messages";
-import type { AgentEvent, Run } from "../../../schema/agents/runs";
-import type { agentMeta, agentState, events, messages, runs } from "../../../db/agent-schema";
+import type { Run } from "../../../schema/agents/runs";
+import type { agentMeta, agentState, messages, runs } from "../../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
 import { runTimeOf } from "./run-times";
 import { summaryMetadata } from "./summary-metadata";
@@ -52,8 +52,4 @@ export function toRun(row: InferSelectModel<typeof runs>): Run {
   // started_at / ended_at may be stored relative to enqueued_at (run-times.ts); they read as timestamps in their places.
   const timed = { ...row, startedAt: runTimeOf(row.startedAt, row.enqueuedAt), endedAt: runTimeOf(row.endedAt, row.enqueuedAt) };
   return { ...timed, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, timed) };
-}
-
-export function toEvent(row: InferSelectModel<typeof events>): AgentEvent {
-  return { seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt };
 }
