@@ -1,26 +1,17 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { Watchdog, type AgentScheduler } from "../../src/objects/agent/lifecycle";
 import { meterStatements, statementsRun } from "../../src/objects/shared/seams/statement-meter";
-import { verifyMemoryCopy } from "../../src/objects/agent/rows";
 import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse, freshInstance } from "./helpers";
 
 /**
- * Issue 12 §8 (session 9): the streaming turn is CPU-bound in the agent's isolate, and its SQLite statements are
- * the largest part. Before session 9 a warm streaming chat turn ran about 82 statements on the agent (the SDK's
- * watchdog arm, repeated run / agent / counter / usage reads, the forwarder's read-modify-writes); this test counts
- * 42 after session 9 (the run, its report, the session re-arm, the compaction planning after it) and 38–39 since
- * session 11 (the drain reads a wake's run in the same statement as the wake; the acknowledged cursor rides with a
- * write or not, hence the one of difference), and 30–31 since session 12: the run context's hot page, summaries read
- * and the planner's totals kept exact in memory (rows/memory-copy.ts); the inbox's kept count answers the admission's
- * "other wakes on the thread", the run's companions and the drain's last read; the cursor and the pending report parts
- * are one upsert; a model call's attempt and usage rows are one insert. 29 since session 13: compaction's pump keeps
- * "no job open" from its last read (compaction/jobs.ts). 27 since session 14: the report hydrates the run's events
- * from the appends the log kept, not by reading their messages and run back. 36 since the report reads everything it
- * sends from SQLite and writes its parts and cursor when they change (events/forwarder.ts): no copy kept in memory.
- * The bound leaves a little room. Counted, not timed.
+ * The streaming turn is CPU-bound in the agent's isolate, and its SQLite statements are the largest part: this counts
+ * a warm streaming chat turn's statements on the agent (the run, its context, its report, the session re-arm, the
+ * compaction planning after it, the watchdog's idempotent arm, the agent row read where each part needs it). Every
+ * read goes to SQLite (no copy of the agent, the inbox, the page or the planner's totals is kept). Measured 67 with the
+ * event log's row per run (events/stored-events.ts: an append that starts a row tries the extending UPDATE first), so
+ * a statement added to the path fails it. Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 37;
+const MAX_AGENT_STATEMENTS_PER_TURN = 68;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });
@@ -59,15 +50,12 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     await settled(tenantId, agent.id);
 
     const before = await inDo(agentDo(tenantId, agent.id), (_instance, state) => {
-      // Test deployments also compare the memory copy with fresh reads (rows/memory-copy.ts): not what production runs.
-      verifyMemoryCopy(false);
       meterStatements(state.storage.sql as never);
       return statementsRun(state.storage.sql as never)!;
     });
     const frames = await streamingTurn(key, agent.id, "count me");
     await settled(tenantId, agent.id);
     const after = await inDo(agentDo(tenantId, agent.id), (_instance, state) => statementsRun(state.storage.sql as never)!);
-    verifyMemoryCopy(true);
 
     // The turn did all its work: the reply streamed, the run completed, and its report reached the tenant stream.
     expect(frames.filter((f) => f.event === "text.delta").map((f) => f.data.data.delta).join("")).toBe("echo: count me");
@@ -102,37 +90,6 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     });
     expect(sent).toBe(0);
     expect(await tenantEvents()).toBe(recorded);
-  });
-
-  it("the watchdog asks the SDK once while the row it armed is there, again when the row's time has come or the storage was erased", async () => {
-    let nowMs = 1_000_000;
-    const asked: number[] = [];
-    const scheduler = {
-      schedule: async (when: number) => {
-        asked.push(nowMs);
-        // As the SDK answers an idempotent arm: the row's time in whole seconds (created now, or the one found).
-        return { time: Math.floor(nowMs / 1000) + when };
-      },
-    } as unknown as AgentScheduler;
-    const watchdog = new Watchdog(scheduler, () => nowMs);
-    const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-    watchdog.arm();
-    await flush();
-    watchdog.arm();
-    watchdog.arm();
-    await flush();
-    expect(asked).toHaveLength(1);
-    // The row fires at its time (and the SDK deletes it): the next arm asks again.
-    nowMs += 10 * 60_000;
-    watchdog.arm();
-    await flush();
-    expect(asked).toHaveLength(2);
-    // An erasure deletes every row, the watchdog's too.
-    watchdog.forget();
-    watchdog.arm();
-    await flush();
-    expect(asked).toHaveLength(3);
   });
 
   it("an erased agent created again in the same object is read anew: nothing kept in memory outlives the erasure", { timeout: 60_000 }, async () => {

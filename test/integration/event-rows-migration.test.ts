@@ -6,10 +6,10 @@ type Frame = { id?: number; event: string; data: any };
 const persisted = (frames: Frame[]) => frames.filter((f) => f.id !== undefined);
 
 /**
- * Migration 0013 reshapes the agent's event log from one row per event into one row per stretch of a run's events. An
+ * Migration 0015 reshapes the agent's event log from one row per event into one row per stretch of a run's events. An
  * agent's log from before it must replay exactly as it did, under the same seqs, and later appends continue after it.
  */
-describe("migration 0013: the event log keeps one row per run", () => {
+describe("migration 0015: the event log keeps one row per run", () => {
   it("replays a log stored one row per event exactly as before, and a later run's seqs follow it", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
@@ -21,7 +21,7 @@ describe("migration 0013: the event log keeps one row per run", () => {
 
     await inDo(agentDo(tenantId, agent.id), (_instance, state) => {
       const sql = state.storage.sql;
-      // The 0012 shape: one row per event, as the log stands now.
+      // The 0014 shape: one row per event, as the log stands now.
       const events = sql
         .exec<Record<string, any>>("SELECT events.seq + item.key AS seq, run_key, item.value AS item FROM events, json_each(events.items) AS item ORDER BY 1")
         .toArray();
@@ -32,7 +32,7 @@ describe("migration 0013: the event log keeps one row per run", () => {
         const [type, createdAt, data] = JSON.parse(row.item);
         sql.exec("INSERT INTO events VALUES (?, ?, ?, ?, ?)", row.seq, type, row.run_key, JSON.stringify(data), createdAt);
       }
-      for (const statement of migrations.migrations.m0013.split("--> statement-breakpoint")) {
+      for (const statement of migrations.migrations.m0015.split("--> statement-breakpoint")) {
         const text = statement.replace(/^\s*--.*$/gm, "").trim();
         if (text) sql.exec(text);
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentDo, api, createAgent, createTenant, inDo, parseSse, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, inDo, parseSse, rowsReadSoFar, waitForRun } from "./helpers";
 
 const AGED_EVENTS = 5_000;
 
@@ -24,12 +24,12 @@ async function age(tenantId: string, agentId: string, count: number): Promise<vo
 
 /** Rows SQLite read in the agent's object while one streaming turn (and its run) went through. */
 async function rowsForStreamingTurn(key: string, tenantId: string, agentId: string, turnId: string): Promise<{ rows: number; frames: ReturnType<typeof parseSse> }> {
-  await inDo(agentDo(tenantId, agentId), (instance) => instance.parts.rowMeter.start());
+  const before = await inDo(agentDo(tenantId, agentId), (_instance, state) => rowsReadSoFar(state));
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text: "how old am I?" }, headers: { accept: "text/event-stream", "idempotency-key": turnId } });
   expect(res.status).toBe(200);
   const runKey = res.headers.get("x-vigil-run-key")!;
   await waitForRun(key, agentId, runKey);
-  const rows = await inDo(agentDo(tenantId, agentId), (instance) => instance.parts.rowMeter.stop() as number);
+  const rows = (await inDo(agentDo(tenantId, agentId), (_instance, state) => rowsReadSoFar(state))) - before;
   return { rows, frames: parseSse(res.body) };
 }
 

@@ -2,7 +2,7 @@
 // One part of the tenant database's schema; src/db/tenant-schema.ts is the whole, as drizzle-kit and the code read it.
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Monotonic per-tenant counters for GET /v1/metrics; `labels` is the canonical `k="v",…` label string. */
+/** Monotonic per-tenant counters for GET /v1/metrics; `labels` is the canonical `k="v",…` label string. WITHOUT ROWID (migration 0012). */
 export const metrics = sqliteTable(
   "metrics",
   {

@@ -8,7 +8,7 @@ import type { Compaction } from "../compaction";
 import type { MemoryContext } from "./memory-context";
 import type { History } from "./history";
 import type { AgentDb } from "../types";
-import { memoryCopy, recallIndex } from "../rows";
+import { recallIndex } from "../rows";
 
 /** Measurement loops for `npm run bench`; timed from outside, since workerd's clock stands still during sync work. */
 export type BenchOp =
@@ -61,8 +61,6 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       });
       // Indexed for recall as an aged agent's would be (rows/recall-index.ts): the timed ops then find no backlog.
       recallIndex(db).catchUp();
-      // Rows written past `History.append`: the thread is read afresh (rows/memory-copy.ts).
-      memoryCopy(db).forgetThread(op.threadId);
       return { ok: true, done: op.count };
     }
     case "appendAndAssemble": {

@@ -19,8 +19,6 @@ import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/a
 import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
-import { memoryCopy } from "../rows";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
 export type PublishOutcome =
@@ -42,8 +40,7 @@ export const WAKES_SOURCE = "wakes";
 
 export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SCOPES as readonly string[]).includes(scope);
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const HEADS = leanSite("reports.heads", (db: AgentDb) => db.select().from(schema.reportHeads).prepare());
+const HEADS = (db: AgentDb) => db.select().from(schema.reportHeads).prepare();
 
 /**
  * The agent's reports: immutable `reports` rows and one `report_heads` row per scope; the rules
@@ -57,7 +54,7 @@ export class Reports {
     private readonly db: AgentDb,
     private readonly agentId: () => string,
   ) {
-    this.headsQuery = HEADS.bind(db);
+    this.headsQuery = HEADS(db);
   }
 
   /**
@@ -81,13 +78,7 @@ export class Reports {
     const built = buildReport(agentId, { ...input, sourceCursor: input.sourceCursor ?? this.processedCursor() }, nowMs);
     if (!built.ok) return { ok: false, code: "invalid_report", message: built.issues.map((issue) => `${issue.path || "report"}: ${issue.message}`).join("; ") };
     const report = built.report;
-    // A head may move: the run context's summaries read carries the heads (rows/memory-copy.ts). Dropped after the
-    // transaction, committed or not.
-    try {
-      return this.publishBuilt(agentId, report, nowMs);
-    } finally {
-      memoryCopy(this.db).forgetSummaries();
-    }
+    return this.publishBuilt(agentId, report, nowMs);
   }
 
   private publishBuilt(agentId: string, report: AgentReport, nowMs: number): PublishOutcome {

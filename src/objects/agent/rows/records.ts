@@ -4,7 +4,6 @@ import type { Message } from "../../../schema/agents/messages";
 import type { Run } from "../../../schema/agents/runs";
 import type { agentMeta, agentState, messages, runs } from "../../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
-import { runTimeOf } from "./run-times";
 import { summaryMetadata } from "./summary-metadata";
 
 /** Row → public record mappings: the only place that knows both shapes. */
@@ -49,7 +48,5 @@ export function toMessage(agentId: string, row: MessageRow): Message {
 }
 
 export function toRun(row: InferSelectModel<typeof runs>): Run {
-  // started_at / ended_at may be stored relative to enqueued_at (run-times.ts); they read as timestamps in their places.
-  const timed = { ...row, startedAt: runTimeOf(row.startedAt, row.enqueuedAt), endedAt: runTimeOf(row.endedAt, row.enqueuedAt) };
-  return { ...timed, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, timed) };
+  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, row) };
 }
