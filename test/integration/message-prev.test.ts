@@ -52,7 +52,12 @@ describe("a message's prevMessageId is the previous message of its thread", () =
         if (page.lastSeq === null) break;
         before = page.lastSeq;
       }
-      const rows = state.storage.sql.exec<{ seq: number; type: string; run_key: string | null; data: string; created_at: string }>("SELECT seq, type, run_key, data, created_at FROM events WHERE type = 'message.appended' ORDER BY seq").toArray();
+      const rows = state.storage.sql
+        .exec<{ seq: number; type: string; run_key: string | null; data: string; created_at: string }>(
+          `SELECT events.seq + item.key AS seq, item.value ->> '$[0]' AS type, run_key, item.value -> '$[2]' AS data, item.value ->> '$[1]' AS created_at
+           FROM events, json_each(events.items) AS item WHERE item.value ->> '$[0]' = 'message.appended' ORDER BY events.seq, item.key`,
+        )
+        .toArray();
       const events: Read = {};
       const hydrated = hydrateEvents(
         db,
