@@ -8,7 +8,6 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
-import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -88,8 +87,6 @@ export class AgentWiring {
     private readonly env: Env,
     private readonly scheduler: AgentScheduler,
   ) {
-    // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
-    checkStatementSites(seamOn(this.env, "checks"));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     const activate = () => runHooks(this.onStart);
@@ -242,7 +239,7 @@ export class AgentWiring {
       model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
       fault: (point) => this.faults.hit(point),
       atomically: (work) => this.db.transaction(() => work()),
-      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey),
+      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey, this.governor.modelVisibility()),
       afterRun: (threadId) => this.compactor.maybeCompact(threadId),
       httpTools: () => this.httpTools(),
       announce: (activity) => this.announceActivity(activity),
@@ -347,7 +344,6 @@ export class AgentWiring {
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
-    this.profile.forget();
     this.governor.forgetUsage();
     this.sessions.forget();
     this.wakes.forget();

@@ -4,9 +4,8 @@ import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { nowIso } from "../../shared/sqlite";
+import { nowIso, handWritten } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { leanSite, rawSite } from "../../shared/statements/statement-sites";
 import { type CommitGate, commitGate } from "../../shared/commit-gate";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
@@ -27,13 +26,12 @@ export interface StreamFilter {
   visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
-// Built once per isolate (../../shared/statements/statement-sites.ts, session 11).
-const HEAD = leanSite("events.head", (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
-const AFTER = leanSite("events.after", (db: Db) => {
+const HEAD = (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare();
+const AFTER = (db: Db) => {
   const e = schema.events;
   return db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare();
-});
-const RUN_AFTER = leanSite("events.runAfter", (db: Db) => {
+};
+const RUN_AFTER = (db: Db) => {
   const e = schema.events;
   return db
     .select()
@@ -42,11 +40,8 @@ const RUN_AFTER = leanSite("events.runAfter", (db: Db) => {
     .orderBy(asc(e.seq))
     .limit(sql.placeholder("limit"))
     .prepare();
-});
-const INSERT = rawSite<{ seq: number }>(
-  "events.insert",
-  () => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${sql.placeholder("type")}, ${sql.placeholder("runKey")}, ${sql.placeholder("data")}, ${sql.placeholder("createdAt")}) RETURNING seq`,
-);
+};
+const INSERT = handWritten<{ seq: number }>((v) => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${v.type}, ${v.runKey}, ${v.data}, ${v.createdAt}) RETURNING seq`);
 
 const encoder = new TextEncoder();
 
@@ -69,10 +64,10 @@ export class EventLog {
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
   ) {
-    this.headQuery = HEAD.bind(db);
-    this.afterQuery = AFTER.bind(db);
-    this.runAfterQuery = RUN_AFTER.bind(db);
-    this.insertQuery = INSERT.bind(db);
+    this.headQuery = HEAD(db);
+    this.afterQuery = AFTER(db);
+    this.runAfterQuery = RUN_AFTER(db);
+    this.insertQuery = INSERT(db);
     this.gate = commitGate(db);
   }
 

@@ -19,7 +19,6 @@ import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/a
 import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
 export type PublishOutcome =
@@ -41,8 +40,7 @@ export const WAKES_SOURCE = "wakes";
 
 export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SCOPES as readonly string[]).includes(scope);
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const HEADS = leanSite("reports.heads", (db: AgentDb) => db.select().from(schema.reportHeads).prepare());
+const HEADS = (db: AgentDb) => db.select().from(schema.reportHeads).prepare();
 
 /**
  * The agent's reports: immutable `reports` rows and one `report_heads` row per scope; the rules
@@ -56,7 +54,7 @@ export class Reports {
     private readonly db: AgentDb,
     private readonly agentId: () => string,
   ) {
-    this.headsQuery = HEADS.bind(db);
+    this.headsQuery = HEADS(db);
   }
 
   /**

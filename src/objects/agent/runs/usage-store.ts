@@ -2,20 +2,17 @@ import { eq, sql } from "drizzle-orm";
 import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, type BudgetWindow } from "../../../core/governance/budget";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
-import { leanSite, writeSite } from "../../shared/statements/statement-sites";
 
 const TOTAL = "";
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
 const u = schema.usageDaily;
-const DAY = leanSite("usage.day", (db: AgentDb) => db.select().from(u).where(eq(u.day, sql.placeholder("day"))).prepare());
-const INCREMENT = writeSite("usage.increment", (db: AgentDb) =>
+const DAY = (db: AgentDb) => db.select().from(u).where(eq(u.day, sql.placeholder("day"))).prepare();
+const INCREMENT = (db: AgentDb) =>
   db
     .insert(u)
     .values({ day: sql.placeholder("day"), dimension: sql.placeholder("dimension"), subject: sql.placeholder("subject"), value: sql.placeholder("amount") })
     .onConflictDoUpdate({ target: [u.day, u.dimension, u.subject], set: { value: sql`${u.value} + excluded.${sql.identifier(u.value.name)}` } })
-    .prepare(),
-);
+    .prepare();
 
 /**
  * One agent's daily usage counters (SPEC §5 budgets) in its own SQLite: a row per (tenant-local day,
@@ -27,8 +24,8 @@ export class UsageStore {
   private readonly incrementStatement;
 
   constructor(private readonly db: AgentDb) {
-    this.dayQuery = DAY.bind(db);
-    this.incrementStatement = INCREMENT.bind(db);
+    this.dayQuery = DAY(db);
+    this.incrementStatement = INCREMENT(db);
   }
 
   /** Adds consumed resources to `day`; a tool call also counts against the tool's own day counter. */
