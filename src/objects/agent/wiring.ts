@@ -345,9 +345,7 @@ export class AgentWiring {
   private forgetRows(): void {
     this.forwarder.discard();
     this.events.recent.forget();
-    this.governor.forgetUsage();
     this.sessions.forget();
-    this.wakes.forget();
   }
 
   private tenant() {
