@@ -153,9 +153,18 @@ describe("the operator console (/console) in Chromium against npm start", () => 
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([demo.apiKey]);
     expect(await page.evaluate(() => Object.values(localStorage))).toEqual([]);
     await shot("agents");
+    // Search and filters go to the API (GET /v1/agents?q=&lifecycle=).
+    await page.getByLabel("Search").fill("coach");
+    await expect.poll(() => page.getByRole("link", { name: "Demo agent" }).count(), { timeout: UI_TIMEOUT }).toBe(0);
+    await page.getByRole("link", { name: "Demo coach" }).waitFor();
+    await page.getByLabel("Lifecycle").selectOption("dormant");
+    await page.getByText(/^No agents match/).waitFor({ timeout: UI_TIMEOUT });
+    await page.getByLabel("Lifecycle").selectOption("");
+    await page.getByLabel("Search").fill("");
+    await page.getByRole("link", { name: "Demo agent" }).waitFor({ timeout: UI_TIMEOUT });
   });
 
-  it("shows the coach's approval after a journal write; Approve completes the run with one follow-up task", async () => {
+  it("shows the coach's approval after a journal write; Approve completes its run with one follow-up", async () => {
     await page.getByRole("link", { name: "Decisions", exact: true }).click();
     await page.getByText("Nothing is waiting for a decision.").waitFor({ timeout: UI_TIMEOUT });
     await writeTask("Run 5k");
@@ -195,9 +204,9 @@ describe("the operator console (/console) in Chromium against npm start", () => 
     await goal.fill("Run 10k");
     await page.getByRole("button", { name: "Save primaryGoal" }).click();
     await page.getByText(/^Saved \(version \d+\)\.$/).waitFor({ timeout: UI_TIMEOUT });
-    await expect
-      .poll(async () => (await api.getMemory(demo.coachAgentId)).slots.primaryGoal, { timeout: UI_TIMEOUT })
-      .toBe("Run 10k");
+    // "Saved" is shown once the PUT succeeded: the API holds the value by then (one read, not a poll: every
+    // request counts against npm start's per-key rate limit, which the console shares with this test).
+    expect((await api.getMemory(demo.coachAgentId)).slots.primaryGoal).toBe("Run 10k");
     await shot("memory");
   });
 

@@ -54,5 +54,4 @@ describe("open event streams end with their credential", () => {
     const [closedFirst, closedSecond] = await Promise.all([first, second].map(async (stream) => (await readToEnd(stream), Date.now() - revokedAt)));
     expect(Math.max(closedFirst!, closedSecond!)).toBeLessThanOrEqual(ttlMs + 400);
   });
-
 });

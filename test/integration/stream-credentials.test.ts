@@ -21,7 +21,6 @@ async function readToEnd(response: Response, capMs = 20_000): Promise<ReturnType
   return parseSse(text);
 }
 
-
 const open = (path: string, token: string) => SELF.fetch(`https://vigil.test${path}`, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
 
 describe("open event streams end with their credential", () => {

@@ -5,6 +5,9 @@
 import { h } from "./dom";
 import { problemText } from "./status";
 
+/** A burst of events (a run's steps, a replay) within this window causes one refresh. */
+const COALESCE_MS = 1_000;
+
 export interface LiveOptions<T> {
   signal: AbortSignal;
   stream: AsyncIterable<T> & { close(): void };
@@ -25,7 +28,7 @@ export function follow<T>(options: LiveOptions<T>): void {
     setTimeout(() => {
       queued = false;
       if (!signal.aborted) void options.refresh();
-    }, 250);
+    }, COALESCE_MS);
   };
   indicator.textContent = "Live: following the event stream";
   indicator.dataset.state = "live";

@@ -22,7 +22,7 @@ interface Row {
 }
 
 export async function agentsView(ctx: ViewContext, root: HTMLElement): Promise<void> {
-  const search = h("input", { type: "search", name: "q", placeholder: "Name, id or kind", autocomplete: "off" });
+  const search = h("input", { type: "search", name: "q", placeholder: "Name or id", autocomplete: "off" });
   const lifecycle = select("lifecycle", [
     ["", "Any lifecycle"],
     ["active", "Active"],
@@ -49,24 +49,37 @@ export async function agentsView(ctx: ViewContext, root: HTMLElement): Promise<v
   replace(
     root,
     h("h1", {}, "Agents"),
-    createForm(ctx, status, () => void load()),
+    createForm(ctx, status, () => void load(true)),
     filters,
     status,
     list,
   );
 
-  let rows: Row[] = [];
-  const render = () =>
-    replace(
-      list,
-      agentsTable(ctx, visible(rows, search.value, lifecycle.value, mode.value), status, () => void load()),
-    );
-  for (const control of [search, lifecycle, mode]) control.addEventListener("input", render);
+  // The API filters (GET /v1/agents?q=&lifecycle=&mode=); only the newest request's answer is shown.
+  let latest = 0;
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  for (const control of [search, lifecycle, mode]) {
+    control.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => void load(), control === search ? 250 : 0);
+    });
+  }
 
-  async function load(): Promise<void> {
+  const details: Details = new Map();
+  async function load(fresh = false): Promise<void> {
+    if (fresh) details.clear();
+    const request = ++latest;
+    const filter: AgentQuery = { limit: 200 };
+    if (search.value.trim()) filter.q = search.value.trim();
+    if (lifecycle.value) filter.lifecycle = lifecycle.value as Agent["lifecycle"];
+    if (mode.value) filter.mode = mode.value as Agent["mode"];
     try {
-      rows = await loadRows(ctx);
-      if (!ctx.signal.aborted) render();
+      const rows = await loadRows(ctx, filter, details);
+      if (!ctx.signal.aborted && request === latest)
+        replace(
+          list,
+          agentsTable(ctx, rows, status, () => void load(true)),
+        );
     } catch (error) {
       if (!ctx.signal.aborted)
         replace(
@@ -78,32 +91,39 @@ export async function agentsView(ctx: ViewContext, root: HTMLElement): Promise<v
   await load();
 }
 
-async function loadRows(ctx: ViewContext): Promise<Row[]> {
+const DETAILED = 25;
+
+type AgentQuery = NonNullable<Parameters<ViewContext["api"]["listAgents"]>[0]>;
+
+/** An agent's wakes and today's usage, as one load of this view read them. */
+type Details = Map<string, Promise<Pick<Row, "state" | "usage">>>;
+
+/**
+ * The filtered agents with their open decisions; wakes and usage cost two requests per agent against the key's
+ * rate limit, so they are read for the first DETAILED rows only, and a filter change reuses what this view
+ * already read (`details`; emptied after an action, which reloads from scratch).
+ */
+async function loadRows(ctx: ViewContext, filter: AgentQuery, details: Details): Promise<Row[]> {
   const [agents, pending] = await Promise.all([
-    ctx.api.listAgents({ limit: 200 }, { signal: ctx.signal }),
+    ctx.api.listAgents(filter, { signal: ctx.signal }),
     ctx.api.listDecisions({ status: "pending", limit: 200 }, { signal: ctx.signal }),
   ]);
   const open = new Map<string, number>();
   for (const decision of pending.data) open.set(decision.agentId, (open.get(decision.agentId) ?? 0) + 1);
+  const read = (agent: Agent) =>
+    Promise.all([
+      ctx.api.getAgentState(agent.id, { signal: ctx.signal }).catch(() => null),
+      ctx.api.getAgentUsage(agent.id, {}, { signal: ctx.signal }).catch(() => null),
+    ]).then(([state, usage]) => ({ state, usage }));
   return Promise.all(
-    agents.data.map(async (agent) => {
-      const live = agent.lifecycle !== "destroyed";
-      const [state, usage] = await Promise.all([
-        live ? ctx.api.getAgentState(agent.id, { signal: ctx.signal }).catch(() => null) : null,
-        live ? ctx.api.getAgentUsage(agent.id, {}, { signal: ctx.signal }).catch(() => null) : null,
-      ]);
-      return { agent, state, usage, openDecisions: open.get(agent.id) ?? 0 };
+    agents.data.map(async (agent, index) => {
+      const none = { state: null, usage: null };
+      const openDecisions = open.get(agent.id) ?? 0;
+      if (agent.lifecycle === "destroyed" || index >= DETAILED) return { agent, ...none, openDecisions };
+      if (!details.has(agent.id)) details.set(agent.id, read(agent));
+      return { agent, ...(await details.get(agent.id)!), openDecisions };
     }),
   );
-}
-
-function visible(rows: Row[], query: string, lifecycle: string, mode: string): Row[] {
-  const q = query.trim().toLowerCase();
-  return rows.filter(({ agent }) => {
-    if (lifecycle && agent.lifecycle !== lifecycle) return false;
-    if (mode && agent.mode !== mode) return false;
-    return !q || [agent.displayName, agent.id, agent.kind].some((text) => text.toLowerCase().includes(q));
-  });
 }
 
 function agentsTable(ctx: ViewContext, rows: Row[], status: HTMLElement, reload: () => void): HTMLElement {

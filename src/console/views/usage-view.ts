@@ -1,9 +1,9 @@
-/** Usage and budgets: today's tokens and cost per agent against its budget, the last 7 days, and the brakes. */
+/** Usage and budgets: today's tokens and cost per agent against its budget, an agent's last 7 days, the brakes. */
 import type { Api } from "../../client";
 import { brakesSection } from "./brakes-view";
 import { barChart } from "../ui/chart";
 import type { ViewContext } from "../context";
-import { h, replace } from "../ui/dom";
+import { field, h, replace, select } from "../ui/dom";
 import { count, usd } from "../ui/format";
 import { failure, loading } from "../ui/status";
 
@@ -15,29 +15,51 @@ const MAX_AGENTS = 25;
 
 export async function usageView(ctx: ViewContext, root: HTMLElement): Promise<void> {
   const charts = h("div", { class: "charts" }, loading("usage"));
+  const daily = h("section", {});
   const brakes = h("section", {}, loading("brakes"));
-  replace(root, h("h1", {}, "Usage"), charts, brakes);
-  const agents = (await ctx.api.listAgents({ limit: 200 }, { signal: ctx.signal })).data.filter(
-    (a) => a.lifecycle !== "destroyed",
-  );
+  replace(root, h("h1", {}, "Usage"), charts, daily, brakes);
+  const listed = await ctx.api.listAgents({ limit: 200 }, { signal: ctx.signal });
+  const agents = listed.data.filter((a) => a.lifecycle !== "destroyed");
   void brakesSection(ctx, brakes, agents);
   try {
+    // One request per agent (each counts against the key's rate limit): the first MAX_AGENTS only.
     const shown = agents.slice(0, MAX_AGENTS);
     const today = await Promise.all(shown.map((a) => ctx.api.getAgentUsage(a.id, {}, { signal: ctx.signal })));
-    const days = lastDays(today[0]?.day);
-    const history = await Promise.all(
-      days.map((day) => Promise.all(shown.map((a) => ctx.api.getAgentUsage(a.id, { day }, { signal: ctx.signal })))),
-    );
     if (ctx.signal.aborted) return;
-    replace(
-      charts,
-      ...perAgent(shown, today),
-      perDay(days, history),
-      agents.length > MAX_AGENTS ? h("p", { class: "muted" }, `The first ${MAX_AGENTS} agents are shown.`) : null,
-    );
+    const more =
+      agents.length > MAX_AGENTS ? h("p", { class: "muted" }, `The first ${MAX_AGENTS} agents are shown.`) : null;
+    replace(charts, ...perAgent(shown, today), more);
+    const busiest = shown[today.reduce((best, u, i) => (u.usage.tokens > today[best]!.usage.tokens ? i : best), 0)];
+    if (busiest) dailyChart(ctx, daily, shown, busiest.id, today[0]!.day);
   } catch (error) {
     if (!ctx.signal.aborted) replace(charts, failure(error));
   }
+}
+
+/** Tokens per day over the last `DAYS` days for one agent, chosen in a select (the busiest today first). */
+function dailyChart(ctx: ViewContext, root: HTMLElement, agents: Agent[], agentId: string, today: string): void {
+  const choice = select(
+    "agent",
+    agents.map((a): [string, string] => [a.id, a.displayName]),
+    agentId,
+  );
+  const chart = h("div", {}, loading("daily usage"));
+  replace(root, h("h2", {}, "Per day"), field("Agent", choice), chart);
+  const days = lastDays(today);
+  const draw = async () => {
+    try {
+      const usage = await Promise.all(
+        days.map((day) => ctx.api.getAgentUsage(choice.value, { day }, { signal: ctx.signal })),
+      );
+      if (ctx.signal.aborted) return;
+      const name = agents.find((a) => a.id === choice.value)?.displayName ?? choice.value;
+      replace(chart, perDay(`Tokens per day, ${name} (last ${DAYS} days)`, days, usage));
+    } catch (error) {
+      if (!ctx.signal.aborted) replace(chart, failure(error));
+    }
+  };
+  choice.addEventListener("change", () => void draw());
+  void draw();
 }
 
 function perAgent(agents: Agent[], usage: AgentUsage[]): HTMLElement[] {
@@ -64,15 +86,13 @@ function perAgent(agents: Agent[], usage: AgentUsage[]): HTMLElement[] {
   return [tokens, cost];
 }
 
-function perDay(days: string[], history: AgentUsage[][]): HTMLElement {
-  return barChart(
-    `Tokens per day, all agents (last ${DAYS} days)`,
-    days.map((day, i) => {
-      const total = history[i]!.reduce((sum, u) => sum + u.usage.tokens, 0);
-      return { label: day, value: total, text: count(total) };
-    }),
-    `No tokens used in the last ${DAYS} days.`,
-  );
+function perDay(title: string, days: string[], usage: AgentUsage[]): HTMLElement {
+  const bars = days.map((day, i) => ({
+    label: day,
+    value: usage[i]!.usage.tokens,
+    text: count(usage[i]!.usage.tokens),
+  }));
+  return barChart(title, bars, `No tokens used in the last ${DAYS} days.`);
 }
 
 /** The `DAYS` calendar days ending with `today` (YYYY-MM-DD), oldest first. */

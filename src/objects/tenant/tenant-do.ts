@@ -4,7 +4,7 @@ import type { ToolResultEnvelope } from "../../core/tools/tool-envelopes";
 import type { Env } from "../../env";
 import type { Result } from "../../core/runtime/result";
 import { configureLogging } from "../../log";
-import type { Agent } from "../../schema/agents/agents";
+import type { Agent, AgentFilters } from "../../schema/agents/agents";
 import type { ApiKeyInfo, Tenant } from "../../schema/admin/auth";
 import type { BrakeView, EngageBrakeBody } from "../../schema/admin/brakes";
 import type { Page } from "../../schema/common";
@@ -115,8 +115,8 @@ export class TenantDO extends DurableObject<Env> {
     await this.parts.agentActivity.changed(agent, parentId);
     return this.parts.snapshots.for({ agentId: agent.id, kind: agent.kind });
   }
-  listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
-    return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));
+  listAgents(query: PageQuery & { includeChildren: boolean; filters?: AgentFilters }): Result<Page<Agent>> {
+    return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren, query.filters));
   }
   hasAgent(agentId: string): boolean {
     return this.parts.directory.has(agentId);

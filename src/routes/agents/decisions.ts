@@ -19,7 +19,7 @@ const Decision = z
     status: z.enum(["pending", "resolved", "suspended", "cancelled"]),
     payload: z.record(z.string(), z.unknown()).openapi({
       description:
-        "ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId}",
+        "ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, argsFields [{key, label, value}], severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId}",
     }),
     resolution: z.record(z.string(), z.unknown()).nullable(),
     createdAt: IsoTimestamp,

@@ -1,13 +1,14 @@
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
+import { createRouter } from "../../http/app";
 import { CONSOLE_CSS, CONSOLE_JS, CONSOLE_VERSION } from "../../console/bundle.generated";
+import { problems } from "../openapi-helpers";
 
 /**
  * The operator console: GET /console (the page), /console/app.js and /console/app.css, built from
  * src/console/ by scripts/build-widget.mjs. Public like /demo: the page holds no data; it signs in with
- * an API key the person pastes, and reads everything through the public API. Not part of the OpenAPI
- * document (it is a page, not an operation).
+ * an API key the person pastes, and reads everything through the public API.
  */
-export const consoleRoutes = new Hono();
+export const consoleRoutes = createRouter();
 
 /**
  * Only this origin's script, stylesheet and API; no inline script or style, no framing, no forms posting
@@ -35,10 +36,41 @@ const PAGE_HEADERS = {
 /** The assets are named by their version in the page, so they may be cached for good. */
 const ASSET_CACHE = "public, max-age=31536000, immutable";
 
-consoleRoutes.get("/console", () => new Response(PAGE, { headers: PAGE_HEADERS }));
-consoleRoutes.get("/console/", () => new Response(PAGE, { headers: PAGE_HEADERS }));
-consoleRoutes.get("/console/app.js", () => asset(CONSOLE_JS, "application/javascript; charset=utf-8"));
-consoleRoutes.get("/console/app.css", () => asset(CONSOLE_CSS, "text/css; charset=utf-8"));
+const Version = z.object({
+  v: z.string().max(64).optional().openapi({ description: "The build version the page links" }),
+});
+
+consoleRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/console",
+    summary: "The operator console: a page that signs in with an API key and uses this API (Content-Security-Policy)",
+    responses: {
+      200: { content: { "text/html": { schema: z.string() } }, description: "The console's page" },
+      400: problems[400],
+    },
+  }),
+  () => new Response(PAGE, { headers: PAGE_HEADERS }) as never,
+);
+
+for (const [path, body, contentType, summary] of [
+  ["/console/app.js", CONSOLE_JS, "application/javascript", "The operator console's script (built from src/console/)"],
+  ["/console/app.css", CONSOLE_CSS, "text/css", "The operator console's stylesheet"],
+] as const) {
+  consoleRoutes.openapi(
+    createRoute({
+      method: "get",
+      path,
+      summary,
+      request: { query: Version },
+      responses: {
+        200: { content: { [contentType]: { schema: z.string() } }, description: "The asset" },
+        400: problems[400],
+      },
+    }),
+    () => asset(body, `${contentType}; charset=utf-8`) as never,
+  );
+}
 
 function asset(body: string, contentType: string): Response {
   return new Response(body, {
