@@ -50,6 +50,7 @@ async function main() {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => shutdown(0, signal));
   await waitForHealth();
   const demo = await ensureCoach(await ensureDemo(secrets.VIGIL_ADMIN_TOKEN));
+  await ensureVisitorApprovals(demo);
   printBanner(demo, await mintDemoWidgetToken(demo));
 }
 
@@ -231,6 +232,8 @@ async function ensureDemo(adminToken) {
 /** The widget token's subject for the demo page; its conversation is where the coach's wakes run. */
 const DEMO_VISITOR = "demo-visitor";
 const COACH_CATEGORY = "Demo";
+/** The coach's write the demo visitor approves. */
+const COACH_APPROVABLE_TOOL = "create_follow_up_task";
 
 /**
  * The demo coach (builtin:playbook) is seeded once, also into an existing demo.json that predates it:
@@ -291,6 +294,25 @@ async function ensureCoach(demo) {
   return next;
 }
 
+/**
+ * The demo visitor approves the coach's follow-up task in /demo: a visitor (widget token) answers an approval only for
+ * a tool the tenant's policy lists in `visitorApprovableTools` (operators answer every decision). Read-modify-write,
+ * so a policy the operator changed keeps everything else.
+ */
+async function ensureVisitorApprovals(demo) {
+  const response = await fetch(`${BASE_URL}/v1/policy`, { headers: { authorization: `Bearer ${demo.apiKey}` } });
+  if (!response.ok) throw new Error(`reading the demo policy failed: HTTP ${response.status} ${await response.text()}`);
+  const { version, updatedAt: _updatedAt, ...policy } = await response.json();
+  const tools = policy.visitorApprovableTools ?? [];
+  if (tools.includes(COACH_APPROVABLE_TOOL)) return;
+  const put = await fetch(`${BASE_URL}/v1/policy`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${demo.apiKey}`, "content-type": "application/json", "if-match": String(version) },
+    body: JSON.stringify({ ...policy, visitorApprovableTools: [...tools, COACH_APPROVABLE_TOOL] }),
+  });
+  if (!put.ok) throw new Error(`PUT /v1/policy for the demo coach failed: HTTP ${put.status} ${await put.text()}`);
+}
+
 /** src/core/runtime/widget-session.ts `widgetSessionId(sub)`: `w-` + 24 hex of H("widget-session", sub); the subject has no `|` or backslash to escape. */
 function widgetSessionId(subject) {
   return `w-${createHash("sha256").update(`v1|widget-session|${subject}`).digest("hex").slice(0, 24)}`;
@@ -339,6 +361,11 @@ function printBanner({ apiKey, agentId, coachAgentId, coachCategoryId }, widgetT
     `  API key   ${bold(apiKey)}`,
     `  Agent     ${bold(agentId)}  ${dim('("Demo agent", model builtin:echo — offline)')}`,
     `  Operator  VIGIL_ADMIN_TOKEN in .dev.vars · state in ${rel(PERSIST_DIR)}`,
+    "",
+    `  Operator console ${dim("(agents, runs, decisions, memory, wakes, usage, brakes)")}:`,
+    `    ${cyan(`${BASE_URL}/console`)}`,
+    `  Paste this API key into its "API key" field to sign in:`,
+    `    ${apiKey}`,
     "",
     ...(widgetToken
       ? [

@@ -33,7 +33,8 @@ export const agentState = sqliteTable("agent_state", {
 export const messages = sqliteTable(
   "messages",
   {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    // A plain rowid key: AUTOINCREMENT would write its sqlite_sequence row on every insert (migration 0014).
+    seq: integer("seq").primaryKey(),
     id: text("id").notNull(),
     threadId: text("thread_id").notNull(),
     kind: text("kind").notNull(),

@@ -8,12 +8,16 @@ import type {
 } from "@ai-sdk/provider";
 import { chunkWords, estimateTokens, parseToolLines, renderArgs, selectPlaybookReply, selectPlaybookRule, type PlaybookToolCall } from "../core/tools/playbook";
 import type { Playbook } from "../schema/agents/agents";
+import { unquoteUntrusted } from "../core/wakes/quoted-input";
 
 export interface BuiltinContext {
   reason: string;
   playbook: Playbook | null;
   chunkDelayMs: number;
-  /** The wake's operator text, only when it was admitted as operator_instruction (never external evidence). */
+  /**
+   * The wake's operator text, only when it was admitted as operator_instruction: `/tool` lines run from it alone,
+   * never from channel input or external evidence (a visitor's `/tool` line is plain text).
+   */
   operatorText: string | null;
   /** The wake's observation data (for `{{observation.…}}` templates). */
   observation: unknown;
@@ -107,7 +111,9 @@ function lastUserText(prompt: LanguageModelV4Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
     const message = prompt[i]!;
     if (message.role !== "user") continue;
-    return message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+    const text = message.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+    // Untrusted input reaches every model quoted (core/wakes/quoted-input.ts); the playbook matches the person's words.
+    return unquoteUntrusted(text) ?? text;
   }
   return "";
 }

@@ -60,7 +60,7 @@ export function mcpServerFor(env: Env, principal: Principal): McpServer {
       answer(async () => {
         const agent = agentFor(principal, env, args.agentId, "agents:write");
         const sessionId = sessionFor(principal, args.sessionId);
-        const result = await agent.submitTurn({ text: args.text, sessionId, turnId: randomId("turn_"), authority: "operator_instruction", stream: true, doubleTexting: args.doubleTexting });
+        const result = await agent.submitTurn({ text: args.text, sessionId, turnId: randomId("turn_"), credential: principal.kind, stream: true, doubleTexting: args.doubleTexting });
         if (!result.ok) fail(result);
         if (!result.stream) return { runKey: result.runKey, status: "in_progress" };
         return { sessionId, ...(await awaitTurn(result.stream, result.runKey, args.waitSeconds * 1000)) };

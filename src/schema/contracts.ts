@@ -1,3 +1,4 @@
+import type { TrustLevel } from "../core/wakes/provenance";
 import type { Brake } from "../core/governance/brakes";
 import type { BudgetLimits } from "../core/governance/budget";
 import type { ControlMode } from "../core/governance/escalation";
@@ -27,6 +28,8 @@ export interface ApprovalRequest {
   args: Record<string, unknown>;
   /** The model's confidence, if it offered one. */
   confidence?: number | undefined;
+  /** The trust level of the input the run answers (core/wakes/provenance.ts); `untrusted_external` always asks a person. */
+  inputTrust?: TrustLevel | undefined;
 }
 
 export type ApprovalAnswer = { required: false; reason: string } | { required: true; decisionId: string };
@@ -44,11 +47,6 @@ export interface ForwardedAgentEvent {
   runKey: string | null;
   data: Record<string, unknown>;
   createdAt: string;
-  /**
-   * Sent without its data (`data` is empty): an earlier instance of the agent appended it and most likely reported it
-   * already; the tenant reads the data back from the agent only if the event is new to it.
-   */
-  byReference?: true;
 }
 
 /** Child AgentDO → parent AgentDO: how the delegated run ended. */

@@ -61,6 +61,9 @@ beforeAll(async () => {
       playbook: { rules: [{ when: { textPattern: "^plan" }, tools: [{ name: "create_task", args: { title: "Run 5k", categoryId } }], reply: "Planned: {{results.0.output.task.title}}" }] },
     } as never)
   ).id;
+  // The visitor approves the planner's write in the widget: the policy lists it as visitor-approvable.
+  const policy = await api.send("PUT", "/v1/policy", { visitorApprovableTools: ["create_task"] });
+  if (!policy.ok) throw new Error(`PUT /v1/policy: HTTP ${policy.status}`);
   token = (await api.mintToken({ sub: "visitor-1", agents: [echoAgent, askingAgent, plannerAgent], ttlSeconds: 3600 })).token;
   profileDir = mkdtempSync(join(tmpdir(), "vigil-chromium-"));
   context = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 900, height: 760 } });

@@ -8,9 +8,9 @@ import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse, fr
  * a warm streaming chat turn's statements on the agent (the run, its context, its report, the session re-arm, the
  * compaction planning after it, the watchdog's idempotent arm, the agent row and the day's usage read where each
  * part needs them). Every read goes to SQLite (no copy of the agent, the usage, the inbox, the page or the planner's
- * totals is kept); the bound is the measured 58, so a statement added to the path fails it. Counted, not timed.
+ * totals is kept); the bound is the measured 70, so a statement added to the path fails it. Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 58;
+const MAX_AGENT_STATEMENTS_PER_TURN = 70;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });
@@ -26,7 +26,7 @@ async function settled(tenantId: string, agentId: string): Promise<void> {
   await eventually(() => inDo(agentDo(tenantId, agentId), (instance) => !instance.parts.loop.busy && instance.parts.forwarder.idle));
 }
 
-/** The tenant acknowledged every event of the agent's log (the forwarding cursor is at its head; its row may lag). */
+/** The tenant acknowledged every event of the agent's log (the forwarding cursor is at its head). */
 async function forwardedThroughHead(tenantId: string, agentId: string): Promise<boolean> {
   return inDo(agentDo(tenantId, agentId), (instance, state) => {
     const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
@@ -64,41 +64,31 @@ describe("agent statements per chat turn (issue 12 §8)", () => {
     expect(statements).toBeLessThanOrEqual(MAX_AGENT_STATEMENTS_PER_TURN);
   });
 
-  it("the acknowledged forwarding cursor is written only by the next run's end; a restart re-sends after the stored one by reference, adding and reading back nothing", { timeout: 60_000 }, async () => {
+  it("the stored forwarding cursor reaches the log's head once the tenant acknowledged the report; a restart then sends nothing", { timeout: 60_000 }, async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
     await streamingTurn(key, agent.id, "first");
-    await settled(tenantId, agent.id);
-    expect(await forwardedThroughHead(tenantId, agent.id)).toBe(true);
-    // Busy: the next run's end carries the previous answer's cursor in its own write (session 15: no write of its own).
-    const acknowledged = await inDo(agentDo(tenantId, agent.id), (instance) => instance.parts.forwarder.forwardedThrough());
     await streamingTurn(key, agent.id, "second");
     await settled(tenantId, agent.id);
-    const lagging = await inDo(agentDo(tenantId, agent.id), (instance, state) => ({ stored: storedCursor(state), through: instance.parts.forwarder.forwardedThrough() }));
-    expect(lagging.stored).toBeGreaterThanOrEqual(acknowledged);
-    expect(lagging.stored).toBeLessThan(lagging.through);
-    const tenantEvents = () => inDo(env.TENANT.get(env.TENANT.idFromName(tenantId)), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM tenant_events WHERE agent_id = ?", agent.id).one().n);
+    const heads = await inDo(agentDo(tenantId, agent.id), (_instance, state) => ({
+      stored: storedCursor(state),
+      head: state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq,
+    }));
+    expect(heads.stored).toBe(heads.head);
+    const tenantEvents = () => inDo(env.TENANT.get(env.TENANT.idFromName(tenantId)), (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM tenant_events").one().n);
     const recorded = await tenantEvents();
-    // A restart before any other write: the fresh instance sends the events after the stored cursor by reference (an
-    // earlier instance appended them); the tenant has them all, so it adds nothing and asks for none of their data.
-    const reads = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
-      const sql = state.storage.sql as unknown as { exec: (query: string, ...bindings: unknown[]) => unknown };
-      const exec = sql.exec;
-      const seen: string[] = [];
-      sql.exec = (query, ...bindings) => (seen.push(query), exec.call(state.storage.sql, query, ...bindings));
-      try {
-        const fresh = freshInstance(instance, state);
-        fresh.parts.forwarder.schedule();
-        await eventually(async () => fresh.parts.forwarder.idle && fresh.parts.forwarder.forwardedThrough() === lagging.through);
-        return seen;
-      } finally {
-        sql.exec = exec;
-      }
+    // A fresh instance (the next activation) finds nothing after the stored cursor: no report leaves.
+    const sent = await inDo(agentDo(tenantId, agent.id), async (instance, state) => {
+      const fresh = freshInstance(instance, state);
+      let reports = 0;
+      const send = fresh.parts.forwarder["deps"].send;
+      fresh.parts.forwarder["deps"].send = (...args: Parameters<typeof send>) => (reports++, send(...args));
+      fresh.parts.forwarder.schedule();
+      await eventually(async () => fresh.parts.forwarder.idle);
+      return reports;
     });
+    expect(sent).toBe(0);
     expect(await tenantEvents()).toBe(recorded);
-    // The events after the stored cursor were read; their messages and runs were not (events/event-refs.ts reads them by a json_each id list).
-    expect(reads.some((query) => /from "events" where "events"."seq" >/i.test(query))).toBe(true);
-    expect(reads.filter((query) => query.includes("json_each"))).toEqual([]);
   });
 
   it("an erased agent created again in the same object is read anew: nothing kept in memory outlives the erasure", { timeout: 60_000 }, async () => {

@@ -47,7 +47,7 @@ describe("authority (SPEC §4): external evidence cannot instruct or approve", (
     const reply = ((await api("GET", `/v1/agents/${listener.id}/messages`, { key })).body.data as any[]).find((m) => m.kind === "assistant");
     expect(reply.text).toBe("noted");
     const observation = ((await api("GET", `/v1/agents/${listener.id}/messages`, { key })).body.data as any[]).find((m) => m.kind === "observation");
-    expect(observation.metadata.authority).toBe("external_evidence");
+    expect(observation.metadata).toMatchObject({ authority: "external_evidence", trust: "trusted_integration", origin: "webhook" });
 
     // No tool call planned by the listener; the worker still has only the operator's own call, still waiting.
     expect(await actionsOf(tenantId, listener.id)).toEqual([]);

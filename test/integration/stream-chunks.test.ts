@@ -20,7 +20,7 @@ describe("an agent's SSE stream", () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
     const stub = agentDo(tenantId, agent.id) as unknown as { submitTurn(turn: Record<string, unknown>): Promise<any> };
-    const turn = (text: string) => stub.submitTurn({ text, sessionId: "s1", turnId: `turn-${text}`, authority: "operator_instruction", stream: true });
+    const turn = (text: string) => stub.submitTurn({ text, sessionId: "s1", turnId: `turn-${text}`, credential: "apiKey", stream: true });
     await chunksOf((await turn("warm")).stream);
 
     const result = await turn("hello there");

@@ -7,13 +7,15 @@ import { api, createAgent, createTenant, openEvents, readSseUntil, waitForRun } 
  * the same agent; neither may read, stream, send into or answer the other's conversation. An API key
  * still sees every session.
  */
-const ASK = (question: string) => `/tool ask_user {"question":"${question}","options":[{"id":"mon","label":"Monday"}]}`;
+/** A message ending in "?" makes the agent's playbook ask it back (a visitor's own `/tool` lines never run). */
+const ASK = (question: string) => question;
+const ASK_RULE = { when: { textPattern: "\\?$" }, tools: [{ name: "ask_user", args: { question: "{{text}}", options: [{ id: "mon", label: "Monday" }] } }], reply: "asked" };
 type Frame = { id?: number; event: string; data: any };
 const completed = (runKey: string) => (frames: Frame[]) => frames.some((f) => f.event === "run.completed" && f.data.runKey === runKey);
 
 async function setup() {
   const { key } = await createTenant("widget-isolation");
-  const agent = await createAgent(key, { model: "builtin:playbook", playbook: { rules: [{ when: { reason: "toolResult" }, reply: "noted" }, { when: {}, reply: "echo {{text}}" }] } });
+  const agent = await createAgent(key, { model: "builtin:playbook", playbook: { rules: [{ when: { reason: "toolResult" }, reply: "noted" }, ASK_RULE, { when: {}, reply: "echo {{text}}" }] } });
   const mint = async (sub: string) => (await api("POST", "/v1/tokens", { key, body: { sub, agents: [agent.id], ttlSeconds: 600 } })).body.token as string;
   return { key, agent, visitorA: await mint("visitor-a"), visitorB: await mint("visitor-b") };
 }

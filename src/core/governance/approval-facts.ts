@@ -93,17 +93,25 @@ export interface ApprovalQuestion {
   facts: EscalationFacts;
   /** Tools the human approved with `alwaysApprove` in this thread (exact names). */
   sessionAlwaysApproved: readonly string[];
+  /** The run answers untrusted channel input (seed 004 `untrusted_external`): no mutating call of it runs unasked. */
+  untrustedInput?: boolean;
 }
 
-export type ApprovalVerdict = EscalationVerdict | { escalate: false; reason: "trivial_action"; matchedRule: null };
+export type ApprovalVerdict =
+  | EscalationVerdict
+  | { escalate: false; reason: "trivial_action"; matchedRule: null }
+  | { escalate: true; reason: "untrusted_input"; matchedRule: null };
 
 /**
  * Whether a mutating call needs a `decision/tool_approval`. The seed's engine decides, with one reading
  * of its own rule text ("escalate all *non-trivial* actions", "block on decisions, not permissions"):
  * `escalateWhen` rules govern non-trivial actions only — a trivial blast radius in a single workstream
- * passes them. `alwaysEscalate` still applies to every action (orchestrator reviews every write).
+ * passes them. `alwaysEscalate` still applies to every action (orchestrator reviews every write). A run that
+ * answers untrusted input escalates every mutating call.
  */
 export function approvalVerdict(mode: ControlMode, question: ApprovalQuestion, protocol: EscalationProtocol = DEFAULT_ESCALATION_PROTOCOLS[mode]): ApprovalVerdict {
+  // Untrusted input may shape the plan, never invoke a mutating tool on its own: whatever the mode, grants or trust.
+  if (question.untrustedInput) return { escalate: true, reason: "untrusted_input", matchedRule: null };
   const verdict = shouldEscalate(
     mode,
     { ...question.facts, toolName: question.toolName, actionCategories: actionCategoriesFor(question.sideEffectKind), sessionAlwaysApproved: question.sessionAlwaysApproved },

@@ -92,7 +92,7 @@ export class AgentActivation {
   }
 
   private recoverSagasInBackground(due: boolean): void {
-    if (due) this.deps.waitUntil(this.deps.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
+    if (due) this.deps.waitUntil(this.deps.sagas.recover("activation").catch((error: unknown) => logFailure("saga recovery failed", error)));
   }
 
   private recoverCompaction(open: boolean): void {

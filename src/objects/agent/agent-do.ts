@@ -318,39 +318,39 @@ export class AgentDO extends AgentBase<Env> {
 
   /** Every row of every SQLite table. */
   async debugDumpTables(): Promise<Result<{ tables: TableDump }>> {
-    return this.seams.refused() ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
+    return this.seams.refused("dumps") ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
   }
 
   /** One timer tick as if the clock read `nowMs`. */
   async tickTimers(nowMs: number): Promise<Result<TickOutcome>> {
-    return this.seams.refused() ?? { ok: true, ...(await this.parts.timers.runDue(nowMs)) };
+    return this.seams.refused("clocks") ?? { ok: true, ...(await this.parts.timers.runDue(nowMs)) };
   }
 
   /** Freezes the timers' clock at `nowMs` (null: real time, re-arm). */
   async setTimerClock(nowMs: number | null): Promise<boolean> {
-    if (this.seams.refused()) return false;
+    if (this.seams.refused("clocks")) return false;
     await this.parts.timers.setClock(nowMs);
     return true;
   }
 
   /** Plans the thread (if given) and works off due jobs as if the clock read `nowMs`. */
   async compactNow(threadId: string | null, nowMs?: number): Promise<Result<PumpOutcome>> {
-    return this.seams.refused() ?? { ok: true, ...(await this.parts.compactor.runNow(threadId, nowMs)) };
+    return this.seams.refused("clocks") ?? { ok: true, ...(await this.parts.compactor.runNow(threadId, nowMs)) };
   }
 
   /** Erases a destroyed agent now instead of after the soft-delete window. */
   async forceErasure(): Promise<Result<{ receipt: ErasureReceipt | null }>> {
-    return this.seams.refused() ?? this.parts.erasure.eraseIfDue(true);
+    return this.seams.refused("clocks") ?? this.parts.erasure.eraseIfDue(true);
   }
 
   /** One session expiry sweep as if the clock read `nowMs`. */
   async expireSessions(nowMs: number): Promise<Result<{ closed: number; more: boolean }>> {
-    return this.seams.refused() ?? { ok: true, ...(await this.parts.sessions.expireDue(nowMs)) };
+    return this.seams.refused("clocks") ?? { ok: true, ...(await this.parts.sessions.expireDue(nowMs)) };
   }
 
   /** One retention pass with the tenant's bounds, as if the clock read `nowMs`. */
   async pruneNow(nowMs: number): Promise<Result<AgentPruneOutcome>> {
-    return this.seams.refused() ?? { ok: true, ...this.parts.retention.prune(await this.parts.retention.currentPolicy(), nowMs) };
+    return this.seams.refused("clocks") ?? { ok: true, ...this.parts.retention.prune(await this.parts.retention.currentPolicy(), nowMs) };
   }
 
   /** Measurement loops run inside the DO (bench/). */
@@ -358,10 +358,6 @@ export class AgentDO extends AgentBase<Env> {
     const refused = this.seams.benchRefused();
     if (refused) return refused;
     const done = await runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
-    // A bench op may write the forwarding cursor itself (an aged log is marked forwarded): the forwarder reads it again,
-    // and the seeded log's rows are hydrated from storage.
-    this.parts.forwarder.forget();
-    this.parts.events.recent.forget();
     return done;
   }
 }

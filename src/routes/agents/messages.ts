@@ -45,7 +45,7 @@ messageRoutes.openapi(
       text: body.text,
       sessionId,
       turnId,
-      authority: "operator_instruction",
+      credential: principal.kind,
       stream,
       doubleTexting: body.doubleTexting,
     });

@@ -67,6 +67,10 @@ export const ExtensionSlotRegistration = z
     schema: z.record(z.string(), z.unknown()).openapi({ description: "JSON Schema (2020-12) the key's value must satisfy; local $refs only" }),
     maxChars: z.number().int().min(1).max(SLOT_LIMITS.extensionMaxChars).default(1_024).openapi({ description: "largest canonical JSON of the value, in characters" }),
     description: z.string().max(500).optional(),
+    modelVisible: z
+      .boolean()
+      .default(false)
+      .openapi({ description: "whether the value may reach a model (NEED_TO_KNOW); false: it is kept out of every provider request, and a request carrying it is refused (overshared_payload_blocked)" }),
   })
   .strict()
   .openapi("ExtensionSlotRegistration");
@@ -120,6 +124,12 @@ export const PolicyBody = z
       .default({}),
     /** Interactive session settings (inactivity TTL). */
     sessions: SessionPolicy.default({}),
+    /** Tools whose approvals a visitor (widget or tenant-IdP token) may answer in their own session; operators answer all. */
+    visitorApprovableTools: z
+      .array(z.string().min(1).max(200))
+      .max(200)
+      .default([])
+      .openapi({ description: "Tool names whose approval decisions a visitor may approve or reject in their own session (default: none; an API key answers every decision)" }),
     /** OpenTelemetry trace export; absent: no run traces leave Vigil. */
     telemetry: TelemetryPolicy.optional(),
   })
@@ -127,10 +137,26 @@ export const PolicyBody = z
   .openapi("PolicyBody");
 export type PolicyBody = z.infer<typeof PolicyBody>;
 
-export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
+// Built from the shape, not `PolicyBody.extend`: the document renders an extension of a strict schema as an allOf
+// whose parts each forbid the other's fields, which no policy satisfies.
+const serverKept = { version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() };
+export const Policy = z.object({ ...PolicyBody.shape, ...serverKept }).strict().openapi("Policy");
+/**
+ * What `PUT /v1/policy` takes: the policy fields, and what `GET` returned of the server-kept ones, so a read document
+ * can be written back. `version` is a precondition (409 `version_conflict` unless the policy is still at it);
+ * `updatedAt` is ignored.
+ */
+export const PolicyWrite = z
+  .object({
+    ...PolicyBody.shape,
+    version: serverKept.version.optional().openapi({ description: "The version this write is based on: 409 version_conflict when the policy moved on" }),
+    updatedAt: serverKept.updatedAt.optional().openapi({ description: "Kept by the server; ignored" }),
+  })
+  .strict()
+  .openapi("PolicyWrite");
 export type Policy = z.infer<typeof Policy>;
 
-export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {} };
+export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {}, visitorApprovableTools: [] };
 
 /** What the tenant hands an agent to export run traces (never leaves the runtime: it holds the decrypted headers). */
 export interface TelemetryTarget {

@@ -3,8 +3,7 @@ import { IsoTimestamp, ResourceId } from "../common";
 import { DoubleTextingSchema } from "./agents";
 
 export const MESSAGE_KINDS = ["observation", "user", "assistant", "thought", "action", "toolResult", "summary", "system"] as const;
-export const AUTHORITIES = ["operator_instruction", "external_evidence", "runtime_instruction"] as const;
-export type Authority = (typeof AUTHORITIES)[number];
+export { AUTHORITIES, type Authority } from "../../core/wakes/provenance";
 
 export const Message = z
   .object({

@@ -95,7 +95,7 @@ export class Compaction {
 
   private get committer(): SummaryCommitter {
     const { db, history, profile } = this.deps;
-    this.committerMade ??= new SummaryCommitter({ db, history, profile, jobs: this.jobStore, now: () => this.now() });
+    this.committerMade ??= new SummaryCommitter({ db, history, profile, jobs: this.jobStore, now: () => this.now(), fault: (point) => this.deps.fault(point) });
     return this.committerMade;
   }
 

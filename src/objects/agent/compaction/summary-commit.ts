@@ -58,6 +58,8 @@ export interface SummaryCommitDeps {
   profile: AgentProfile;
   jobs: CompactionJobs;
   now(): number;
+  /** Test seam: throws at the named point while armed (inside the commit's transaction, after the summary's append). */
+  fault?(point: "compaction.afterSummaryAppend"): void;
 }
 
 /** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
@@ -114,7 +116,9 @@ export class SummaryCommitter {
         const span = [job.summaryDepth, job.startMessageId, job.endMessageId, job.coveredFromSeq, job.coveredThroughSeq, commit.summaryContentHash, commit.summarizerContractVersion];
         const storedMetadata = leanSummaryMetadata(metadata, span) ?? undefined;
         // The append reports the row's seq (a replayed id: the stored row's), so no read back by id.
+        // Its message.appended frame leaves once this transaction commits (events/event-log.ts), never after a rollback.
         const { seq } = this.deps.history.append({ id: commit.summaryId, threadId, kind: "summary", text: commit.text, metadata, storedMetadata });
+        this.deps.fault?.("compaction.afterSummaryAppend");
         this.insertSummary.run({
           messageId: commit.summaryId,
           seq,

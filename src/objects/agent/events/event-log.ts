@@ -6,8 +6,7 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso, handWritten } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { RecentAppends } from "./recent-appends";
-import { onRollback } from "../../shared/statements/sync-transaction";
+import { type CommitGate, commitGate } from "../../shared/commit-gate";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -58,8 +57,8 @@ export class EventLog {
   private readonly runAfterQuery;
   /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` rendered per call. */
   private readonly insertQuery;
-  /** What this instance appended and the tenant has not acknowledged yet: hydrated without reads (./recent-appends.ts). */
-  readonly recent = new RecentAppends();
+  /** Frames leave once the transaction that wrote their rows has committed (../../shared/commit-gate.ts). */
+  private readonly gate: CommitGate;
 
   constructor(
     private readonly db: Db,
@@ -69,32 +68,35 @@ export class EventLog {
     this.afterQuery = AFTER(db);
     this.runAfterQuery = RUN_AFTER(db);
     this.insertQuery = INSERT(db);
-    // A rolled-back transaction may have appended (its seq then goes to the next append): nothing kept is trusted.
-    onRollback(db, () => this.recent.forget());
+    this.gate = commitGate(db);
   }
 
-  /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
+  /** Called with every persisted event's type once it is committed (the tenant-stream forwarder). */
   private persisted: ((type: string) => void) | null = null;
 
   onPersisted(listener: (type: string) => void): void {
     this.persisted = listener;
   }
 
-  /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
+  /**
+   * Persists an event; live subscribers and the forwarder hear of it once the caller's transaction (if any) has
+   * committed, and never when it rolls back. Call inside or after the write's transaction.
+   */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
     const createdAt = nowIso();
     const row = this.insertQuery.get({ type, runKey, data: JSON.stringify(storedEventData(type, runKey, data)), createdAt })!;
     const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
-    this.recent.keep(event);
-    this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
-    this.persisted?.(type);
+    this.gate.afterCommit(() => {
+      this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
+      this.persisted?.(type);
+    });
     return event;
   }
 
-  /** A live-only event: no seq, no replay. */
+  /** A live-only event: no seq, no replay (behind the persisted frames of an open transaction, in order). */
   live(type: string, runKey: string | null, data: Record<string, unknown>): void {
-    this.fanOut({ type, runKey }, () => sseFrame({ event: type, data: { type, runKey, data } }));
+    this.gate.afterCommit(() => this.fanOut({ type, runKey }, () => sseFrame({ event: type, data: { type, runKey, data } })));
   }
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
@@ -109,7 +111,7 @@ export class EventLog {
 
   /** Stored rows → the events as appended (references resolved). */
   hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
-    return hydrateEvents(this.db, this.agentId(), rows, (row) => this.recent.of(row));
+    return hydrateEvents(this.db, this.agentId(), rows);
   }
 
   /**

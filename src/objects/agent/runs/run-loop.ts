@@ -14,10 +14,12 @@ import type { ActionStore, ToolCallRequest, ToolRunner, HttpToolGate } from "../
 import type { EventLog } from "../events";
 import type { History } from "../memory";
 import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
+import { parseSlots } from "../../../core/memory/slots";
+import { withheldNeedles } from "../../../core/memory/extension-slots";
 import { isGatewayError } from "../../../gateway/errors";
 import type { ModelGateway } from "../../../gateway/model-gateway";
 import type { AgentProfile } from "../lifecycle";
-import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
+import { type InboxItem, type Interrupts, type WakeInbox, appendWakeInput, cascadeDepthOf, provenanceOf, runMessageIds, wakeContext, withWakePrompt } from "../wakes";
 import type { RunTrace } from "./run-trace";
 import type { RunGovernor } from "./governor";
 
@@ -36,6 +38,8 @@ export interface RunLoopDeps {
   model: ModelGateway;
   /** Test-only fault seam: throws at a named point when armed. */
   fault(point: string): void;
+  /** Runs `work` in one SQLite transaction of the agent's storage: all of its writes commit, or none. */
+  atomically<T>(work: () => T): T;
   /** The tenant's HTTP tools; offered to the model when the agent's profile allows them. */
   httpTools(): Promise<HttpToolGate[]>;
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
@@ -191,6 +195,7 @@ export class RunLoop {
           wake: wakeContext(item),
           system: agent.config.instructions,
           messages: this.prompt(item, step),
+          withheld: this.withheld(),
           // Built only if the model reads tools (the gateway asks; `builtin:echo` does not).
           tools: async () => toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
           onDelta: (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
@@ -209,8 +214,14 @@ export class RunLoop {
       }
       calls = output.toolCalls;
     }
-    const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step }, calls);
+    const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step, inputTrust: provenanceOf(item).trust }, calls);
     return outcome === "waiting" ? { kind: "waiting" } : { kind: "tools" };
+  }
+
+  /** What the provider request must not carry: the strings of extension values not marked `modelVisible`. */
+  private withheld() {
+    const slots = parseSlots(this.deps.profile.state()?.slots ?? {});
+    return slots.ok ? withheldNeedles(slots.slots, this.deps.governor?.modelVisibility() ?? {}) : [];
   }
 
   private prompt(item: InboxItem, step: number) {
@@ -274,9 +285,15 @@ export class RunLoop {
 
   /** `knownToolCalls`: the run's tool calls when the loop knows them (a fresh run that called none), else counted. */
   private end(item: InboxItem, status: RunStatus, code: string | null, trace: Record<string, unknown>, knownToolCalls?: number): void {
-    const { run, traceRows } = this.deps.inbox.finishWithTrace(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
     const type = status === "failed_terminal" ? "run.failed" : "run.completed";
-    this.deps.events.append(type, item.runKey, { runKey: item.runKey, status, errorCode: code, run });
+    // The terminal state and its terminal event commit together: a reader never sees one without the other, and a
+    // throw between them leaves the run where it was (its wake still in the inbox, resumed like any cut-off run).
+    const { run, traceRows } = this.deps.atomically(() => {
+      const ended = this.deps.inbox.finishWithTrace(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
+      this.deps.fault("run.beforeTerminalEvent");
+      this.deps.events.append(type, item.runKey, { runKey: item.runKey, status, errorCode: code, run: ended.run });
+      return ended;
+    });
     if (this.deps.recordOutcome) {
       const usage = (trace.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
       let toolCalls = knownToolCalls ?? 0;

@@ -24,6 +24,8 @@ export interface PlannedAction {
   envelope: ActionEnvelope;
   status: ActionStatus;
   result: ToolResultEnvelope | null;
+  /** When the plan's status last changed (ISO): how long a call has been out. */
+  updatedAt: string;
 }
 
 export interface PlanRequest {
@@ -146,5 +148,6 @@ function toPlanned(row: typeof schema.actions.$inferSelect): PlannedAction {
     envelope: row.envelope as unknown as ActionEnvelope,
     status: row.status as ActionStatus,
     result: (row.result as unknown as ToolResultEnvelope | null) ?? null,
+    updatedAt: row.updatedAt,
   };
 }

@@ -41,6 +41,7 @@ export class ApprovalGate {
       sideEffectKind: tool.sideEffects.kind,
       args: invocation.args,
       ...(confidence === undefined ? {} : { confidence }),
+      inputTrust: context.inputTrust,
     });
     if (!answer.required) {
       if (answer.reason === "session_always_approved") this.deps.trace.policy(context.runKey, { gate: "approval", outcome: "approved", subject: invocation.toolName, detail: { reason: answer.reason } });

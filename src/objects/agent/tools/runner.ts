@@ -1,3 +1,4 @@
+import type { TrustLevel } from "../../../core/wakes/provenance";
 import { H } from "../../../core/ids/hash";
 import type { WakeReason } from "../../../core/ids/run-keys";
 import { toolFailure, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
@@ -51,6 +52,8 @@ export interface StepContext {
   reason: WakeReason;
   threadId: string;
   step: number;
+  /** The trust level of the input this run answers (core/wakes/provenance.ts). */
+  inputTrust: TrustLevel;
 }
 
 /** A stand-in definition so that even a call to an unknown tool gets a plan row and a structured refusal. */

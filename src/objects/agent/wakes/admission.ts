@@ -3,7 +3,7 @@ import { admitTurn, type DoubleTextingPolicy, type TurnAdmission } from "../../.
 import { rateLimitKeys } from "../../../core/governance/rate-limit";
 import { runKeys, threadIds } from "../../../core/ids/run-keys";
 import { failure, type Result } from "../../../core/runtime/result";
-import type { Authority } from "../../../schema/agents/messages";
+import { turnAuthority, type TurnCredential } from "../../../core/wakes/provenance";
 import type { WakeJob } from "../../../schema/agents/wake";
 import { consumeCounter } from "../../shared/counters";
 import type { SlidingLogDecision } from "../../../core/governance/sliding-log";
@@ -20,7 +20,8 @@ export interface TurnInput {
   text: string;
   sessionId: string;
   turnId: string;
-  authority: Authority;
+  /** The verified credential the turn came with; its authority is derived from it here, never taken from the caller. */
+  credential: TurnCredential;
   stream: boolean;
   /** Overrides the agent's `config.doubleTexting` for this message. */
   doubleTexting?: DoubleTextingPolicy | undefined;
@@ -81,7 +82,7 @@ export class WakeAdmission {
       runKey,
       reason: "userInitiated",
       threadId,
-      authority: turn.authority,
+      authority: turnAuthority(turn.credential),
       input: { text: turn.text, sessionId: turn.sessionId, turnId: turn.turnId, ...doubleTextingInput(admission) },
     });
     if (outcome.status === "accepted") await this.announceDoubleTexting(admission, runKey);

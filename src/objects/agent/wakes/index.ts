@@ -4,6 +4,6 @@ export { type TurnInput, WakeAdmission } from "./admission";
 export { Drainer } from "./drain";
 export { WakeDelivery } from "./delivery";
 export { type EnqueueOutcome, type InboxItem, WakeInbox } from "./inbox";
-export { appendWakeInput, cascadeDepthOf, runMessageIds, wakeContext, withWakePrompt } from "./input";
+export { appendWakeInput, cascadeDepthOf, provenanceOf, runMessageIds, wakeContext, withWakePrompt } from "./input";
 export { Sessions } from "./sessions";
 export { Interrupts } from "./interrupts";

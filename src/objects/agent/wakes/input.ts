@@ -1,7 +1,9 @@
 /** What a wake brings into a run: its input messages, what the model learns about the wake, and the ids they get. */
 import { H } from "../../../core/ids/hash";
 import { replyMessageIdOf } from "../rows";
+import { observationTitle } from "../../../core/wakes/observation-title";
 import { tokenKey, type TypedToken } from "../../../core/wakes/tokens";
+import { wakeProvenance, type Provenance } from "../../../core/wakes/provenance";
 import type { WakeContext } from "../../../gateway/resolve";
 import type { History } from "../memory";
 import type { InboxItem } from "./inbox";
@@ -14,21 +16,31 @@ export const runMessageIds = {
   modelFailure: (runKey: string, step: number) => H(runKey, "system", "model", step),
 };
 
-/** Appends what a wake brought (a user's text, or an observation) to the thread the run answers in. */
+/** The wake's provenance (authority as admitted, trust and origin derived from it and the wake reason). */
+export const provenanceOf = (wake: Pick<InboxItem, "authority" | "reason">): Provenance => wakeProvenance(wake.authority, wake.reason);
+
+/**
+ * Appends what a wake brought (a person's text, or an observation) to the thread the run answers in, each message
+ * labelled with its provenance: a person (operator or channel) speaks as `user`, anything else is an observation.
+ */
 export function appendWakeInput(history: History, wake: InboxItem, threadId: string): void {
   const text = typeof wake.input.text === "string" ? wake.input.text : undefined;
+  const { trust, origin } = provenanceOf(wake);
   if (text !== undefined) {
     history.append({
       id: runMessageIds.input(wake.runKey),
       threadId,
-      kind: wake.authority === "external_evidence" ? "observation" : "user",
+      kind: wake.authority === "external_evidence" && origin !== "channel" ? "observation" : "user",
       text,
       runKey: wake.runKey,
       authority: wake.authority,
+      metadata: { trust, origin },
     });
   }
   const observation = readObservation(wake.input);
   if (observation) {
+    // The line people see (widget, console) names titles; the model reads the summary with its ids.
+    const title = observationTitle(observation.data);
     history.append({
       id: runMessageIds.observation(wake.runKey),
       threadId,
@@ -37,7 +49,7 @@ export function appendWakeInput(history: History, wake: InboxItem, threadId: str
       content: observation.data,
       runKey: wake.runKey,
       authority: wake.authority,
-      metadata: { reason: wake.reason },
+      metadata: { reason: wake.reason, trust, origin, ...(title ? { title } : {}) },
     });
   }
 }

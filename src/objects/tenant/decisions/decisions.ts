@@ -6,6 +6,8 @@ import { H } from "../../../core/ids/hash";
 import * as schema from "../../../db/tenant-schema";
 import { runKeys, threadIds } from "../../../core/ids/run-keys";
 import type { WakeJob } from "../../../schema/agents/wake";
+import type { Authority } from "../../../core/wakes/provenance";
+import { answeredBy, answererOf } from "./answerer";
 import { nowIso } from "../../shared/sqlite";
 import { keysetPage } from "../../shared/keyset";
 import { inList } from "../../shared/statements/sql-in";
@@ -160,7 +162,7 @@ export class Decisions {
       const updated = markResolved(tx, id, stored, resolvedAt);
       if (!updated) return { ok: false, code: "decision_not_pending", message: "decision is no longer pending" };
       tx.insert(schema.audit)
-        .values({ at: resolvedAt, actor, action: "decision.resolved", target: id, detail: { agentId: row.agentId, resolutionType: resolution.resolutionType, chosenOptionId: chosen?.id ?? null, freeText: answerText !== undefined } })
+        .values({ at: resolvedAt, actor, action: "decision.resolved", target: id, detail: { agentId: row.agentId, resolutionType: resolution.resolutionType, chosenOptionId: chosen?.id ?? null, freeText: answerText !== undefined, ...answeredBy(actor) } })
         .run();
       if (checked.trustOutcome) {
         const change = this.deps.trust.apply(row.agentId, checked.trustOutcome, tickAt(Date.now(), this.deps.tickMs()), tx);
@@ -281,12 +283,15 @@ export interface DecisionAnswer {
   threadId: string | null;
   summary: string;
   data: { decisionId: string; resolutionType: string; chosenOptionId: string | null; answerText: string | null };
+  /** Who answered, as the asking agent reads it: an operator's answer instructs, a visitor's is evidence. */
+  authority: Authority;
 }
 
 /** `answer`: the wake for an ask_user question; `saga`: the tool saga to wake with a "decision" event. */
 export type ResolveOutcome =
   | { ok: true; decision: DecisionRecord; answer?: DecisionAnswer; saga?: { operationId: string } }
   | { ok: false; code: "not_found"; message: string }
+  | { ok: false; code: "forbidden"; message: string }
   | { ok: false; code: "decision_not_pending"; message: string; answer?: DecisionAnswer; saga?: { operationId: string } }
   | { ok: false; code: "validation_failed"; message: string; field: string };
 
@@ -301,7 +306,7 @@ export function answerWake(tenantId: string, answer: DecisionAnswer): WakeJob {
     reason: "toolResult",
     runKey,
     threadId: answer.threadId ?? threadIds.autonomous(answer.agentId, answer.runKey ?? runKey),
-    authority: "operator_instruction",
+    authority: answer.authority,
     input: { observation: { summary: answer.summary, data: answer.data } },
   };
 }
@@ -321,6 +326,7 @@ function answerOf(row: DecisionRecord, questionText: string, resolution: Record<
     threadId: typeof row.payload.threadId === "string" ? row.payload.threadId : null,
     summary: `answer to ${questionText}: ${answer}`,
     data: { decisionId: row.id, resolutionType, chosenOptionId: chosen ? chosenOptionId : null, answerText },
+    authority: answererOf(String(resolution.actor ?? "")).authority,
   };
 }
 

@@ -4,11 +4,13 @@ import { config } from "../../../config";
 import { onDecisionTick, openDecision, resolveDecision, type DecisionTimeoutPolicy, type ToolApprovalDecision } from "../../../core/governance/decision";
 import type { ControlMode } from "../../../core/governance/escalation";
 import { targetRefsFromArgs } from "../../../core/ids/target-refs";
+import { argumentFields } from "../../../core/tools/argument-fields";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../../../schema/contracts";
 import { writeAudit } from "../governance";
 import type { DecisionRecord, ResolveBody, ResolveOutcome } from "./decisions";
+import { answeredBy } from "./answerer";
 import type { TrustStore } from "./trust-store";
 import type { TenantDb } from "../types";
 
@@ -47,7 +49,7 @@ export class ToolApprovals {
       .all()
       .map((row) => row.toolName);
     const facts = approvalFacts({ riskLevel: request.riskLevel, targetCategoryIds: this.targetCategories(request.args), confidence: request.confidence, trustScore: this.deps.trust.score(request.agentId, tick) });
-    const verdict = approvalVerdict(request.controlMode, { toolName: request.toolName, sideEffectKind: request.sideEffectKind, facts, sessionAlwaysApproved: granted });
+    const verdict = approvalVerdict(request.controlMode, { toolName: request.toolName, sideEffectKind: request.sideEffectKind, facts, sessionAlwaysApproved: granted, untrustedInput: request.inputTrust === "untrusted_external" });
     if (!verdict.escalate) {
       // Only a grant is worth an audit row: ordinary auto-approvals would flood the log with every write.
       if (verdict.reason === "session_always_approved") {
@@ -62,16 +64,20 @@ export class ToolApprovals {
       tick,
     );
     const waitMs = decisionWaitMs(policy, tickMs);
+    const argsPreview = preview(request.args);
     const payload: Record<string, unknown> = {
       kind: "tool_approval",
       toolName: request.toolName,
       riskLevel: request.riskLevel,
-      argsPreview: preview(request.args),
+      argsPreview,
+      // Labelled for a person: a widget token cannot read the tool registry to name the fields itself.
+      argsFields: argumentFields(argsPreview),
       severity: decision.severity,
       confidence: Number.isFinite(facts.confidence) ? facts.confidence : null,
       blastRadius: facts.blastRadius,
       affectsMultipleWorkstreams: facts.affectsMultipleWorkstreams,
       recommendation: "approve",
+      ...(request.inputTrust ? { inputTrust: request.inputTrust } : {}),
       escalation: { reason: verdict.reason, rule: verdict.matchedRule?.description ?? null, entry: "matchedEntry" in verdict ? verdict.matchedEntry : null },
       controlMode: request.controlMode,
       timeoutPolicy: policy,
@@ -83,7 +89,7 @@ export class ToolApprovals {
       threadId: request.threadId,
     };
     db.insert(schema.decisions).values({ id, agentId: request.agentId, runKey: request.runKey, operationId: request.operationId, type: "decision/tool_approval", status: "pending", payload, createdAt: nowIso() }).onConflictDoNothing().run();
-    writeAudit(db, "system", "decision.requested", id, { agentId: request.agentId, kind: "tool_approval", toolName: request.toolName, operationId: request.operationId, reason: verdict.reason, controlMode: request.controlMode });
+    writeAudit(db, "system", "decision.requested", id, { agentId: request.agentId, kind: "tool_approval", toolName: request.toolName, operationId: request.operationId, reason: verdict.reason, controlMode: request.controlMode, ...(request.inputTrust ? { inputTrust: request.inputTrust } : {}) });
     return { required: true, decisionId: id };
   }
 
@@ -103,7 +109,7 @@ export class ToolApprovals {
     const updated = tx.update(schema.decisions).set({ status: "resolved", resolution: stored, resolvedAt }).where(and(eq(schema.decisions.id, row.id), eq(schema.decisions.status, "pending"))).returning().get();
     if (!updated) return { ok: false, code: "decision_not_pending", message: "decision is no longer pending" };
     const toolName = String(row.payload.toolName);
-    writeAudit(tx, actor, "decision.resolved", row.id, { agentId: row.agentId, kind: "tool_approval", toolName, resolutionType: body.resolutionType, modified: modifiedArgs !== undefined, alwaysApprove: body.alwaysApprove === true, rationale: body.rationale ?? null });
+    writeAudit(tx, actor, "decision.resolved", row.id, { agentId: row.agentId, kind: "tool_approval", toolName, resolutionType: body.resolutionType, modified: modifiedArgs !== undefined, alwaysApprove: body.alwaysApprove === true, rationale: body.rationale ?? null, ...answeredBy(actor) });
     if (checked.trustOutcome) {
       const change = this.deps.trust.apply(row.agentId, checked.trustOutcome, tickAt(Date.now(), this.deps.tickMs()), tx);
       writeAudit(tx, "system", "trust.updated", row.agentId, { decisionId: row.id, ...change });
