@@ -6,12 +6,11 @@ import { agentDo, api, createAgent, createTenant, eventually, inDo, parseSse, fr
 /**
  * The streaming turn is CPU-bound in the agent's isolate, and its SQLite statements are the largest part: this counts
  * a warm streaming chat turn's statements on the agent (the run, its context, its report, the session re-arm, the
- * compaction planning after it, the watchdog's idempotent arm, the agent row read where each part needs it). Every
- * read goes to SQLite (no copy of the agent, the inbox, the page or the planner's totals is kept). Measured 72 with the
- * event log's row per run (events/stored-events.ts: an append that starts a row tries the extending UPDATE first), so
- * a statement added to the path fails it. Counted, not timed.
+ * compaction planning after it, the watchdog's idempotent arm, the agent row and the day's usage read where each
+ * part needs them). Every read goes to SQLite (no copy of the agent, the usage, the inbox, the page or the planner's
+ * totals is kept); the bound is the measured 70, so a statement added to the path fails it. Counted, not timed.
  */
-const MAX_AGENT_STATEMENTS_PER_TURN = 72;
+const MAX_AGENT_STATEMENTS_PER_TURN = 70;
 
 async function streamingTurn(key: string, agentId: string, text: string) {
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text }, headers: { accept: "text/event-stream" } });
