@@ -40,7 +40,10 @@ function integrationProject(name: string, faults: string | undefined): TestProje
       setupFiles: ["test/integration/reset-between-files.ts"],
       testTimeout: 30_000,
       isolate: false,
-      maxWorkers: faults ? 1 : 2,
+      maxWorkers: 2,
+      // The seams files run after the production-configuration files and the e2e servers, beside the unit files
+      // (projects sharing a group must share maxWorkers), so the machine never runs both projects' workerds at once.
+      sequence: { groupOrder: faults ? 1 : 0 },
     },
   };
 }

@@ -8,7 +8,8 @@ import type { DeploymentMode } from "../core/egress/deployment-mode";
 import { sendThroughDoor, type EgressRecord } from "../egress";
 import { GatewayError } from "./errors";
 
-export type BodyGuard = (body: unknown) => { ok: true } | { ok: false; fields: string[] };
+/** Checks a request body: its parsed JSON, and its exact text (for values that must not appear anywhere in it). */
+export type BodyGuard = (body: unknown, text: string) => { ok: true } | { ok: false; fields: string[] };
 
 export interface EgressFetchOptions {
   allowedHosts: readonly string[];
@@ -34,7 +35,7 @@ export function createEgressFetch(options: EgressFetchOptions): typeof fetch {
       } catch {
         throw new GatewayError("overshared_payload_blocked", "the request body is not JSON, so its fields cannot be checked", "need_to_know");
       }
-      const verdict = options.guard(parsed);
+      const verdict = options.guard(parsed, body);
       if (!verdict.ok) {
         throw new GatewayError("overshared_payload_blocked", `the request carried fields outside the need-to-know allowlist: ${verdict.fields.slice(0, 10).join(", ")}`, "need_to_know", { fields: verdict.fields.slice(0, 50) });
       }

@@ -55,6 +55,8 @@ export interface InferenceContext {
   sleep?: (ms: number) => Promise<void>;
   /** Default: the runtime's fetch. */
   fetch?: typeof fetch;
+  /** Strings the request's bytes must not carry (withheld extension slot values, NEED_TO_KNOW). */
+  withheld?: ReadonlyArray<{ key: string; needle: string }>;
 }
 
 export interface InferenceInput {
@@ -203,6 +205,7 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
       if (entry.outcome !== "denied") ctx.trace?.sink.policy(runKey, { gate: "egress", outcome: "allowed", subject: entry.host ?? modelId, detail: { purpose: ctx.purpose, method: entry.method, outcome: entry.outcome, status: entry.status, redirects: entry.redirects, durationMs: entry.durationMs } });
     },
     injectOvershare: (seamOn(ctx.env, "faults") ? (ctx.env.VIGIL_FAULT_OVERSHARE ?? "") : "").split(",").includes(grant.endpoint.id),
+    ...(ctx.withheld && { withheld: ctx.withheld }),
     ...(ctx.fetch && { fetch: ctx.fetch }),
   });
   ctx.trace?.sink.policy(runKey, { gate: "inference", outcome: "allowed", subject: modelId, detail: { endpointId: grant.endpoint.id, model: grant.model, policyVersion: grant.endpoint.policyVersion, purpose: ctx.purpose } });

@@ -14,6 +14,8 @@ export interface ModelStepCall {
   /** The offer, or its builder (called only for a model that reads tools: ./gateway.ts `InferenceInput.tools`). */
   tools: ToolSet | (() => Promise<ToolSet>);
   onDelta: (delta: string) => void;
+  /** Strings the request's bytes must not carry (withheld extension slot values); one found blocks the call. */
+  withheld?: ReadonlyArray<{ key: string; needle: string }>;
 }
 
 /** The run loop's door to the models: one step's call, recorded on that run's trace. */
@@ -26,7 +28,7 @@ export function agentModelGateway(deps: { env: GatewayEnv; grants: () => GrantSo
   return {
     step: (call) =>
       infer(
-        { env: deps.env, grants: deps.grants(), agent: call.agent, wake: call.wake, purpose: "run_step", trace: { runKey: call.runKey, sink: call.step === undefined ? deps.trace : atStep(deps.trace, call.step) } },
+        { env: deps.env, grants: deps.grants(), agent: call.agent, wake: call.wake, purpose: "run_step", ...(call.withheld?.length ? { withheld: call.withheld } : {}), trace: { runKey: call.runKey, sink: call.step === undefined ? deps.trace : atStep(deps.trace, call.step) } },
         { system: call.system, messages: call.messages, tools: call.tools, onDelta: call.onDelta },
       ),
   };

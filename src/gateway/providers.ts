@@ -9,6 +9,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { allowlist, guardPayload, project, type InferenceOperation } from "../core/egress/need-to-know";
+import { withheldFoundIn } from "../core/memory/extension-slots";
 import { DEFAULT_BASE_URLS } from "../core/governance/policy-rules";
 import type { InferenceGrant, ProviderKind } from "../schema/admin/policy";
 import type { DeploymentMode } from "../core/egress/deployment-mode";
@@ -24,6 +25,8 @@ export interface RemoteModelOptions {
   injectOvershare?: boolean;
   /** The underlying fetch (the runtime's by default). */
   fetch?: typeof fetch;
+  /** Strings the bytes must not carry (withheld extension slot values); the final guard refuses a body holding one. */
+  withheld?: ReadonlyArray<{ key: string; needle: string }>;
 }
 
 export interface RemoteModel {
@@ -47,7 +50,12 @@ export function remoteModel(grant: InferenceGrant, options: RemoteModelOptions):
     allowedHosts: [host],
     mode: options.mode,
     ...(options.record && { record: options.record }),
-    guard: (body) => guardPayload(body, fields),
+    guard: (body, text) => {
+      const verdict = guardPayload(body, fields);
+      if (!verdict.ok) return verdict;
+      const leaked = options.withheld ? withheldFoundIn(text, options.withheld) : [];
+      return leaked.length === 0 ? verdict : { ok: false, fields: leaked.map((key) => `extension.${key} (not modelVisible)`) };
+    },
     ...(options.fetch && { fetch: options.fetch }),
   });
   const projected: typeof fetch = (input, init) => door(input, { ...init, body: projectBody(init?.body, fields, options.injectOvershare === true) });

@@ -12,6 +12,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   "POST /v1/tenants": "createTenant",
   "DELETE /v1/tenants/{id}": "eraseTenant",
   "GET /v1/tenants/{id}/erasure": "getTenantErasure",
+  "GET /v1/tenants": "listTenants",
+  "PUT /v1/tenants/{id}/registration": "registerTenant",
   "POST /v1/hooks/t/{triggerId}": "deliverTrigger",
   "POST /v1/hooks/s/{sourceId}": "deliverWebhookSource",
   "GET /docs": "getDocs",

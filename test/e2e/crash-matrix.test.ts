@@ -11,7 +11,7 @@ import { collectSse, delay, DevServer, raw } from "./harness";
 let server: DevServer;
 
 beforeAll(async () => {
-  server = await DevServer.start({ vars: { VIGIL_FAULTS: "disabled" } });
+  server = await DevServer.start();
 });
 
 afterAll(async () => {
@@ -20,19 +20,24 @@ afterAll(async () => {
 
 type Kind = "tool" | "stream";
 
-/** The smallest kill moment of each batch's tool turns, and the moment of its streaming turn (ms). */
-const SMALLEST = [0, 5, 10, 15, 20, 30, 40];
-const STREAMS = [1500, 700, 300, 100, 20, 0, 50];
 /**
  * The kill moments aimed at, in ms after a turn was accepted (a tool turn's `202`, a streaming turn's response head),
- * one batch per kill, each turn on its own agent: seven tool turns spread over the first second and one streaming turn.
- * Where they land is measured and reported; the last of each batch (its smallest) lands exactly.
+ * one batch per kill, each turn on its own agent. Within a batch the turns start one after another, the latest moment
+ * first, each once the one before it was accepted (concurrent starts are answered in bursts, which would land many
+ * turns on one moment). Where they land is measured and reported; the last of each batch (its smallest) lands exactly.
  */
-const BATCHES: Array<Array<[Kind, number]>> = SMALLEST.map((smallest, j) => {
-  const tools = [900 - 20 * j, 700 - 20 * j, 500 - 15 * j, 320 - 15 * j, 180 - 10 * j, 80 - 5 * j, smallest];
-  const turns: Array<[Kind, number]> = [...tools.map((offset): [Kind, number] => ["tool", offset]), ["stream", STREAMS[j]!]];
-  return turns.sort((x, y) => y[1] - x[1]);
-});
+const AIMED: Array<Array<[Kind, number]>> = [
+  [["stream", 1500], ["tool", 600], ["tool", 300], ["tool", 0]],
+  [["tool", 650], ["tool", 330], ["tool", 5]],
+  [["stream", 700], ["tool", 560], ["tool", 270], ["tool", 10]],
+  [["tool", 620], ["tool", 240], ["tool", 15]],
+  [["tool", 580], ["tool", 210], ["tool", 20]],
+  [["tool", 540], ["tool", 180], ["tool", 30], ["stream", 0]],
+  [["tool", 500], ["tool", 150], ["tool", 40]],
+  [["stream", 300], ["tool", 460], ["tool", 120], ["tool", 60]],
+  [["tool", 420], ["tool", 100], ["tool", 80], ["stream", 20]],
+];
+const BATCHES = AIMED.map((batch) => [...batch].sort((x, y) => y[1] - x[1]));
 /** Two watch intervals of the default configuration: the bound in which every run must have converged. */
 const BOUND_MS = 2 * Math.max(config.run.sagaWatchSeconds, config.run.watchdogSeconds) * 1000;
 
@@ -49,7 +54,7 @@ interface Point {
 }
 
 /** The last time an acceptance took, per kind of turn (carried from batch to batch: the next estimate). */
-const latency: Record<Kind, number> = { tool: 300, stream: 300 };
+const latency: Record<Kind, number> = { tool: 200, stream: 200 };
 
 type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
@@ -66,8 +71,7 @@ describe("a SIGKILL of the whole server at any moment of a turn converges after 
     const all: Point[] = [];
     const report: string[] = [];
     for (const [index, batch] of BATCHES.entries()) {
-      const points: Point[] = [];
-      for (const [kind, offset] of batch) points.push(await preparePoint(call, kind, offset, `${index}.${points.length}`));
+      const points = await Promise.all(batch.map(([kind, offset], turn) => preparePoint(call, kind, offset, `${index}.${turn}`)));
       const { killedAt, readers } = await startTurns(apiKey, call, points);
       await server.kill();
       await Promise.allSettled(readers);
@@ -108,15 +112,14 @@ async function preparePoint(call: Call, kind: Kind, offset: number, label: strin
 }
 
 /**
- * Starts the batch's turns, each at the moment that should see it accepted `offset` ms before the kill (by the latency
- * of the acceptances before); answers the moment to kill, once every turn was accepted: not before the planned moment,
- * nor before the last turn's offset (the smallest) has passed since its acceptance.
+ * Starts the batch's turns one after another (largest moment first), each timed by the last acceptance's latency so
+ * that it is accepted `offset` ms before the kill; answers the moment to kill: `offset` ms after the last acceptance.
  */
 async function startTurns(apiKey: string, call: Call, points: Point[]): Promise<{ killedAt: number; readers: Array<Promise<unknown>> }> {
   const readers: Array<Promise<unknown>> = [];
-  const planned = Date.now() + Math.max(...points.map((point) => point.offset + latency[point.kind])) + 100;
-  const started = points.map(async (point) => {
-    await delay(planned - point.offset - latency[point.kind] - Date.now());
+  let killAt = 0;
+  for (const point of points) {
+    if (killAt) await delay(Math.max(0, killAt - point.offset - latency[point.kind] - Date.now()));
     const sentAt = Date.now();
     if (point.kind === "tool") {
       const sent = await call("POST", `/v1/agents/${point.agentId}/messages`, { text: `/tool create_task {"title":"${point.text}","categoryId":"${point.categoryId}"}` });
@@ -135,10 +138,9 @@ async function startTurns(apiKey: string, call: Call, points: Point[]): Promise<
     }
     point.acceptedAt = Date.now();
     latency[point.kind] = point.acceptedAt - sentAt;
-  });
-  await Promise.all(started);
-  const last = points.at(-1)!;
-  await delay(Math.max(planned, last.acceptedAt! + last.offset) - Date.now());
+    killAt = killAt === 0 || point === points.at(-1) ? point.acceptedAt + point.offset : killAt;
+  }
+  await delay(Math.max(0, killAt - Date.now()));
   return { killedAt: Date.now(), readers };
 }
 
@@ -165,25 +167,27 @@ async function awaitConvergence(call: Call, points: Point[], restartedAt: number
 
 /** The three properties at one kill point: the run completed, its effect happened once, its message is kept. */
 async function checkPoints(call: Call, points: Point[]): Promise<void> {
-  for (const point of points) {
-    const run = (await call("GET", `/v1/agents/${point.agentId}/runs/${point.runKey}`)).body;
-    const messages = (await call("GET", `/v1/agents/${point.agentId}/messages?limit=50`)).body.data as any[];
-    const user = messages.filter((m) => m.kind === "user").map((m) => m.text);
-    const replies = messages.filter((m) => m.kind === "assistant" && m.metadata?.final !== false).map((m) => m.text);
-    const at = { kind: point.kind, killedAfterMs: point.measured };
-    if (point.kind === "stream") {
-      expect({ ...at, status: run.status, user, replies }).toEqual({ ...at, status: "completed", user: [point.text], replies: [`echo: ${point.text}`] });
-      continue;
-    }
-    const tasks = ((await call("GET", `/v1/journal/tasks?categoryId=${point.categoryId}`)).body.data as any[]).map((task) => task.title);
-    const toolResults = messages.filter((m) => m.kind === "toolResult").length;
-    expect({ ...at, status: run.status, tasks, toolResults, userMessages: user.length, replies }).toEqual({
-      ...at,
-      status: "completed",
-      tasks: [point.text],
-      toolResults: 1,
-      userMessages: 1,
-      replies: [`done: ${point.text}`],
-    });
+  await Promise.all(points.map((point) => checkPoint(call, point)));
+}
+
+async function checkPoint(call: Call, point: Point): Promise<void> {
+  const run = (await call("GET", `/v1/agents/${point.agentId}/runs/${point.runKey}`)).body;
+  const messages = (await call("GET", `/v1/agents/${point.agentId}/messages?limit=50`)).body.data as any[];
+  const user = messages.filter((m) => m.kind === "user").map((m) => m.text);
+  const replies = messages.filter((m) => m.kind === "assistant" && m.metadata?.final !== false).map((m) => m.text);
+  const at = { kind: point.kind, killedAfterMs: point.measured };
+  if (point.kind === "stream") {
+    expect({ ...at, status: run.status, user, replies }).toEqual({ ...at, status: "completed", user: [point.text], replies: [`echo: ${point.text}`] });
+    return;
   }
+  const tasks = ((await call("GET", `/v1/journal/tasks?categoryId=${point.categoryId}`)).body.data as any[]).map((task) => task.title);
+  const toolResults = messages.filter((m) => m.kind === "toolResult").length;
+  expect({ ...at, status: run.status, tasks, toolResults, userMessages: user.length, replies }).toEqual({
+    ...at,
+    status: "completed",
+    tasks: [point.text],
+    toolResults: 1,
+    userMessages: 1,
+    replies: [`done: ${point.text}`],
+  });
 }

@@ -18,7 +18,7 @@ describe("PUT|GET /v1/policy", () => {
     const { key } = await createTenant("policy");
     const initial = await api("GET", "/v1/policy", { key });
     expect(initial.status).toBe(200);
-    expect(initial.body).toEqual({ version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {} });
+    expect(initial.body).toEqual({ version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {}, visitorApprovableTools: [] });
 
     const put = await api("PUT", "/v1/policy", { key, body: { providers: [openaiEndpoint({ id: "local", kind: "openai-compatible", baseUrl: "https://llm.example.com/v1" })], toolQuotas: { create_task: 5 } } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);

@@ -15,11 +15,11 @@ const search = async (key: string, agentId: string, q: string) => (await api("GE
 const history = async (key: string, agentId: string) => (await api("GET", `/v1/agents/${agentId}/messages?sessionId=default&limit=50`, { key })).body.data;
 
 /**
- * Migration 0013 rebuilds `messages` with a plain rowid key (no AUTOINCREMENT). An agent's messages from before it keep
+ * Migration 0014 rebuilds `messages` with a plain rowid key (no AUTOINCREMENT). An agent's messages from before it keep
  * their seqs and read the same, recall finds what it indexed before and after, and an insert no longer writes the
  * table's sqlite_sequence row.
  */
-describe("migration 0013: messages without AUTOINCREMENT", () => {
+describe("migration 0014: messages without AUTOINCREMENT", () => {
   it("keeps every message, its seq and recall, and a later insert writes one row and its two index entries", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
@@ -34,7 +34,7 @@ describe("migration 0013: messages without AUTOINCREMENT", () => {
     const listedBefore = await history(key, agent.id);
 
     await inDo(stub, (_instance, state) => {
-      for (const statement of migrations.migrations.m0013.split("--> statement-breakpoint")) {
+      for (const statement of migrations.migrations.m0014.split("--> statement-breakpoint")) {
         const text = statement.replace(/^\s*--.*$/gm, "").trim();
         if (text) state.storage.sql.exec(text);
       }

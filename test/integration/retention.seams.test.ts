@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { VigilClient } from "../../src/client";
+import { config } from "../../src/config";
 import { api, createAgent, createTenant, inDo, waitForRun } from "./helpers";
 
 const agentDo = (tenantId: string, agentId: string): any => env.AGENT.get(env.AGENT.idFromName(`${tenantId}:${agentId}`));
@@ -21,14 +22,15 @@ describe("retention", () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
     await converse(key, agent.id, "first");
-    const [{ mark }] = await sql(agentDo(tenantId, agent.id), "SELECT max(seq) AS mark FROM events");
+    const [{ mark }] = await sql(agentDo(tenantId, agent.id), "SELECT max(last_seq) AS mark FROM events");
+    const rowsThroughMark = await count(agentDo(tenantId, agent.id), "events");
     await converse(key, agent.id, "second");
-    await sql(agentDo(tenantId, agent.id), "UPDATE events SET created_at = ? WHERE seq <= ?", OLD, mark);
+    await sql(agentDo(tenantId, agent.id), "UPDATE events SET created_at = ? WHERE last_seq <= ?", OLD, mark);
     const messagesBefore = await count(agentDo(tenantId, agent.id), "messages");
     const runsBefore = await count(agentDo(tenantId, agent.id), "runs");
 
     const pruned = await agentDo(tenantId, agent.id).pruneNow(Date.now());
-    expect(pruned).toMatchObject({ ok: true, deleted: { events: mark }, more: false });
+    expect(pruned).toMatchObject({ ok: true, deleted: { events: rowsThroughMark }, more: false });
     const [{ oldest }] = await sql(agentDo(tenantId, agent.id), "SELECT min(seq) AS oldest FROM events");
     expect(oldest).toBe(mark + 1);
     expect(await count(agentDo(tenantId, agent.id), "messages")).toBe(messagesBefore);
@@ -53,6 +55,35 @@ describe("retention", () => {
     expect(seen[0]).toBe(mark + 1);
   });
 
+  it("bounds an agent's scheduler decisions (one per timer tick) by age and by row cap", async () => {
+    const { key, tenantId } = await createTenant();
+    const agent = await createAgent(key);
+    const timer = await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 3600 } } });
+    expect(timer.status).toBe(201);
+    const stub = agentDo(tenantId, agent.id);
+    const { maxRows } = config.retention.schedulerDecisions;
+    const fresh = new Date().toISOString();
+    // 300 decisions older than the age bound, then the row cap plus 200 recent ones.
+    await inDo(stub, (_i, state) => {
+      for (let i = 0; i < 300 + maxRows + 200; i++) {
+        state.storage.sql.exec("INSERT INTO scheduler_decisions (timer_id, action, run_key, decision, created_at) VALUES (?, 'fire', NULL, '{}', ?)", timer.body.id, i < 300 ? OLD : fresh);
+      }
+    });
+    const total = await count(stub, "scheduler_decisions");
+    let deleted = 0;
+    for (let pass = 0; pass < 20; pass++) {
+      const outcome = await stub.pruneNow(Date.now());
+      deleted += outcome.deleted.schedulerDecisions;
+      if (!outcome.more) break;
+    }
+    expect(deleted).toBe(total - maxRows);
+    expect(await count(stub, "scheduler_decisions")).toBe(maxRows);
+    expect(Number((await sql(stub, "SELECT count(*) AS n FROM scheduler_decisions WHERE created_at = ?", OLD))[0].n)).toBe(0);
+    // The timer's view still shows its recent decisions.
+    const listed = await api("GET", `/v1/agents/${agent.id}/timers`, { key });
+    expect(listed.body.data[0].recentDecisions.length).toBeGreaterThan(0);
+  });
+
   it("bounds the agent event log by the row cap a tenant sets in its policy, in bounded batches", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
@@ -62,10 +93,11 @@ describe("retention", () => {
     await sql(
       agentDo(tenantId, agent.id),
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1700)
-       INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', NULL, '{}', ? FROM n`,
+       INSERT INTO events (seq, last_seq, run_key, items, created_at)
+       SELECT (SELECT max(last_seq) FROM events) + i, (SELECT max(last_seq) FROM events) + i, NULL, json_array(json_array('state.changed', ?1, json('{}'))), ?1 FROM n`,
       new Date().toISOString(),
     );
-    const [{ head }] = await sql(agentDo(tenantId, agent.id), "SELECT max(seq) AS head FROM events");
+    const [{ head }] = await sql(agentDo(tenantId, agent.id), "SELECT max(last_seq) AS head FROM events");
     const first = await agentDo(tenantId, agent.id).pruneNow(Date.now());
     expect(first).toMatchObject({ ok: true, deleted: { events: 500 }, more: true });
     const second = await agentDo(tenantId, agent.id).pruneNow(Date.now());
@@ -93,6 +125,8 @@ describe("retention", () => {
     }
     const [{ mark }] = await sql(tenant, "SELECT max(seq) AS mark FROM tenant_events");
     expect(mark).toBeGreaterThan(0);
+    // One row per run report or tenant-level event: fewer rows than seqs.
+    const eventRows = await count(tenant, "tenant_events");
     expect(await count(tenant, "notification_batches")).toBeGreaterThan(0);
     expect(await count(tenant, "change_units")).toBeGreaterThan(0);
     expect(await count(tenant, "idempotency")).toBeGreaterThan(0);
@@ -105,7 +139,7 @@ describe("retention", () => {
 
     const pruned = await tenant.pruneNow(Date.now());
     expect(pruned.ok).toBe(true);
-    expect(pruned.deleted.tenantEvents).toBe(mark);
+    expect(pruned.deleted.tenantEvents).toBe(eventRows);
     expect(await count(tenant, "tenant_events")).toBe(0);
     expect(await count(tenant, "notification_batches WHERE dispatched_at IS NOT NULL")).toBe(0);
     expect(await count(tenant, "change_units")).toBe(0);

@@ -23,7 +23,7 @@ async function applied(tenantId: string, agentId: string) {
   const state = await runInDurableObject(tenantDo(tenantId), (_instance: TenantDO, state) => {
     const one = (query: string, ...args: unknown[]) => state.storage.sql.exec<{ n: number }>(query, ...args).one().n;
     return {
-      events: one("SELECT count(*) AS n FROM tenant_events WHERE agent_id = ?", agentId),
+      events: one("SELECT count(*) AS n FROM tenant_events, json_each(tenant_events.items) WHERE agent_id = ?", agentId),
       numbering: one("SELECT count(*) AS n FROM counters WHERE key = ?", `run-report:${agentId}`),
       batches: one("SELECT count(*) AS n FROM notification_batches WHERE source = ?", `agent:${agentId}`),
       deliveries: one("SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = ?", agentId),

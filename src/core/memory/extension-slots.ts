@@ -7,13 +7,15 @@
 import { Validator } from "@cfworker/json-schema";
 import { linearSchema, describeSchemaError } from "../tools/json-schema-re2";
 import { canonicalJson } from "../ids/hash";
-import type { ExtensionSchemas, SlotIssue } from "./slots";
+import type { AgentSlots, ExtensionSchemas, SlotIssue } from "./slots";
 
 /** One registered key: its value's JSON Schema (2020-12) and the largest canonical JSON it may take. */
 export interface ExtensionSlotRegistration {
   schema: Record<string, unknown>;
   maxChars: number;
   description?: string | undefined;
+  /** Whether the value may reach a model (NEED_TO_KNOW); absent or false: it never enters a provider request. */
+  modelVisible?: boolean | undefined;
 }
 
 export type ExtensionSlotRegistry = Readonly<Record<string, ExtensionSlotRegistration>>;
@@ -38,4 +40,46 @@ function checkRegistered(registration: ExtensionSlotRegistration, value: unknown
   const result = new Validator(linearSchema(registration.schema), "2020-12", false).validate(value);
   if (result.valid) return [];
   return result.errors.slice(0, 10).map((error) => ({ path: error.instanceLocation.replace(/^#\/?/, "").replace(/\//g, "."), message: describeSchemaError(error) }));
+}
+
+/**
+ * NEED_TO_KNOW for extension slots (seed 000 §4.1.4): the slots as a model may see them — only the extension keys
+ * whose registration says `modelVisible: true`; unregistered keys and keys registered without it are dropped.
+ */
+export function modelVisibleSlots(slots: AgentSlots, registry: ExtensionSlotRegistry): AgentSlots {
+  const extension = Object.fromEntries(Object.entries(slots.extension).filter(([key]) => registry[key]?.modelVisible === true));
+  return { ...slots, extension };
+}
+
+/** Strings shorter than this are not searched for in the bytes (a `true` or a small number is everywhere). */
+export const WITHHELD_MIN_CHARS = 8;
+
+/**
+ * What the final guard looks for in a provider request's bytes: every string of a withheld extension value (at least
+ * `WITHHELD_MIN_CHARS` long), as it would appear inside one or two levels of JSON string encoding. Finding one
+ * means the projection was bypassed, and the request is refused.
+ */
+export function withheldNeedles(slots: AgentSlots, registry: ExtensionSlotRegistry): Array<{ key: string; needle: string }> {
+  const needles: Array<{ key: string; needle: string }> = [];
+  for (const [key, value] of Object.entries(slots.extension)) {
+    if (registry[key]?.modelVisible === true) continue;
+    for (const leaf of stringLeaves(value)) {
+      if (leaf.length < WITHHELD_MIN_CHARS) continue;
+      const once = JSON.stringify(leaf).slice(1, -1);
+      for (const needle of new Set([leaf, once, JSON.stringify(once).slice(1, -1)])) needles.push({ key, needle });
+    }
+  }
+  return needles;
+}
+
+/** The extension keys whose withheld strings occur in `body` (empty: nothing withheld is in it). */
+export function withheldFoundIn(body: string, needles: ReadonlyArray<{ key: string; needle: string }>): string[] {
+  return [...new Set(needles.filter(({ needle }) => body.includes(needle)).map(({ key }) => key))];
+}
+
+function stringLeaves(value: unknown, out: string[] = []): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringLeaves(item, out);
+  else if (value && typeof value === "object") for (const item of Object.values(value)) stringLeaves(item, out);
+  return out;
 }

@@ -8,7 +8,6 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
-import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
 import { openDatabase } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
@@ -88,8 +87,6 @@ export class AgentWiring {
     private readonly env: Env,
     private readonly scheduler: AgentScheduler,
   ) {
-    // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
-    checkStatementSites(seamOn(this.env, "checks"));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
     const activate = () => runHooks(this.onStart);
@@ -153,7 +150,11 @@ export class AgentWiring {
       tenantId: () => this.tenantId(),
       mode: deploymentMode(this.env.VIGIL_MODE),
       // The snapshot says whether the tenant exports at all, so an agent of a tenant without telemetry never asks.
-      target: async () => ((await this.tenantSnapshot()).telemetry ? this.tenant().telemetryTarget() : { ok: true, target: null }),
+      target: async () => {
+        const { telemetry, version } = await this.tenantSnapshot();
+        return { ...(telemetry ? await this.tenant().telemetryTarget() : { ok: true as const, target: null }), snapshotVersion: version };
+      },
+      snapshotVersion: () => this.snapshot.version(),
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
     this.spawner = new Spawner({
@@ -238,7 +239,7 @@ export class AgentWiring {
       model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
       fault: (point) => this.faults.hit(point),
       atomically: (work) => this.db.transaction(() => work()),
-      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey),
+      memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey, this.governor.modelVisibility()),
       afterRun: (threadId) => this.compactor.maybeCompact(threadId),
       httpTools: () => this.httpTools(),
       announce: (activity) => this.announceActivity(activity),
@@ -343,10 +344,7 @@ export class AgentWiring {
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
-    this.profile.forget();
-    this.governor.forgetUsage();
     this.sessions.forget();
-    this.wakes.forget();
   }
 
   private tenant() {

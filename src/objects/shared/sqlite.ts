@@ -1,4 +1,6 @@
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import type { SQL } from "drizzle-orm";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 
 export type Migrations = Parameters<typeof migrate>[1];
@@ -62,3 +64,21 @@ export function migrationsPending(lastApplied: number | null, migrations: Migrat
 }
 
 export const nowIso = (): string => new Date().toISOString();
+
+/** A drizzle SQLite database of any schema (an agent's or a tenant's). */
+export type SqlDatabase = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
+
+/** Named values of a hand-written statement. */
+export type SqlValues = Record<string, unknown>;
+
+/**
+ * A hand-written statement (a CTE, an upsert with a guard, a compound select) as a function of its values, run through
+ * drizzle's public `all` / `get` / `run`: rows come back as SQLite returns them (column aliases as keys, nothing decoded).
+ */
+export function handWritten<TRow>(build: (values: SqlValues) => SQL) {
+  return (db: SqlDatabase) => ({
+    all: (values: SqlValues = {}): TRow[] => db.all<TRow>(build(values)),
+    get: (values: SqlValues = {}): TRow | undefined => db.get<TRow | undefined>(build(values)),
+    run: (values: SqlValues = {}): void => void db.run(build(values)),
+  });
+}

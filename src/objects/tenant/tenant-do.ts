@@ -23,7 +23,7 @@ import type { AgentSnapshot, DelegationContext, DoCallCount, RunGovernance, RunR
 import { runHooks } from "../shared/hooks";
 import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";
 import { dumpTables, Seams, type TableDump } from "../shared/seams";
-import type { AuthOutcome, IdempotencyBegin } from "./access";
+import { REGISTERED_NOTE, type AuthOutcome, type IdempotencyBegin, type RegisteredTenant } from "./access";
 import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp, type EventIngest, type TriggerAdmission, type TriggerOutcome, type SourceCreation, type SourceIngest } from "./alertness";
 import type { AttemptReport, OutboundDeliveries, PreparedAttempt, EndpointCreation } from "./channels";
 import type { BrakeDecisionOutcome, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome, DecisionListQuery, ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions";
@@ -62,8 +62,11 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Access: the tenant record, API keys, request budgets, idempotency ──────────────────────────
+  /** Called after the registry recorded the tenant: the note spares this object from joining it again. */
   initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
-    return this.parts.access.initTenant(id, name, timeZone);
+    const created = this.parts.access.initTenant(id, name, timeZone);
+    if (created.ok) this.ctx.storage.kv.put(REGISTERED_NOTE, true);
+    return created;
   }
   getTenant(): Tenant | null {
     return this.parts.tenant();
@@ -90,6 +93,20 @@ export class TenantDO extends DurableObject<Env> {
   }
   idempotencyAbort(scope: string, key: string): void {
     this.parts.idempotency.abort(scope, key);
+  }
+
+  // ── Platform tenant registry (only the TENANT_REGISTRY_OBJECT instance holds entries) ───────────
+  registryRecord(tenant: RegisteredTenant): void {
+    this.parts.registry.record(tenant);
+  }
+  registryRemove(tenantId: string): boolean {
+    return this.parts.registry.remove(tenantId);
+  }
+  registryHas(tenantId: string): boolean {
+    return this.parts.registry.has(tenantId);
+  }
+  registryList(limit: number, after?: string): { data: RegisteredTenant[]; next: string | null } {
+    return this.parts.registry.list(limit, after);
   }
 
   // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────

@@ -12,14 +12,14 @@ import { openDatabase } from "../shared/sqlite";
 import { TenantRetention, type TenantPruneOutcome } from "./retention";
 import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/memory/retention";
 import { failure, type Result } from "../../core/runtime/result";
-import { TenantAccess, ClientAuth, IdempotencyStore, ApiKeys, readTenant } from "./access";
+import { TenantAccess, ClientAuth, IdempotencyStore, ApiKeys, readTenant, TenantRegistry, joinRegistryOnce, TENANT_REGISTRY_OBJECT } from "./access";
 import { Alertness, Dispatcher, InboundEvents, NotificationLog, SubscriptionStore, ExternalTriggers, WebhookSources } from "./alertness";
 import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, RunReports, TenantEventLog, WebhookEndpoints } from "./channels";
 import { Approvals, BrakeDecisions, Decisions, DecisionDesk, DecisionResolution } from "./decisions";
 import { AgentActivity, AgentDirectory, TenantErasures } from "./directory";
 import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type SnapshotAudience, SnapshotChanges, runGovernanceFor } from "./governance";
 import type { RunGovernance } from "../../schema/contracts";
-import { agentStub } from "../shared/stubs";
+import { agentStub, tenantStub } from "../shared/stubs";
 import { Journal } from "./journal";
 import { McpCalls, McpServers, ToolCatalog, ToolExecutor, TenantTools } from "./tools";
 import type { Audit, TenantDb } from "./types";
@@ -39,6 +39,8 @@ export class TenantWiring {
   readonly idempotency: IdempotencyStore;
   readonly clientAuth: ClientAuth;
   readonly access: TenantAccess;
+  /** The platform's tenant registry: used only in the registry object (TENANT_REGISTRY_OBJECT). */
+  readonly registry: TenantRegistry;
   readonly approvals: Approvals;
   readonly decisions: Decisions;
   readonly notifications: NotificationLog;
@@ -99,6 +101,8 @@ export class TenantWiring {
     this.idempotency = new IdempotencyStore(this.db);
     this.clientAuth = new ClientAuth(this.keys, () => this.tenant() !== null);
     this.access = new TenantAccess({ db: this.db, keys: this.keys, audit: this.audit });
+    this.registry = new TenantRegistry(ctx.storage.kv);
+    joinRegistryOnce(ctx, () => this.tenant(), (entry) => tenantStub(env, TENANT_REGISTRY_OBJECT).registryRecord(entry));
     // Approvals: trust, tool approvals, decision ticks. back-edge: reads the policy and HTTP tools lazily.
     this.approvals = new Approvals({
       db: this.db,

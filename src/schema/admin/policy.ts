@@ -67,6 +67,10 @@ export const ExtensionSlotRegistration = z
     schema: z.record(z.string(), z.unknown()).openapi({ description: "JSON Schema (2020-12) the key's value must satisfy; local $refs only" }),
     maxChars: z.number().int().min(1).max(SLOT_LIMITS.extensionMaxChars).default(1_024).openapi({ description: "largest canonical JSON of the value, in characters" }),
     description: z.string().max(500).optional(),
+    modelVisible: z
+      .boolean()
+      .default(false)
+      .openapi({ description: "whether the value may reach a model (NEED_TO_KNOW); false: it is kept out of every provider request, and a request carrying it is refused (overshared_payload_blocked)" }),
   })
   .strict()
   .openapi("ExtensionSlotRegistration");

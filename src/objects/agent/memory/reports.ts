@@ -19,7 +19,6 @@ import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/a
 import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
 export type PublishOutcome =
@@ -41,8 +40,7 @@ export const WAKES_SOURCE = "wakes";
 
 export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SCOPES as readonly string[]).includes(scope);
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const HEADS = leanSite("reports.heads", (db: AgentDb) => db.select().from(schema.reportHeads).prepare());
+const HEADS = (db: AgentDb) => db.select().from(schema.reportHeads).prepare();
 
 /**
  * The agent's reports: immutable `reports` rows and one `report_heads` row per scope; the rules
@@ -56,7 +54,7 @@ export class Reports {
     private readonly db: AgentDb,
     private readonly agentId: () => string,
   ) {
-    this.headsQuery = HEADS.bind(db);
+    this.headsQuery = HEADS(db);
   }
 
   /**
@@ -68,13 +66,9 @@ export class Reports {
    * Reads backwards from the newest event and stops at the first match.
    */
   processedCursor(): ReportCursor {
-    const row = this.db
-      .select({ seq: schema.events.seq })
-      .from(schema.events)
-      .where(and(eq(schema.events.type, "run.started"), sql`json_extract(${schema.events.data}, '$.attempt') = 1`))
-      .orderBy(desc(schema.events.seq))
-      .limit(1)
-      .get();
+    // A row's events have consecutive seqs from the row's: the item's index is its offset.
+    const row = this.db.get<{ seq: number } | undefined>(sql`SELECT "events"."seq" + "item"."key" AS "seq" FROM "events", json_each("events"."items") AS "item"
+      WHERE "item"."value" ->> '$[0]' = 'run.started' AND "item"."value" -> '$[2]' ->> '$.attempt' = 1 ORDER BY "events"."seq" DESC, "item"."key" DESC LIMIT 1`);
     return { [WAKES_SOURCE]: row?.seq ?? 0 };
   }
 

@@ -46,6 +46,8 @@ export class RunGovernor {
   private timeZone = "UTC";
   /** The tenant's session TTL override as last reported (null: none, or not asked yet). */
   private lastSessionTtl: number | null = null;
+  /** The extension slot registry as last reported (a run's admission check reads it first); empty: nothing is visible. */
+  private lastExtensionSlots: ExtensionSlotRegistry = {};
 
   constructor(private readonly deps: RunGovernorDeps) {}
 
@@ -57,6 +59,7 @@ export class RunGovernor {
     const governance = await this.deps.governanceFor({ agentId: agent.id, kind: agent.kind });
     this.timeZone = governance.timeZone;
     this.lastSessionTtl = governance.sessionIdleTtlSeconds ?? null;
+    this.lastExtensionSlots = governance.extensionSlots ?? {};
     return governance;
   }
 
@@ -85,6 +88,11 @@ export class RunGovernor {
   /** The tenant's registered extension slot keys, read now (one TenantDO call). */
   async extensionSlots(agent: Agent): Promise<ExtensionSlotRegistry> {
     return (await this.governance(agent)).extensionSlots ?? {};
+  }
+
+  /** Which extension keys may reach a model, as of the last governance read (the run's admission check). */
+  modelVisibility(): ExtensionSlotRegistry {
+    return this.lastExtensionSlots;
   }
 
   /** The session inactivity TTL in force as of the last governance read (a turn's brake check reads it just before). */
@@ -128,11 +136,6 @@ export class RunGovernor {
     this.deps.db.insert(counters).values({ key: rateKey, state }).onConflictDoUpdate({ target: counters.key, set: { state } }).run();
     this.deps.usage.add(day, { toolCalls: 1 }, toolName);
     return null;
-  }
-
-  /** The storage was erased: the usage kept in memory goes with it. */
-  forgetUsage(): void {
-    this.deps.usage.forget();
   }
 
   /** Books one model call's tokens and cost (every model call records a RunTrace usage row). */

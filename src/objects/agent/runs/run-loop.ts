@@ -14,6 +14,8 @@ import type { ActionStore, ToolCallRequest, ToolRunner, HttpToolGate } from "../
 import type { EventLog } from "../events";
 import type { History } from "../memory";
 import { buildPrompt, toModelMessages, toolSetFor } from "./model-steps";
+import { parseSlots } from "../../../core/memory/slots";
+import { withheldNeedles } from "../../../core/memory/extension-slots";
 import { isGatewayError } from "../../../gateway/errors";
 import type { ModelGateway } from "../../../gateway/model-gateway";
 import type { AgentProfile } from "../lifecycle";
@@ -193,6 +195,7 @@ export class RunLoop {
           wake: wakeContext(item),
           system: agent.config.instructions,
           messages: this.prompt(item, step),
+          withheld: this.withheld(),
           // Built only if the model reads tools (the gateway asks; `builtin:echo` does not).
           tools: async () => toolSetFor(this.offeredTools(agent, item), await this.offeredHttpTools(agent, item)),
           onDelta: (delta) => events.live("text.delta", item.runKey, { runKey: item.runKey, delta, step }),
@@ -213,6 +216,12 @@ export class RunLoop {
     }
     const outcome = await this.deps.tools.runStep({ agent, runKey: item.runKey, reason: item.reason, threadId: item.threadId, step, inputTrust: provenanceOf(item).trust }, calls);
     return outcome === "waiting" ? { kind: "waiting" } : { kind: "tools" };
+  }
+
+  /** What the provider request must not carry: the strings of extension values not marked `modelVisible`. */
+  private withheld() {
+    const slots = parseSlots(this.deps.profile.state()?.slots ?? {});
+    return slots.ok ? withheldNeedles(slots.slots, this.deps.governor?.modelVisibility() ?? {}) : [];
   }
 
   private prompt(item: InboxItem, step: number) {

@@ -5,13 +5,12 @@ import * as schema from "../../../db/agent-schema";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
 
-/** A step's planned actions, built once per isolate (../../shared/statements/statement-sites.ts, session 11). */
-const STEP = leanSite("tools.actions.step", (db: AgentDb) => {
+/** A step's planned actions. */
+const STEP = (db: AgentDb) => {
   const a = schema.actions;
   return db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare();
-});
+};
 
 export type ActionStatus = "planned" | "executing" | "awaiting_approval" | "completed" | "failed";
 
@@ -50,7 +49,7 @@ export class ActionStore {
   private readonly stepQuery;
 
   constructor(private readonly db: AgentDb) {
-    this.stepQuery = STEP.bind(db);
+    this.stepQuery = STEP(db);
   }
 
   forStep(runKey: string, step: number): PlannedAction[] {
