@@ -13,6 +13,9 @@ CREATE TABLE `__new_tenant_events` (
 INSERT INTO `__new_tenant_events` (`seq`, `agent_id`, `items`, `created_at`)
   SELECT `seq`, `agent_id`, json_array(json_array(`type`, `agent_seq`, `run_key`, `created_at`, json(`data`))), `created_at` FROM `tenant_events`;
 --> statement-breakpoint
+-- An empty copy leaves no sequence row behind (a fresh database holds none until its first event).
+DELETE FROM `sqlite_sequence` WHERE `name` = '__new_tenant_events' AND `seq` = 0;
+--> statement-breakpoint
 DROP TABLE `tenant_events`;
 --> statement-breakpoint
 ALTER TABLE `__new_tenant_events` RENAME TO `tenant_events`;

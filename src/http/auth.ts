@@ -114,10 +114,13 @@ async function fromApiKey(env: Env, key: string, headers: Headers): Promise<Prin
   return { kind: "apiKey", ...grant, keyHash: hash };
 }
 
+/**
+ * A token is checked without any tenant object (signature, then the registry; an IdP's settings are cached), so a
+ * refused one is only charged, not remembered: a token refused while its IdP had not yet published the key (an unknown
+ * `kid`) verifies once the key set is fetched again.
+ */
 async function fromJwt(env: Env, token: string, headers: Headers): Promise<Principal> {
-  const fingerprint = credentialFingerprint(token);
-  const refused = () => refuse(env, headers, new ApiError("unauthorized", "the token is invalid, expired, or not for this service"), fingerprint);
-  if (recentlyRefused(fingerprint)) return refused();
+  const refused = () => refuse(env, headers, new ApiError("unauthorized", "the token is invalid, expired, or not for this service"));
   // RS256/ES256: the tenant's own IdP (JWKS, after the registry knows the tenant); else a Vigil-minted HS256 widget token.
   const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
   if (!claims || !(await tenantExists(env, claims.tid))) return refused();

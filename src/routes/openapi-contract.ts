@@ -9,6 +9,9 @@ export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
   "GET /docs",
   "GET /widget.js",
   "GET /demo",
+  "GET /console",
+  "GET /console/app.js",
+  "GET /console/app.css",
 ]);
 
 const problem = (description: string) => ({ content: { "application/problem+json": { schema: Problem } }, description });

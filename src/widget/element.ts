@@ -11,7 +11,7 @@ import { VigilApiError } from "../client/client";
 import { widgetSessionId } from "../core/runtime/widget-session";
 import { ChatConnection, subjectOfToken, type LinkState } from "./connection";
 import { decisionCard, el } from "./decision-card";
-import type { DecisionAction, DecisionView } from "./decision-view";
+import { answerOf, type DecisionAction, type DecisionView } from "./decision-view";
 import { WIDGET_CSS } from "./styles";
 import { Transcript, type Entry } from "./transcript";
 
@@ -193,7 +193,8 @@ export class VigilChatElement extends HTMLElement {
     entry?.el.querySelectorAll("button, input").forEach((control) => ((control as HTMLButtonElement).disabled = true));
     try {
       await connection.resolve(view.id, resolution);
-      transcript.closeDecision(view.id, "resolved", action ? action.label : answerText);
+      // In the decision's own words ("Approved", "Rejected", the option's label), as the event would say it.
+      transcript.closeDecision(view.id, "resolved", answerOf(resolution, view) ?? action?.label ?? answerText);
     } catch (error) {
       if (error instanceof VigilApiError && (error.code === "decision_not_pending" || error.status === 404)) {
         transcript.closeDecision(view.id, "closed");

@@ -89,12 +89,14 @@ export function checkRecordedResponses(document: Document): { checked: number; v
       }
       const media = entry.contentType?.split(";")[0]!.trim() ?? null;
       if (!media || !response.content) continue;
-      if (!response.content[media]) {
+      // A documented type may carry parameters (`text/plain; version=0.0.4`): the media types are compared.
+      const documented = Object.keys(response.content).find((key) => key.split(";")[0]!.trim() === media);
+      if (documented === undefined) {
         violations.add(`${where}: content type ${media} not documented (${Object.keys(response.content).join(", ")})`);
         continue;
       }
-      if (entry.body === undefined || entry.body === "" || response.content[media]!.schema === undefined) continue;
-      const ref = `vigil#/${pointer("paths", found.template, entry.method.toLowerCase(), "responses", String(entry.status), "content", media, "schema")}`;
+      if (entry.body === undefined || entry.body === "" || response.content[documented]!.schema === undefined) continue;
+      const ref = `vigil#/${pointer("paths", found.template, entry.method.toLowerCase(), "responses", String(entry.status), "content", documented, "schema")}`;
       const validate = ajv.getSchema(ref);
       if (!validate) violations.add(`${where}: no schema at ${ref}`);
       else if (!validate(JSON.parse(entry.body))) violations.add(`${where}: body does not match (${ajv.errorsText(validate.errors)})`);

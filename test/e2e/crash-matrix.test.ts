@@ -119,7 +119,7 @@ async function startTurns(apiKey: string, call: Call, points: Point[]): Promise<
   const readers: Array<Promise<unknown>> = [];
   let killAt = 0;
   for (const point of points) {
-    if (killAt) await delay(killAt - point.offset - latency[point.kind] - Date.now());
+    if (killAt) await delay(Math.max(0, killAt - point.offset - latency[point.kind] - Date.now()));
     const sentAt = Date.now();
     if (point.kind === "tool") {
       const sent = await call("POST", `/v1/agents/${point.agentId}/messages`, { text: `/tool create_task {"title":"${point.text}","categoryId":"${point.categoryId}"}` });
@@ -140,7 +140,7 @@ async function startTurns(apiKey: string, call: Call, points: Point[]): Promise<
     latency[point.kind] = point.acceptedAt - sentAt;
     killAt = killAt === 0 || point === points.at(-1) ? point.acceptedAt + point.offset : killAt;
   }
-  await delay(killAt - Date.now());
+  await delay(Math.max(0, killAt - Date.now()));
   return { killedAt: Date.now(), readers };
 }
 

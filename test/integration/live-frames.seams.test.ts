@@ -68,7 +68,7 @@ describe("live SSE frames leave only after the transaction that wrote them commi
     const frames = await readSseUntil(live, (seen) => seen.filter(isSummary).length >= 2, 2_000);
     const summaries = frames.filter((f) => f.event === "message.appended" && f.data.data.message.kind === "summary");
     const stored = await runInDurableObject(stub, (_instance: AgentDO, state) =>
-      state.storage.sql.exec<{ seq: number }>("SELECT seq FROM events WHERE type = 'message.appended' ORDER BY seq").toArray().map((row) => row.seq),
+      state.storage.sql.exec<{ seq: number }>("SELECT events.seq + item.key AS seq FROM events, json_each(events.items) AS item WHERE item.value ->> '$[0]' = 'message.appended'").toArray().map((row) => row.seq),
     );
     // One frame per stored summary append (none from the rolled-back attempt), each under the seq it is stored at.
     expect(summaries.length).toBe(1);

@@ -22,14 +22,15 @@ describe("retention", () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
     await converse(key, agent.id, "first");
-    const [{ mark }] = await sql(agentDo(tenantId, agent.id), "SELECT max(seq) AS mark FROM events");
+    const [{ mark }] = await sql(agentDo(tenantId, agent.id), "SELECT max(last_seq) AS mark FROM events");
+    const rowsThroughMark = await count(agentDo(tenantId, agent.id), "events");
     await converse(key, agent.id, "second");
-    await sql(agentDo(tenantId, agent.id), "UPDATE events SET created_at = ? WHERE seq <= ?", OLD, mark);
+    await sql(agentDo(tenantId, agent.id), "UPDATE events SET created_at = ? WHERE last_seq <= ?", OLD, mark);
     const messagesBefore = await count(agentDo(tenantId, agent.id), "messages");
     const runsBefore = await count(agentDo(tenantId, agent.id), "runs");
 
     const pruned = await agentDo(tenantId, agent.id).pruneNow(Date.now());
-    expect(pruned).toMatchObject({ ok: true, deleted: { events: mark }, more: false });
+    expect(pruned).toMatchObject({ ok: true, deleted: { events: rowsThroughMark }, more: false });
     const [{ oldest }] = await sql(agentDo(tenantId, agent.id), "SELECT min(seq) AS oldest FROM events");
     expect(oldest).toBe(mark + 1);
     expect(await count(agentDo(tenantId, agent.id), "messages")).toBe(messagesBefore);
@@ -92,10 +93,11 @@ describe("retention", () => {
     await sql(
       agentDo(tenantId, agent.id),
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1700)
-       INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', NULL, '{}', ? FROM n`,
+       INSERT INTO events (seq, last_seq, run_key, items, created_at)
+       SELECT (SELECT max(last_seq) FROM events) + i, (SELECT max(last_seq) FROM events) + i, NULL, json_array(json_array('state.changed', ?1, json('{}'))), ?1 FROM n`,
       new Date().toISOString(),
     );
-    const [{ head }] = await sql(agentDo(tenantId, agent.id), "SELECT max(seq) AS head FROM events");
+    const [{ head }] = await sql(agentDo(tenantId, agent.id), "SELECT max(last_seq) AS head FROM events");
     const first = await agentDo(tenantId, agent.id).pruneNow(Date.now());
     expect(first).toMatchObject({ ok: true, deleted: { events: 500 }, more: true });
     const second = await agentDo(tenantId, agent.id).pruneNow(Date.now());

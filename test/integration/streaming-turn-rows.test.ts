@@ -12,10 +12,12 @@ async function age(tenantId: string, agentId: string, count: number): Promise<vo
   await inDo(agentDo(tenantId, agentId), (_instance, state) => {
     state.storage.sql.exec(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'old-run-' || (i / 10), '{"filler":true}', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
+       INSERT INTO events (seq, last_seq, run_key, items, created_at)
+       SELECT (SELECT max(last_seq) FROM events) + i, (SELECT max(last_seq) FROM events) + i, 'old-run-' || (i / 10),
+         json_array(json_array('state.changed', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), json('{"filler":true}'))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
       count,
     );
-    const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+    const head = state.storage.sql.exec<{ seq: number }>("SELECT max(last_seq) AS seq FROM events").one().seq;
     state.storage.sql.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
   });
 }

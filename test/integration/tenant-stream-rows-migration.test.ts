@@ -8,10 +8,10 @@ const replay = async (key: string, after: number, done: (frames: Array<{ id?: nu
   readSseUntil(await SELF.fetch("https://vigil.test/v1/events/stream", { headers: { authorization: `Bearer ${key}`, "last-event-id": String(after) } }), done, 5_000);
 
 /**
- * Migration 0012 reshapes the tenant stream from one row per event into one row per report. A tenant's stream from
+ * Migration 0013 reshapes the tenant stream from one row per event into one row per report. A tenant's stream from
  * before it must replay exactly as it did, under the same seqs, and later reports continue after them.
  */
-describe("migration 0012: the tenant stream keeps one row per report", () => {
+describe("migration 0013: the tenant stream keeps one row per report", () => {
   it("replays a stream stored one row per event exactly as before, and a later report's seqs follow it", async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
@@ -21,7 +21,7 @@ describe("migration 0012: the tenant stream keeps one row per report", () => {
     const before = await replay(key, 0, ended(sent.body.runKey));
     expect(before.length).toBeGreaterThan(3);
 
-    // The 0011 shape: one row per event, as the events stand now.
+    // The 0012 shape: one row per event, as the events stand now.
     await inDo(tenantDo(tenantId), (_instance, state) => {
       const sql = state.storage.sql;
       const events = sql
@@ -37,7 +37,7 @@ describe("migration 0012: the tenant stream keeps one row per report", () => {
         const [type, agentSeq, runKey, createdAt, data] = item;
         sql.exec("INSERT INTO tenant_events VALUES (?, ?, ?, ?, ?, ?, ?)", seq, type, agentId, agentSeq, runKey, JSON.stringify(data), createdAt);
       }
-      for (const statement of migrations.migrations.m0012.split("--> statement-breakpoint")) {
+      for (const statement of migrations.migrations.m0013.split("--> statement-breakpoint")) {
         const text = statement.replace(/^\s*--.*$/gm, "").trim();
         if (text) sql.exec(text);
       }

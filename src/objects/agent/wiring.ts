@@ -344,9 +344,7 @@ export class AgentWiring {
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
-    this.governor.forgetUsage();
     this.sessions.forget();
-    this.wakes.forget();
   }
 
   private tenant() {

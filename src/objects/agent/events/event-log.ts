@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { nowIso, handWritten } from "../../shared/sqlite";
+import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
+import { headSeq, insertEvent, storedEventsAfter } from "./stored-events";
 import { type CommitGate, commitGate } from "../../shared/commit-gate";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
@@ -26,23 +26,6 @@ export interface StreamFilter {
   visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
-const HEAD = (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare();
-const AFTER = (db: Db) => {
-  const e = schema.events;
-  return db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare();
-};
-const RUN_AFTER = (db: Db) => {
-  const e = schema.events;
-  return db
-    .select()
-    .from(e)
-    .where(and(eq(e.runKey, sql.placeholder("runKey")), gt(e.seq, sql.placeholder("after"))))
-    .orderBy(asc(e.seq))
-    .limit(sql.placeholder("limit"))
-    .prepare();
-};
-const INSERT = handWritten<{ seq: number }>((v) => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${v.type}, ${v.runKey}, ${v.data}, ${v.createdAt}) RETURNING seq`);
-
 const encoder = new TextEncoder();
 
 /**
@@ -51,12 +34,6 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
-  /** Every streaming turn reads the head. */
-  private readonly headQuery;
-  private readonly afterQuery;
-  private readonly runAfterQuery;
-  /** Every message and run step appends: rendered once, where drizzle's `db.get(sql…)` rendered per call. */
-  private readonly insertQuery;
   /** Frames leave once the transaction that wrote their rows has committed (../../shared/commit-gate.ts). */
   private readonly gate: CommitGate;
 
@@ -64,10 +41,6 @@ export class EventLog {
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
   ) {
-    this.headQuery = HEAD(db);
-    this.afterQuery = AFTER(db);
-    this.runAfterQuery = RUN_AFTER(db);
-    this.insertQuery = INSERT(db);
     this.gate = commitGate(db);
   }
 
@@ -85,8 +58,8 @@ export class EventLog {
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
     const createdAt = nowIso();
-    const row = this.insertQuery.get({ type, runKey, data: JSON.stringify(storedEventData(type, runKey, data)), createdAt })!;
-    const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
+    const seq = insertEvent(this.db, type, runKey, JSON.stringify(storedEventData(type, runKey, data)), createdAt);
+    const event: AgentEvent = { seq, type, runKey, data, createdAt };
     this.gate.afterCommit(() => {
       this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
       this.persisted?.(type);
@@ -101,17 +74,12 @@ export class EventLog {
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
   headSeq(): number {
-    return this.headQuery.get()?.seq ?? 0;
+    return headSeq(this.db);
   }
 
   /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */
   listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
-    return this.hydrate(runKey === undefined ? this.afterQuery.all({ after, limit }) : this.runAfterQuery.all({ runKey, after, limit }));
-  }
-
-  /** Stored rows → the events as appended (references resolved). */
-  hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
-    return hydrateEvents(this.db, this.agentId(), rows);
+    return hydrateEvents(this.db, this.agentId(), storedEventsAfter(this.db, after, limit, runKey));
   }
 
   /**

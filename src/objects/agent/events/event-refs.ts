@@ -1,8 +1,9 @@
-import { sql, type InferSelectModel } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { messageRow, toMessage, toRun } from "../rows";
 import type { AgentDb } from "../types";
+import type { StoredEvent } from "./stored-events";
 
 /**
  * Stored events refer to what the agent already holds instead of copying it: a
@@ -22,7 +23,7 @@ interface EventRef {
   id: string;
 }
 
-type EventRow = InferSelectModel<typeof schema.events>;
+type EventRow = StoredEvent;
 
 /** What is stored for an event's data: the data minus what the row or the agent's tables already hold. */
 export function storedEventData(type: string, runKey: string | null, data: Record<string, unknown>): Record<string, unknown> {

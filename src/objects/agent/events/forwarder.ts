@@ -1,13 +1,13 @@
-import { asc, eq, gt, inArray } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { isTenantStreamEvent } from "../../../core/egress/outbound-delivery";
 import type { Result } from "../../../core/runtime/result";
-import * as schema from "../../../db/agent-schema";
 import { counters } from "../../../db/common-schema";
 import type { Agent } from "../../../schema/agents/agents";
 import type { AgentRunActivity, ForwardedAgentEvent, RunOutcome, RunReport } from "../../../schema/contracts";
 import { restoreDoCalls, takeDoCalls } from "../../shared/call-meter";
 import type { AgentDb } from "../types";
 import { hydrateEvents } from "./event-refs";
+import { storedEventsAfter } from "./stored-events";
 
 /** Counters key: the highest agent event seq the tenant has acknowledged. */
 const CURSOR_KEY = "tenant-stream:forwarded-seq";
@@ -170,7 +170,7 @@ export class EventForwarder {
 
   /** The stream events after the cursor, the seq of the last event read (any type), and whether more may follow. */
   private unsent(cursor: number): { events: ForwardedAgentEvent[]; lastSeq: number | null; full: boolean } {
-    const rows = this.deps.db.select().from(schema.events).where(gt(schema.events.seq, cursor)).orderBy(asc(schema.events.seq)).limit(BATCH).all();
+    const rows = storedEventsAfter(this.deps.db, cursor, BATCH);
     const stream = hydrateEvents(this.deps.db, this.deps.agentId(), rows.filter((row) => isTenantStreamEvent(row.type)));
     const events = stream.map(({ seq, type, runKey, data, createdAt }) => ({ seq, type, runKey, data, createdAt }));
     return { events, lastSeq: rows.length > 0 ? rows[rows.length - 1]!.seq : null, full: rows.length === BATCH };

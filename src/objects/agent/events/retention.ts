@@ -95,10 +95,10 @@ export class AgentRetention {
   prune(policy: RetentionPolicy, nowMs: number): AgentPruneOutcome {
     const { db } = this.deps;
     const batch = config.retention.batchRows;
-    const head = db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
+    const head = db.select({ seq: schema.events.lastSeq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
     const events = pruneLogPrefix(
       db,
-      { table: "events", seq: "seq", createdAt: "created_at", mark: AGENT_EVENTS_MARK },
+      { table: "events", seq: "seq", last: "last_seq", createdAt: "created_at", mark: AGENT_EVENTS_MARK },
       cutoffIso(nowMs, policy.agentEvents.maxAgeDays),
       capFloorSeq(head, policy.agentEvents.maxRows),
       batch,

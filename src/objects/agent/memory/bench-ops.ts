@@ -95,11 +95,13 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       // retention window), marked as already forwarded to the tenant, as an old agent's would be.
       storage.exec(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-         INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'bench-old-' || (i / 10), '{"filler":true}', ? FROM n`,
+         INSERT INTO events (seq, last_seq, run_key, items, created_at)
+         SELECT coalesce((SELECT max(last_seq) FROM events), 0) + i, coalesce((SELECT max(last_seq) FROM events), 0) + i, 'bench-old-' || (i / 10),
+           json_array(json_array('state.changed', ?2, json('{"filler":true}'))), ?2 FROM n`,
         op.count,
         nowIso(),
       );
-      const head = storage.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+      const head = storage.exec<{ seq: number }>("SELECT max(last_seq) AS seq FROM events").one().seq;
       storage.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
       return { ok: true, done: op.count };
     }

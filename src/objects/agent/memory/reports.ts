@@ -66,13 +66,9 @@ export class Reports {
    * Reads backwards from the newest event and stops at the first match.
    */
   processedCursor(): ReportCursor {
-    const row = this.db
-      .select({ seq: schema.events.seq })
-      .from(schema.events)
-      .where(and(eq(schema.events.type, "run.started"), sql`json_extract(${schema.events.data}, '$.attempt') = 1`))
-      .orderBy(desc(schema.events.seq))
-      .limit(1)
-      .get();
+    // A row's events have consecutive seqs from the row's: the item's index is its offset.
+    const row = this.db.get<{ seq: number } | undefined>(sql`SELECT "events"."seq" + "item"."key" AS "seq" FROM "events", json_each("events"."items") AS "item"
+      WHERE "item"."value" ->> '$[0]' = 'run.started' AND "item"."value" -> '$[2]' ->> '$.attempt' = 1 ORDER BY "events"."seq" DESC, "item"."key" DESC LIMIT 1`);
     return { [WAKES_SOURCE]: row?.seq ?? 0 };
   }
 

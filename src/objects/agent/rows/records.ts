@@ -1,8 +1,8 @@
 import type { InferSelectModel } from "drizzle-orm";
 import type { Agent, AgentConfig, AgentState } from "../../../schema/agents/agents";
 import type { Message } from "../../../schema/agents/messages";
-import type { AgentEvent, Run } from "../../../schema/agents/runs";
-import type { agentMeta, agentState, events, messages, runs } from "../../../db/agent-schema";
+import type { Run } from "../../../schema/agents/runs";
+import type { agentMeta, agentState, messages, runs } from "../../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
 import { summaryMetadata } from "./summary-metadata";
 
@@ -49,8 +49,4 @@ export function toMessage(agentId: string, row: MessageRow): Message {
 
 export function toRun(row: InferSelectModel<typeof runs>): Run {
   return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, row) };
-}
-
-export function toEvent(row: InferSelectModel<typeof events>): AgentEvent {
-  return { seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt };
 }

@@ -37,20 +37,8 @@ export class UsageStore {
     if (toolName !== undefined) this.increment(day, "toolCalls", toolName, Math.max(1, Math.round(delta.toolCalls ?? 1)));
   }
 
-  /**
-   * The last day read, kept (a run read it at admission and at every step boundary). Exact: `add` is the
-   * only writer of usage_daily and updates it as SQL does (value + amount); `forget` after an erasure.
-   */
-  private kept: BudgetWindow | null = null;
-
-  forget(): void {
-    this.kept = null;
-  }
-
   window(day: string): BudgetWindow {
-    if (this.kept?.dayKey !== day) this.kept = this.read(day);
-    const { usage, toolCallsByTool } = this.kept;
-    return { dayKey: day, usage: { ...usage }, toolCallsByTool: { ...toolCallsByTool } };
+    return this.read(day);
   }
 
   private read(day: string): BudgetWindow {
@@ -68,12 +56,5 @@ export class UsageStore {
 
   private increment(day: string, dimension: string, subject: string, amount: number): void {
     this.incrementStatement.run({ day, dimension, subject, amount });
-    const kept = this.kept;
-    if (kept?.dayKey !== day) return;
-    if (subject === TOTAL) {
-      if ((BUDGET_DIMENSIONS as readonly string[]).includes(dimension)) kept.usage[dimension as BudgetDimension] += amount;
-    } else if (dimension === "toolCalls") {
-      kept.toolCallsByTool[subject] = (kept.toolCallsByTool[subject] ?? 0) + amount;
-    }
   }
 }
