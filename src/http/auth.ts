@@ -5,6 +5,7 @@ export { agentStub, tenantStub } from "../objects/shared/stubs";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
 import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/access";
 import { config } from "../config";
+import { keyringFromEnv } from "../core/egress/keyring";
 import { inWidgetSession, widgetSessionBase } from "../core/runtime/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
@@ -105,7 +106,7 @@ async function fromApiKey(env: Env, key: string): Promise<Principal> {
 
 async function fromJwt(env: Env, token: string): Promise<Principal> {
   // RS256/ES256: the tenant's own IdP (JWKS); otherwise a Vigil-minted HS256 widget token.
-  const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
+  const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(keyringFromEnv(env), token);
   if (!claims) throw new ApiError("unauthorized", "the token is invalid, expired, or not for this service");
   if (!liveTenants.get(claims.tid)) {
     if (!(await tenantStub(env, claims.tid).getTenant())) throw new ApiError("unauthorized", "unknown tenant");
