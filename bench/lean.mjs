@@ -36,7 +36,7 @@ const sample = (bytes, i) => `turn ${i}: `.concat("lorem ipsum dolor sit amet ".
  * One streaming turn: send → the run.completed frame arrives (what the user waits for); `endMs` is when
  * the response body ended (the stream closes right after run.completed).
  */
-async function streamingTurn(client, agentId, text, timeoutMs) {
+export async function streamingTurn(client, agentId, text, timeoutMs) {
   const started = performance.now();
   const res = await fetch(`${client.baseUrl}/v1/agents/${agentId}/messages`, {
     method: "POST",

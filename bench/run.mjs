@@ -14,6 +14,7 @@ import { runHistoryBench } from "./history.mjs";
 import { runWakeBench } from "./wake.mjs";
 import { runAlertnessBench } from "./alertness.mjs";
 import { runLeanBench } from "./lean.mjs";
+import { runRowsBench } from "./rows.mjs";
 import { summaryRows } from "./summary.mjs";
 import { table } from "./lib/stats.mjs";
 
@@ -23,7 +24,7 @@ const resultsDir = join(benchDir, "results");
 
 const flag = (name) => argv.includes(name);
 if (flag("--help") || flag("-h")) {
-  console.log("usage: npm run bench [-- --only history|wake|alertness|lean] [-- --quick]");
+  console.log("usage: npm run bench [-- --only history|wake|alertness|lean|rows] [-- --quick]");
   process.exit(0);
 }
 const only = option("--only");
@@ -37,6 +38,7 @@ const overrides = JSON.parse(process.env.VIGIL_BENCH_PARAMS ?? "{}");
 // requests one at a time, commits counted (session 13, lead)").
 const all = {
   lean: { run: runLeanBench, quick: { streamingTurns: 20, warmupTurns: 3, agedEvents: 10_000, storageTurns: 40, toolTurns: 10 } },
+  rows: { run: runRowsBench, quick: { units: 20, warmup: 2 } },
   history: { run: runHistoryBench, quick: { sizes: [100, 2_000, 10_000], rounds: 5, iterations: 20 } },
   wake: { run: runWakeBench, quick: { wakes: 30, warmupWakes: 3, sqliteEvery: 5 } },
   // quick: at 200 vs 20 matches the per-change part dominates, so the match-ratio bound is relaxed.

@@ -5,7 +5,7 @@ const row = (measure, value, display, goal, pass) => ({ measure, value, display,
 
 export function summaryRows(results) {
   const rows = [];
-  const { history, wake, alertness, lean } = results;
+  const { history, wake, alertness, lean, rows: counted } = results;
   if (history) {
     const small = history.results.perSize[0];
     const large = history.results.perSize.at(-1);
@@ -54,6 +54,11 @@ export function summaryRows(results) {
     const exactly = alertness.results.pass.wakes;
     rows.push(row("  every woken agent ran exactly once", exactly ? 1 : 0, exactly ? "yes" : "no", "yes", exactly));
   } else rows.push(row("fan-out wakes/s", null, "not run", "≥ 150/s"));
+  if (counted) {
+    for (const g of counted.goals) rows.push({ measure: g.measure, value: g.value, display: fmt(g.value, 2), goal: g.goal, verdict: g.pass === null ? "info" : g.pass ? "PASS" : "FAIL" });
+    const { wake: w, tool } = counted.results;
+    rows.push({ measure: "  billed rows written per wake / per tool turn", value: null, display: `${fmt(w.all.rowsWritten, 1)} / ${fmt(tool.all.rowsWritten, 1)}`, goal: "", verdict: "info" });
+  } else rows.push(row("rows stored per chat turn", null, "not run", "≤ 8"));
   return rows;
 }
 

@@ -362,6 +362,11 @@ function printBanner({ apiKey, agentId, coachAgentId, coachCategoryId }, widgetT
     `  Agent     ${bold(agentId)}  ${dim('("Demo agent", model builtin:echo — offline)')}`,
     `  Operator  VIGIL_ADMIN_TOKEN in .dev.vars · state in ${rel(PERSIST_DIR)}`,
     "",
+    `  Operator console ${dim("(agents, runs, decisions, memory, wakes, usage, brakes)")}:`,
+    `    ${cyan(`${BASE_URL}/console`)}`,
+    `  Paste this API key into its "API key" field to sign in:`,
+    `    ${apiKey}`,
+    "",
     ...(widgetToken
       ? [
           `  Chat with the agent in your browser ${dim("(the link holds a widget token valid for 1 h; restart npm start for a new one)")}:`,

@@ -7,7 +7,8 @@ export const config = {
    * Credentials verified in the Worker (issue 12 §1): a per-isolate cache keyed by the API key's hash (and the
    * tenant's existence, for widget tokens) for at most `cacheTtlMs`; a key revoked elsewhere stops working within it.
    */
-  auth: { cacheTtlMs: 30_000, cacheMaxEntries: 10_000 },
+  /** negativeTtlMs: how long a refused credential or an unknown tenant is answered from the Worker alone. */
+  auth: { cacheTtlMs: 30_000, cacheMaxEntries: 10_000, negativeTtlMs: 10_000 },
   rateLimits: {
     /** Documents the `[[ratelimits]]` binding's limit in wrangler.toml (the binding enforces it; this value is not read there). */
     requestsPerMinutePerKey: 100,
@@ -58,6 +59,8 @@ export const config = {
     idempotencyHours: 24,
     webhookDeliveriesDays: 30,
     compactionJobsDays: 7,
+    /** The agent's scheduler decisions (one per timer tick): kept by age and row cap, not tenant-overridable. */
+    schedulerDecisions: { maxAgeDays: 30, maxRows: 10_000 },
     batchRows: 500,
     intervalSeconds: 3_600,
   },

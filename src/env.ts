@@ -18,7 +18,7 @@ export interface Env {
   VIGIL_MASTER_KEY_PREVIOUS?: string;
   /** "local" under `npm start` (and the tests' servers): egress may use http to loopback/private hosts. Anything else: deployed. */
   VIGIL_MODE?: string;
-  /** "enabled" only in tests: arms the fault-injection seam. */
+  /** Tests only: `enabled` (every test seam) or a comma-separated list of seam names (src/core/runtime/seams.ts). */
   VIGIL_FAULTS?: string;
   /** "enabled" only for `npm run bench`: exposes /__bench measurement routes. */
   VIGIL_BENCH?: string;
@@ -26,16 +26,16 @@ export interface Env {
   VIGIL_RATE_LIMITS?: string;
   /** Per-client request budget (wrangler.toml `[[ratelimits]]`, keyed by API key id or widget subject). */
   CLIENT_RATE_LIMITER?: RateLimit;
-  /** Test seam (honoured only with VIGIL_FAULTS=enabled): a shorter credential cache TTL in ms (src/http/credential-cache.ts). */
+  /** Test setting (honoured only with the `settings` seam): a shorter credential cache TTL in ms (src/http/credential-cache.ts). */
   VIGIL_AUTH_CACHE_TTL_MS?: string;
   /** Log threshold: debug | info | warn | error (default info). */
   VIGIL_LOG_LEVEL?: string;
-  /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */
+  /** Test seam (honoured only with the `faults` seam): comma-separated provider endpoint ids whose requests get a field the NEED_TO_KNOW guard must catch. */
   VIGIL_FAULT_OVERSHARE?: string;
-  /** Test seam (honoured only with VIGIL_FAULTS=enabled): comma-separated MCP tool names (`mcp_<server>_<tool>`) whose calls crash the TenantDO after the server answered, before the answer is recorded. */
+  /** Test seam (honoured only with the `faults` seam): comma-separated MCP tool names (`mcp_<server>_<tool>`) whose calls crash the TenantDO after the server answered, before the answer is recorded. */
   VIGIL_FAULT_MCP_ABORT?: string;
-  /** Test seam (honoured only with VIGIL_FAULTS=enabled): the JWKS unknown-`kid` refetch cooldown in ms (config.jwks.cooldownMs). */
+  /** Test setting (honoured only with the `settings` seam): the JWKS unknown-`kid` refetch cooldown in ms (config.jwks.cooldownMs). */
   VIGIL_JWKS_COOLDOWN_MS?: string;
-  /** JSON override of config.outboundWebhooks retry schedule ({maxAttempts, baseDelaySeconds, maxDelaySeconds}); honoured only with VIGIL_FAULTS=enabled. */
+  /** JSON override of config.outboundWebhooks retry schedule ({maxAttempts, baseDelaySeconds, maxDelaySeconds}); honoured only with the `settings` seam. */
   VIGIL_OUTBOUND_RETRY?: string;
 }

@@ -1,19 +1,22 @@
 // HTTP helpers for the bench: JSON calls with a bearer token, wall-clock timing, an SSE reader.
 
 export class Client {
-  constructor(baseUrl, token) {
+  /** `operatorToken` (default: the first client's token, the operator's) goes with every `/__bench/*` call. */
+  constructor(baseUrl, token, operatorToken = token) {
     this.baseUrl = baseUrl;
     this.token = token;
+    this.operatorToken = operatorToken;
   }
 
   withToken(token) {
-    return new Client(this.baseUrl, token);
+    return new Client(this.baseUrl, token, this.operatorToken);
   }
 
   /** Returns { status, body, ms }; throws with the server's problem text on an unexpected status. */
   async call(method, path, body, { expect = [200, 201, 202], headers = {} } = {}) {
     const init = { method, headers: { ...headers } };
     if (this.token) init.headers.authorization = `Bearer ${this.token}`;
+    if (path.startsWith("/__bench/") && this.operatorToken) init.headers["x-vigil-operator-token"] = this.operatorToken;
     if (body !== undefined) {
       init.headers["content-type"] = "application/json";
       init.body = JSON.stringify(body);

@@ -85,6 +85,20 @@ export default {
         "when": 1795683447595,
         "tag": "0011_mcp_servers",
         "breakpoints": true
+      },
+      {
+        "idx": 12,
+        "version": "6",
+        "when": 1796176800000,
+        "tag": "0012_metrics_without_rowid",
+        "breakpoints": true
+      },
+      {
+        "idx": 13,
+        "version": "6",
+        "when": 1796263200000,
+        "tag": "0013_tenant_stream_rows",
+        "breakpoints": true
       }
     ]
   },
@@ -100,6 +114,8 @@ export default {
     "m0008": "ALTER TABLE `webhook_deliveries` ADD `agent_id` text;",
     "m0009": "ALTER TABLE `notification_batches` ADD `cascade_depth` integer DEFAULT 0 NOT NULL;",
     "m0010": "ALTER TABLE `subscriptions` ADD `session_id` text;",
-    "m0011": "CREATE TABLE `mcp_call_intents` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`server_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`sent_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `mcp_servers` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`url` text NOT NULL,\n\t`secret_ref_id` text,\n\t`risk_level` text NOT NULL,\n\t`capability` text NOT NULL,\n\t`tool_filter` text,\n\t`tools` text NOT NULL,\n\t`tools_version` integer NOT NULL,\n\t`tools_fetched_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `mcp_servers_name` ON `mcp_servers` (`name`);"
+    "m0011": "CREATE TABLE `mcp_call_intents` (\n\t`operation_id` text PRIMARY KEY NOT NULL,\n\t`server_id` text NOT NULL,\n\t`tool_name` text NOT NULL,\n\t`sent_at` text NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `mcp_servers` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`name` text NOT NULL,\n\t`url` text NOT NULL,\n\t`secret_ref_id` text,\n\t`risk_level` text NOT NULL,\n\t`capability` text NOT NULL,\n\t`tool_filter` text,\n\t`tools` text NOT NULL,\n\t`tools_version` integer NOT NULL,\n\t`tools_fetched_at` integer NOT NULL,\n\t`last_error` text,\n\t`created_at` text NOT NULL,\n\t`deleted_at` text\n);\n--> statement-breakpoint\nCREATE INDEX `mcp_servers_name` ON `mcp_servers` (`name`);",
+    "m0012": "-- `metrics` keyed by (name, labels) WITHOUT ROWID: a rowid table kept its text key twice (the table and its\n-- primary-key index), so every run report's counter upsert read the index and then the row. One b-tree now: half the\n-- rows read per upsert, the key stored once. Every counter keeps its value.\nCREATE TABLE `metrics_next` (\n\t`name` text NOT NULL,\n\t`labels` text NOT NULL,\n\t`value` integer NOT NULL,\n\tPRIMARY KEY(`name`, `labels`)\n) WITHOUT ROWID;\n--> statement-breakpoint\nINSERT INTO `metrics_next` (`name`, `labels`, `value`) SELECT `name`, `labels`, `value` FROM `metrics`;\n--> statement-breakpoint\nDROP TABLE `metrics`;\n--> statement-breakpoint\nALTER TABLE `metrics_next` RENAME TO `metrics`;\n",
+    "m0013": "-- The tenant stream keeps one row per run report (or tenant-level event) instead of one per event: `items` holds the\n-- row's events in seq order and `seq` is the seq of its last one, so every event keeps its own tenant seq (the SSE id)\n-- and a cursor, the retention mark and webhook deliveries mean what they did. Each existing row becomes a row of one\n-- event under its own seq. The (agent_id, agent_seq) index goes: a report's events are deduplicated by the agent's\n-- report numbering (counters `run-report:<agentId>`), written in the same transaction.\nCREATE TABLE `__new_tenant_events` (\n\t`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`agent_id` text,\n\t`items` text NOT NULL,\n\t`created_at` text NOT NULL\n);\n--> statement-breakpoint\nINSERT INTO `__new_tenant_events` (`seq`, `agent_id`, `items`, `created_at`)\n  SELECT `seq`, `agent_id`, json_array(json_array(`type`, `agent_seq`, `run_key`, `created_at`, json(`data`))), `created_at` FROM `tenant_events`;\n--> statement-breakpoint\n-- An empty copy leaves no sequence row behind (a fresh database holds none until its first event).\nDELETE FROM `sqlite_sequence` WHERE `name` = '__new_tenant_events' AND `seq` = 0;\n--> statement-breakpoint\nDROP TABLE `tenant_events`;\n--> statement-breakpoint\nALTER TABLE `__new_tenant_events` RENAME TO `tenant_events`;\n"
   }
 };

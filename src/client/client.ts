@@ -1,7 +1,7 @@
-import { FrameStream, ResumableSse, type SseFrame } from "./sse";
-import { VigilOperations } from "./api.generated";
-import { tenantEventStream, webhooksApi, type TenantEventStream, type Transport, type WebhooksApi } from "./tenant-api";
-import { TERMINAL_RUN_STATUSES, type Run, type AgentEvent, type SendMessageInput, type Problem, type RequestOptions, type StreamOptions, type VigilClientOptions } from "./types";
+import { FrameStream, ResumableSse, type SseFrame } from "./sse.js";
+import { VigilOperations } from "./api.generated.js";
+import { tenantEventStream, webhooksApi, type TenantEventStream, type Transport, type WebhooksApi } from "./tenant-api.js";
+import { TERMINAL_RUN_STATUSES, type Run, type AgentEvent, type SendMessageInput, type Problem, type RequestOptions, type StreamOptions, type VigilClientOptions } from "./types.js";
 
 /** Any non-2xx answer of the API, carrying the problem's stable `code`. */
 export class VigilApiError extends Error {

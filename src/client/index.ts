@@ -1,9 +1,9 @@
 /** Typed client for the Vigil API: `new VigilClient({ baseUrl, token })`. Dependency-free; Node ≥ 20 and browsers. */
-export { EventStream, RunStream, VigilApiError, VigilClient } from "./client";
+export { EventStream, RunStream, VigilApiError, VigilClient } from "./client.js";
 /** Every operation as a method (generated), the operation table, and every schema type as `Api.Name`. */
-export { OPERATIONS, VigilOperations, type OperationName } from "./api.generated";
-export type * as Api from "./api.generated";
-export { TenantEventStream, type WebhooksApi } from "./tenant-api";
+export { OPERATIONS, VigilOperations, type OperationName } from "./api.generated.js";
+export type * as Api from "./api.generated.js";
+export { TenantEventStream, type WebhooksApi } from "./tenant-api.js";
 export {
   TERMINAL_RUN_STATUSES,
   type Agent,
@@ -39,5 +39,5 @@ export {
   type Tenant,
   type VigilClientOptions,
   type WakeReason,
-} from "./types";
-export { readSse, ResumableSse, type ReconnectPolicy, type ResumableSseOptions, type SseFrame } from "./sse";
+} from "./types.js";
+export { readSse, ResumableSse, type ReconnectPolicy, type ResumableSseOptions, type SseFrame } from "./sse.js";

@@ -1,6 +1,6 @@
-import type { VigilOperations } from "./api.generated";
-import { FrameStream, ResumableSse, type SseFrame } from "./sse";
-import type { CreateWebhookInput, CreatedWebhookEndpoint, ListOptions, Page, RequestOptions, StreamOptions, TenantEvent, WebhookDelivery, WebhookEndpoint } from "./types";
+import type { VigilOperations } from "./api.generated.js";
+import { FrameStream, ResumableSse, type SseFrame } from "./sse.js";
+import type { CreateWebhookInput, CreatedWebhookEndpoint, ListOptions, Page, RequestOptions, StreamOptions, TenantEvent, WebhookDelivery, WebhookEndpoint } from "./types.js";
 
 /** What the tenant-level helpers need from the client: its transport. */
 export interface Transport {

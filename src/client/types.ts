@@ -1,6 +1,6 @@
-import type { ReconnectPolicy } from "./sse";
+import type { ReconnectPolicy } from "./sse.js";
 
-import type * as Api from "./api.generated";
+import type * as Api from "./api.generated.js";
 
 // ---------------------------------------------------------------------------------------------
 // Records as the API returns them (SPEC §10: camelCase JSON, ISO-8601 UTC timestamps). Every type
@@ -8,7 +8,7 @@ import type * as Api from "./api.generated";
 // schemas via GET /v1/openapi.json); these are the names the client has always exported.
 // ---------------------------------------------------------------------------------------------
 
-export type { Agent, AgentState, Message, Run, Tenant, WebhookEndpoint, CreatedWebhookEndpoint, WebhookDelivery } from "./api.generated";
+export type { Agent, AgentState, Message, Run, Tenant, WebhookEndpoint, CreatedWebhookEndpoint, WebhookDelivery } from "./api.generated.js";
 export type ApiKeyInfo = Api.ApiKey;
 export type Scope = Api.ApiKey["scopes"][number];
 export type Lifecycle = Api.Agent["lifecycle"];
@@ -68,7 +68,7 @@ export interface ListOptions {
 
 export interface RequestOptions {
   /** The body as bytes, for operations without a JSON body (signed webhook deliveries: the signature covers these exact bytes). */
-  rawBody?: BodyInit;
+  rawBody?: NonNullable<RequestInit["body"]>;
   /** Same key + same body → same response and no second effect; a different body → 409. */
   idempotencyKey?: string;
   signal?: AbortSignal;

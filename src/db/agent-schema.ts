@@ -33,7 +33,8 @@ export const agentState = sqliteTable("agent_state", {
 export const messages = sqliteTable(
   "messages",
   {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    // A plain rowid key: AUTOINCREMENT would write its sqlite_sequence row on every insert (migration 0014).
+    seq: integer("seq").primaryKey(),
     id: text("id").notNull(),
     threadId: text("thread_id").notNull(),
     kind: text("kind").notNull(),
@@ -81,19 +82,27 @@ export const runs = sqliteTable(
   (table) => [index("runs_enqueued").on(table.enqueuedAt)],
 );
 
-/** Append-only event log; `seq` is the SSE id. */
+/**
+ * Append-only event log, one row per stretch of a run's consecutive events (a chat turn's run is one row): the row
+ * holds the events `seq` through `lastSeq`, each event's seq being its SSE id, and `items` lists them in seq order as
+ * `[type, createdAt, data]` (StoredEventItem; data in its stored form, events/event-refs.ts). An append extends the
+ * newest row when it belongs to the same run (`runKey`, null for agent-level events), else starts a row. `createdAt`
+ * is the row's first event's time.
+ */
 export const events = sqliteTable(
   "events",
   {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
-    type: text("type").notNull(),
+    seq: integer("seq").primaryKey(),
+    lastSeq: integer("last_seq").notNull(),
     runKey: text("run_key"),
-    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    items: text("items", { mode: "json" }).$type<StoredEventItem[]>().notNull(),
     createdAt: text("created_at").notNull(),
   },
   (table) => [index("events_run_key").on(table.runKey)],
 );
 
+/** One event of an `events` row. */
+export type StoredEventItem = [type: string, createdAt: string, data: Record<string, unknown>];
 
 export { counters } from "./common-schema";
 

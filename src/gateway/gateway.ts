@@ -13,7 +13,7 @@ import { categoryIdsIn, outOfScopeCategories } from "../core/memory/context-cate
 import { costMicros } from "../core/governance/model-cost";
 import { classifyProviderFailure, deterministicJitter, nextAttemptDecision, type ClassifiedFailure } from "../core/runtime/provider-retry";
 import type { Result } from "../core/runtime/result";
-import { testOnly } from "../core/runtime/seams";
+import { seamOn } from "../core/runtime/seams";
 import { builtinModel, type WakeContext } from "./resolve";
 import { builtinReadsTools } from "./builtin-model";
 import type { AttemptEntry, TraceSink, UsageEntry } from "../core/runtime/run-trace-entries";
@@ -204,7 +204,7 @@ async function prepare(ctx: InferenceContext, modelId: string, input: InferenceI
     record: (entry) => {
       if (entry.outcome !== "denied") ctx.trace?.sink.policy(runKey, { gate: "egress", outcome: "allowed", subject: entry.host ?? modelId, detail: { purpose: ctx.purpose, method: entry.method, outcome: entry.outcome, status: entry.status, redirects: entry.redirects, durationMs: entry.durationMs } });
     },
-    injectOvershare: (testOnly(ctx.env, ctx.env.VIGIL_FAULT_OVERSHARE) ?? "").split(",").includes(grant.endpoint.id),
+    injectOvershare: (seamOn(ctx.env, "faults") ? (ctx.env.VIGIL_FAULT_OVERSHARE ?? "") : "").split(",").includes(grant.endpoint.id),
     ...(ctx.withheld && { withheld: ctx.withheld }),
     ...(ctx.fetch && { fetch: ctx.fetch }),
   });

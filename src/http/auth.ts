@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { timingSafeEqual } from "hono/utils/buffer";
 import type { Scope } from "../config";
 import type { Env } from "../env";
 export { agentStub, tenantStub } from "../objects/shared/stubs";
@@ -13,6 +14,7 @@ import { CredentialCache, credentialTtlMs } from "./credential-cache";
 import { verifyIdpToken, isIdpToken } from "./idp-tokens";
 import { verifyWidgetToken } from "./jwt";
 import { queryAccessToken } from "./query-token";
+import { credentialFingerprint, forgetTenant, recentlyRefused, refuse, tenantExists } from "./tenant-gate";
 
 import type { StreamEndReason, StreamGuard } from "./stream-guard";
 
@@ -22,12 +24,16 @@ function bearer(header: string | undefined): string | null {
   return match ? match[1]! : null;
 }
 
-/** Resolves the caller from an API key or a widget JWT, and charges its per-client rate limit. */
+/**
+ * Resolves the caller from an API key, a widget token or a tenant IdP token, and charges its per-client rate limit.
+ * No tenant object is called for a tenant the registry does not hold, nor for a credential refused moments ago.
+ */
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async function authenticateRequest(c, next) {
     const token = bearer(c.req.header("authorization")) ?? queryAccessToken(c.req.method, c.req.url);
     if (!token) throw new ApiError("unauthorized", "send Authorization: Bearer <API key or widget token>");
-    const principal = token.startsWith("vk_") ? await fromApiKey(c.env, token) : await fromJwt(c.env, token);
+    const headers = c.req.raw.headers;
+    const principal = token.startsWith("vk_") ? await fromApiKey(c.env, token, headers) : await fromJwt(c.env, token, headers);
     c.set("principal", principal);
     await next();
   };
@@ -41,8 +47,6 @@ interface KeyGrant {
 }
 
 const keyGrants = new CredentialCache<KeyGrant>();
-/** Tenants known to exist (a widget token's tenant may have been erased since it was minted). */
-const liveTenants = new CredentialCache<true>();
 
 /** Event streams open in this isolate, by `tenantId:keyId`: a revocation here ends them at once. */
 const streamsByKey = new Map<string, Set<(reason: StreamEndReason) => void>>();
@@ -56,25 +60,28 @@ export function forgetRevokedKey(tenantId: string, keyId: string): void {
 /** An erased tenant's keys and widget tokens stop at once in the isolate that erased it (elsewhere within the cache TTL). */
 export function forgetErasedTenant(tenantId: string): void {
   keyGrants.evict((grant) => grant.tenantId === tenantId);
-  liveTenants.evict(() => true);
+  forgetTenant(tenantId);
   for (const [streamKey, ends] of streamsByKey) if (streamKey.startsWith(`${tenantId}:`)) for (const end of ends) end("key_revoked");
 }
 
 /**
- * How an SSE stream ends with its credential (issue 13 §6): a widget token at its `exp`; an API key when it is
- * revoked — at once through this isolate, else at the next re-check, one cache TTL apart (a cached grant counts).
+ * How an SSE stream ends with its credential: a widget or IdP token at its `exp`; an API key when it is revoked — at
+ * once through this isolate, else within one cache TTL: the key is re-checked every 0.45 TTL, and a cached grant
+ * counts only if it was verified within the last 0.45 TTL, so a revocation is seen at most 0.9 TTL (plus timer delay)
+ * later, whichever request or stream cached the grant. A refused re-check drops the grant for every stream here.
  */
 export function streamGuardFor(env: Env, principal: Principal): StreamGuard {
-  const recheckMs = Math.max(1_000, credentialTtlMs(env));
+  const recheckMs = Math.max(250, Math.floor(credentialTtlMs(env) * 0.45));
   if (principal.kind === "jwt") return { expiresAtMs: principal.expiresAtMs, recheckMs };
   const { tenantId, keyId, keyHash } = principal;
   const slot = `${tenantId}:${keyId}`;
   return {
     recheckMs,
     stillValid: async () => {
-      if (keyHash === undefined || keyGrants.get(keyHash)) return true;
+      if (keyHash === undefined || keyGrants.get(keyHash, Date.now(), recheckMs)) return true;
       const outcome = await tenantStub(env, tenantId).authenticate(keyHash);
       if (outcome.ok) keyGrants.set(keyHash, { tenantId, keyId: outcome.keyId, scopes: outcome.scopes }, credentialTtlMs(env));
+      else keyGrants.evict((grant) => grant.tenantId === tenantId && grant.keyId === keyId);
       return outcome.ok;
     },
     register: (end) => {
@@ -89,14 +96,18 @@ export function streamGuardFor(env: Env, principal: Principal): StreamGuard {
   };
 }
 
-async function fromApiKey(env: Env, key: string): Promise<Principal> {
+const badKey = () => new ApiError("unauthorized", "the API key is not valid or was revoked");
+
+async function fromApiKey(env: Env, key: string, headers: Headers): Promise<Principal> {
   const tenantId = tenantIdOfApiKey(key);
-  if (!tenantId) throw new ApiError("unauthorized", "the API key is not valid or was revoked");
+  if (!tenantId) return refuse(env, headers, badKey());
   const hash = hashApiKey(key);
   let grant = keyGrants.get(hash);
   if (!grant) {
+    const fingerprint = credentialFingerprint(key);
+    if (recentlyRefused(fingerprint) || !(await tenantExists(env, tenantId))) return refuse(env, headers, badKey(), fingerprint);
     const outcome = await tenantStub(env, tenantId).authenticate(hash);
-    if (!outcome.ok) throw new ApiError("unauthorized", outcome.message);
+    if (!outcome.ok) return refuse(env, headers, new ApiError("unauthorized", outcome.message), fingerprint);
     grant = { tenantId, keyId: outcome.keyId, scopes: outcome.scopes };
     keyGrants.set(hash, grant, credentialTtlMs(env));
   }
@@ -104,14 +115,13 @@ async function fromApiKey(env: Env, key: string): Promise<Principal> {
   return { kind: "apiKey", ...grant, keyHash: hash };
 }
 
-async function fromJwt(env: Env, token: string): Promise<Principal> {
-  // RS256/ES256: the tenant's own IdP (JWKS); otherwise a Vigil-minted HS256 widget token.
+async function fromJwt(env: Env, token: string, headers: Headers): Promise<Principal> {
+  const fingerprint = credentialFingerprint(token);
+  const refused = () => refuse(env, headers, new ApiError("unauthorized", "the token is invalid, expired, or not for this service"), fingerprint);
+  if (recentlyRefused(fingerprint)) return refused();
+  // RS256/ES256: the tenant's own IdP (JWKS, after the registry knows the tenant); else a Vigil-minted HS256 widget token.
   const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(keyringFromEnv(env), token);
-  if (!claims) throw new ApiError("unauthorized", "the token is invalid, expired, or not for this service");
-  if (!liveTenants.get(claims.tid)) {
-    if (!(await tenantStub(env, claims.tid).getTenant())) throw new ApiError("unauthorized", "unknown tenant");
-    liveTenants.set(claims.tid, true, credentialTtlMs(env));
-  }
+  if (!claims || !(await tenantExists(env, claims.tid))) return refused();
   await chargeClient(env, `jwt:${claims.tid}:${claims.sub}`);
   return { kind: "jwt", tenantId: claims.tid, subject: claims.sub, scopes: claims.scope, agents: claims.agents, ...(claims.exp ? { expiresAtMs: claims.exp * 1000 } : {}) };
 }
@@ -150,14 +160,27 @@ export function requireAdminKey(principal: Principal): Extract<Principal, { kind
   return principal;
 }
 
-/** Constant-time comparison for the operator token. */
-export function isOperator(env: Env, header: string | undefined): boolean {
-  const token = bearer(header);
+/**
+ * Whether the request carries the operator token. Hono's `timingSafeEqual` compares SHA-256 digests of both sides
+ * before the strings, so neither the content nor the length of the expected token leaks through timing.
+ */
+export async function isOperator(env: Env, header: string | undefined): Promise<boolean> {
+  return isOperatorToken(env, bearer(header));
+}
+
+/** Whether `token` is the operator token (VIGIL_ADMIN_TOKEN), compared in constant time. */
+export async function isOperatorToken(env: Env, token: string | null | undefined): Promise<boolean> {
   const expected = env.VIGIL_ADMIN_TOKEN;
-  if (!token || !expected || token.length !== expected.length) return false;
-  let diff = 0;
-  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ expected.charCodeAt(i);
-  return diff === 0;
+  if (!expected) return false;
+  return timingSafeEqual(token ?? "", expected);
+}
+
+/** Admits only the operator token (tenant lifecycle, debug and bench routes); anything else is 401. */
+export function requireOperator(): MiddlewareHandler<AppEnv> {
+  return async function requireOperatorToken(c, next) {
+    if (!(await isOperator(c.env, c.req.header("authorization")))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
+    await next();
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import { eventRoutes } from "../routes/streams/events";
 import { healthRoutes } from "../routes/platform/health";
 import { keyRoutes } from "../routes/admin/keys";
 import { messageRoutes } from "../routes/agents/messages";
+import { chatRoutes } from "../routes/chat";
 import { runRoutes } from "../routes/agents/runs";
 import { decisionRoutes } from "../routes/agents/decisions";
 import { reportRoutes } from "../routes/agents/reports";
@@ -26,10 +27,12 @@ import { webhookRoutes } from "../routes/admin/webhooks";
 import { eventStreamRoutes } from "../routes/streams/events-stream";
 import { cors } from "./cors";
 import { applyOperationIds } from "./operation-ids";
+import { applyContractStatuses } from "../routes/openapi-contract";
 import { toolRoutes } from "../routes/admin/tools";
 import { mcpServerRoutes } from "../routes/admin/mcp-servers";
 import { docsRoutes } from "../routes/platform/docs";
 import { widgetRoutes } from "../routes/platform/widget";
+import { consoleRoutes } from "../routes/platform/console";
 import { observabilityRoutes } from "../routes/admin/observability";
 import { brakeRoutes } from "../routes/admin/brakes";
 import { usageRoutes } from "../routes/agents/usage";
@@ -37,6 +40,7 @@ import { policyRoutes } from "../routes/admin/policy";
 import { providerRoutes } from "../routes/admin/providers";
 import { debugRoutes } from "../routes/platform/debug";
 import { mcpRoutes } from "../routes/platform/mcp";
+import { wellKnownRoutes } from "../routes/platform/well-known";
 
 /** The whole HTTP surface: public routes, operator routes, then everything behind tenant auth. */
 export function buildApp() {
@@ -51,12 +55,15 @@ export function buildApp() {
   app.route("/", docsRoutes);
   app.route("/", debugRoutes);
   app.route("/", widgetRoutes);
+  app.route("/", wellKnownRoutes);
+  app.route("/", consoleRoutes);
 
   const authed = createRouter();
   authed.use("*", authenticate());
   authed.route("/", keyRoutes);
   authed.route("/", agentRoutes);
   authed.route("/", messageRoutes);
+  authed.route("/", chatRoutes);
   authed.route("/", eventRoutes);
   authed.route("/", runRoutes);
   authed.route("/", reportRoutes);
@@ -87,6 +94,7 @@ export function buildApp() {
   app.doc31("/v1/openapi.json", OPENAPI_DOCUMENT);
   app.route("/", authed);
   applyOperationIds(app);
+  applyContractStatuses(app);
 
   app.notFound(() => {
     throw new ApiError("not_found", "no such route");
@@ -100,4 +108,9 @@ export function buildApp() {
  * document with `buildApp().getOpenAPI31Document(OPENAPI_DOCUMENT)` — directly, not through the
  * middleware (which may need bindings the generator does not have).
  */
-export const OPENAPI_DOCUMENT = { openapi: "3.1.0", info: { title: "Vigil API", version: "1.0.0" } };
+export const OPENAPI_DOCUMENT = {
+  openapi: "3.1.0",
+  info: { title: "Vigil API", version: "1.0.0", license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } },
+  // Relative to the document's own URL: every deployment serves the API where it serves /v1/openapi.json.
+  servers: [{ url: "/", description: "This deployment" }],
+};

@@ -47,11 +47,6 @@ export interface ForwardedAgentEvent {
   runKey: string | null;
   data: Record<string, unknown>;
   createdAt: string;
-  /**
-   * Sent without its data (`data` is empty): an earlier instance of the agent appended it and most likely reported it
-   * already; the tenant reads the data back from the agent only if the event is new to it.
-   */
-  byReference?: true;
 }
 
 /** Child AgentDO → parent AgentDO: how the delegated run ended. */

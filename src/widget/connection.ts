@@ -13,7 +13,8 @@ export type LinkState = "connecting" | "live" | "reconnecting" | "failed";
 export interface ConnectionHandlers {
   history(messages: ChatMessage[], nextCursor: string | null): void;
   event(event: ChatEvent): void;
-  decisions(decisions: Array<Record<string, unknown>>): void;
+  /** Pending decisions, and recently answered ones (so a card answered elsewhere says what was decided). */
+  decisions(pending: Array<Record<string, unknown>>, answered: Array<Record<string, unknown>>): void;
   state(state: LinkState, detail?: string): void;
   /** The stream's resume point was pruned by retention (410 `cursor_expired`): events were missed, reload the conversation. */
   gap(): void;
@@ -89,10 +90,16 @@ export class ChatConnection {
     return this.json("POST", `/v1/decisions/${seg(decisionId)}/resolve`, resolution);
   }
 
-  /** Pending decisions of this agent (the list is tenant-wide, already narrowed to the token's agents). */
+  /** Pending and recently resolved decisions of this agent (the list is already narrowed to the token's own). */
   async refreshDecisions(): Promise<void> {
-    const page = await this.json<{ data: Array<Record<string, unknown>> }>("GET", "/v1/decisions?status=pending&limit=50");
-    this.on.decisions(page.data.filter((decision) => decision.agentId === this.options.agentId));
+    const agent = encodeURIComponent(this.options.agentId);
+    type Listed = { data: Array<Record<string, unknown>> };
+    const [pending, answered] = await Promise.all([
+      this.json<Listed>("GET", `/v1/decisions?status=pending&limit=50&agentId=${agent}`),
+      this.json<Listed>("GET", `/v1/decisions?status=resolved&limit=50&agentId=${agent}`),
+    ]);
+    const mine = (decision: Record<string, unknown>) => decision.agentId === this.options.agentId;
+    this.on.decisions(pending.data.filter(mine), answered.data.filter(mine));
   }
 
   close(): void {

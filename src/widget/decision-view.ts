@@ -16,12 +16,20 @@ export interface DecisionAction {
   recommended: boolean;
 }
 
+/** One argument of a tool approval, labelled by the server (`payload.argsFields`). */
+export interface DecisionField {
+  label: string;
+  value: string;
+}
+
 export interface DecisionView {
   id: string;
   type: string;
   status: "pending" | "resolved" | "closed";
   title: string;
   detail: string | null;
+  /** The tool's arguments as labelled fields (tool approvals); empty for questions. */
+  fields: DecisionField[];
   actions: DecisionAction[];
   allowFreeText: boolean;
   threadId: string | null;
@@ -55,7 +63,8 @@ export function decisionView(raw: Raw): DecisionView | null {
     type,
     status: raw.status === "resolved" ? "resolved" : raw.status === "cancelled" ? "closed" : "pending",
     title: str(payload.question) ?? str(payload.title) ?? str(payload.summary) ?? (toolName ? `Allow ${toolName}?` : "The agent is waiting for your decision"),
-    detail: str(payload.description) ?? str(payload.reason) ?? (isRecord(payload.args) ? compact(payload.args) : isRecord(payload.argsPreview) ? compact(payload.argsPreview) : null),
+    detail: str(payload.description) ?? str(payload.reason),
+    fields: fieldsOf(payload),
     actions,
     // Free text only where the question says so (ask_user defaults to allowing it).
     allowFreeText: options.length > 0 && payload.allowFreeText !== false && type === "decision/option",
@@ -78,8 +87,20 @@ export function answerOf(resolution: unknown, view: Pick<DecisionView, "actions"
   return undefined;
 }
 
-function compact(value: Record<string, unknown>): string {
-  const text = JSON.stringify(value);
+/** The server's labelled fields; a record without them (an older decision) falls back to its argument keys. */
+function fieldsOf(payload: Record<string, unknown>): DecisionField[] {
+  if (Array.isArray(payload.argsFields)) {
+    return payload.argsFields
+      .filter(isRecord)
+      .filter((field) => typeof field.label === "string")
+      .map((field) => ({ label: String(field.label), value: compact(field.value) }));
+  }
+  const args = isRecord(payload.args) ? payload.args : isRecord(payload.argsPreview) ? payload.argsPreview : null;
+  return args ? Object.entries(args).map(([key, value]) => ({ label: key, value: compact(value) })) : [];
+}
+
+function compact(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
   return text.length > 240 ? `${text.slice(0, 239)}…` : text;
 }
 

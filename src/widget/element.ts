@@ -10,6 +10,7 @@
 import { VigilApiError } from "../client/client";
 import { widgetSessionId } from "../core/runtime/widget-session";
 import { ChatConnection, subjectOfToken, type LinkState } from "./connection";
+import { decisionCard, el } from "./decision-card";
 import type { DecisionAction, DecisionView } from "./decision-view";
 import { WIDGET_CSS } from "./styles";
 import { Transcript, type Entry } from "./transcript";
@@ -137,9 +138,11 @@ export class VigilChatElement extends HTMLElement {
           if (transcript.apply(event)) this.render();
           if (event.type === "decision.requested") void connection.refreshDecisions().catch(() => undefined);
         },
-        decisions: (decisions) => {
-          let changed = transcript.reconcilePending(new Set(decisions.map((decision) => String(decision.id))));
-          for (const decision of decisions) changed = transcript.upsertDecision(decision) || changed;
+        decisions: (pending, answered) => {
+          let changed = false;
+          for (const decision of answered) changed = transcript.settleDecision(decision) || changed;
+          changed = transcript.reconcilePending(new Set(pending.map((decision) => String(decision.id)))) || changed;
+          for (const decision of pending) changed = transcript.upsertDecision(decision) || changed;
           if (changed) this.render();
         },
         state: (state, detail) => {
@@ -274,58 +277,13 @@ export class VigilChatElement extends HTMLElement {
         return node;
       }
       case "decision":
-        return this.decisionElement(entry.decision);
+        return decisionCard(entry.decision, `${this.uid}-d-${entry.decision.id}`, (view, action, text) => void this.resolve(view, action, text));
       case "error": {
         const node = el("div", { class: "error", "data-type": "error", role: "alert" });
         node.textContent = entry.text;
         return node;
       }
     }
-  }
-
-  private decisionElement(view: DecisionView): HTMLElement {
-    const titleId = `${this.uid}-d-${view.id}`;
-    const node = el("div", { class: "decision", "data-type": "decision", "data-status": view.status, "data-decision-id": view.id, role: "group", "aria-labelledby": titleId });
-    const title = el("p", { id: titleId });
-    title.textContent = view.title;
-    node.append(title);
-    if (view.detail) {
-      const detail = el("p", { class: "detail" });
-      detail.textContent = view.detail;
-      node.append(detail);
-    }
-    const pending = view.status === "pending";
-    const actions = el("div", { class: "actions" });
-    for (const action of view.actions) {
-      const button = el("button", { type: "button", class: action.recommended ? "primary" : "" });
-      button.textContent = action.label;
-      button.disabled = !pending;
-      button.addEventListener("click", () => void this.resolve(view, action));
-      actions.append(button);
-    }
-    node.append(actions);
-    if (view.allowFreeText && pending) {
-      const form = el("form", {});
-      const inputId = `${titleId}-text`;
-      const label = el("label", { class: "sr-only", for: inputId });
-      label.textContent = "Your own answer";
-      const input = el("input", { type: "text", id: inputId, placeholder: "Or type an answer…" });
-      const submit = el("button", { type: "submit" });
-      submit.textContent = "Answer";
-      form.append(label, input, submit);
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        const text = input.value.trim();
-        if (text) void this.resolve(view, null, text);
-      });
-      node.append(form);
-    }
-    if (!pending) {
-      const answer = el("p", { class: "answer" });
-      answer.textContent = view.status === "resolved" ? `Answered${view.answer ? `: ${view.answer}` : ""}` : "No longer waiting for an answer";
-      node.append(answer);
-    }
-    return node;
   }
 
   private setLink(state: LinkState, detail?: string): void {
@@ -342,12 +300,6 @@ export class VigilChatElement extends HTMLElement {
   private report(code: string, message: string): void {
     this.dispatchEvent(new CustomEvent("vigil-chat-error", { detail: { code, message }, bubbles: true, composed: true }));
   }
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string>): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) if (value !== "" || name === "hidden") node.setAttribute(name, value);
-  return node;
 }
 
 function messageOf(error: unknown): string {

@@ -41,6 +41,8 @@ header { display: flex; align-items: center; justify-content: space-between; gap
 .decision p { margin: 0 0 .45rem; }
 .decision .detail { color: var(--vigil-muted); font-size: .85em; overflow-wrap: anywhere; }
 .decision .actions { display: flex; flex-wrap: wrap; gap: .4rem; }
+.decision .fields { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .6rem; margin: 0 0 .45rem; }
+.decision .fields dt { font-weight: 600; } .decision .fields dd { margin: 0; overflow-wrap: anywhere; }
 .decision .answer { color: var(--vigil-muted); font-size: .85em; margin-top: .35rem; }
 .decision form { display: flex; gap: .4rem; margin-top: .45rem; }
 button { font: inherit; cursor: pointer; border-radius: calc(var(--vigil-radius) / 1.5); border: 1px solid var(--vigil-accent); background: var(--vigil-bg); color: var(--vigil-accent); padding: .35rem .8rem; }

@@ -3,7 +3,7 @@
  * message id and operation id), live text deltas (drafts per run and step) and decisions. The
  * element renders `entries` in order; every mutation bumps the changed entry's `version`.
  */
-import { decisionView, type DecisionView } from "./decision-view";
+import { answerOf, decisionView, type DecisionView } from "./decision-view";
 
 export interface ChatMessage {
   id: string;
@@ -78,7 +78,7 @@ export class Transcript {
       case "decision.requested":
         return this.upsertDecision({ id: event.data.decisionId, status: "pending", payload: event.data, type: event.data.type });
       case "decision.resolved":
-        return typeof event.data.decisionId === "string" && this.closeDecision(event.data.decisionId, "resolved");
+        return typeof event.data.decisionId === "string" && this.closeDecision(event.data.decisionId, "resolved", this.answerFrom(event.data));
       case "run.completed":
       case "run.failed":
         return runKey !== null && this.endRun(runKey, event.type === "run.failed");
@@ -115,6 +115,19 @@ export class Transcript {
     entry.decision = { ...entry.decision, status, ...(answer ? { answer } : {}) };
     entry.version++;
     return true;
+  }
+
+  /** What a `decision.resolved` event says was chosen, in the words of that decision's buttons. */
+  private answerFrom(data: Record<string, unknown>): string | undefined {
+    const entry = this.find(`decision:${String(data.decisionId)}`);
+    return entry && entry.type === "decision" ? answerOf(data, entry.decision) : undefined;
+  }
+
+  /** A decision listed as answered: a card shown here as pending learns the answer; none is added. */
+  settleDecision(raw: { id?: unknown; status?: unknown; type?: unknown; payload?: unknown; resolution?: unknown }): boolean {
+    const view = decisionView(raw);
+    if (!view || view.status === "pending") return false;
+    return this.closeDecision(view.id, view.status, view.answer);
   }
 
   /** Pending decisions shown here that the server no longer lists as pending were answered elsewhere. */
@@ -166,7 +179,9 @@ export class Transcript {
     }
     const role = VISIBLE_KINDS[message.kind];
     if (!role || !message.text) return null;
-    return { key: `message:${message.id}`, version: 0, type: "message", role, text: message.text, runKey: message.runKey ?? null };
+    // Notes (observations) show the server's title for people, which names tasks and categories, not their ids.
+    const text = role === "note" && typeof metadata.title === "string" && metadata.title ? metadata.title : message.text;
+    return { key: `message:${message.id}`, version: 0, type: "message", role, text, runKey: message.runKey ?? null };
   }
 
   private delta(runKey: string, step: number, text: string): boolean {

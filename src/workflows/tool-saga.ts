@@ -1,7 +1,7 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { NonRetryableError } from "cloudflare:workflows";
 import { config } from "../config";
-import { testSeamsEnabled } from "../core/runtime/seams";
+import { seamOn } from "../core/runtime/seams";
 import type { ToolResultEnvelope } from "../core/tools/tool-envelopes";
 import type { Env } from "../env";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
@@ -12,7 +12,7 @@ export interface ToolSagaParams {
   tenantId: string;
   agentId: string;
   invocation: ToolInvocation;
-  /** Test-only crash points, honoured only when VIGIL_FAULTS=enabled. */
+  /** Test-only crash points, honoured only when the `faults` seam is on. */
   faults?: string[];
   /** Seed 002 tool approval: wait for this decision before phase 1. */
   approval?: { decisionId: string };
@@ -36,13 +36,18 @@ const RETRY = { retries: { limit: 5, delay: 500, backoff: "exponential" as const
 export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
   override async run(event: WorkflowEvent<ToolSagaParams>, step: WorkflowStep): Promise<ToolResultEnvelope> {
     const { tenantId, agentId, invocation } = event.payload;
-    const faults = new Set(testSeamsEnabled(this.env) ? (event.payload.faults ?? []) : []);
+    const faults = new Set(seamOn(this.env, "faults") ? (event.payload.faults ?? []) : []);
     const crashOnFirstAttempt = (point: string, attempt: number) => {
       if (faults.has(point) && attempt === 1) throw new Error(`injected crash at ${point}`);
     };
     // "Retries exhausted" without waiting them out: the step gives up at once and the instance errors.
     const exhaust = (point: string) => {
       if (faults.has(point)) throw new NonRetryableError(`injected failure at ${point}: retries exhausted`);
+    };
+
+    // An instance whose process died with it: it reports itself under way and never moves again (the agent settles it).
+    const stall = async (point: string) => {
+      if (faults.has(point)) await step.sleep(`stall:${point}`, "1 day");
     };
 
     // ── Approval (seed 002): wait for the decision; a timeout applies its policy in the TenantDO, deterministically ──
@@ -70,6 +75,7 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
       if (outcome.state === "approved" && outcome.modifiedArgs) execute = { ...invocation, args: outcome.modifiedArgs };
     }
 
+    await stall("saga.stall.beforeApply");
     // Step results cross as JSON text: the envelope's recursive JSON type is too deep for Rpc.Serializable.
     const applied = await step.do("phase1:apply", RETRY, async (ctx) => {
       exhaust("saga.phase1.exhausted");
@@ -79,6 +85,7 @@ export class ToolSagaWorkflow extends WorkflowEntrypoint<Env, ToolSagaParams> {
       return JSON.stringify(envelope);
     });
     const result = JSON.parse(applied) as ToolResultEnvelope;
+    await stall("saga.stall.afterApply");
 
     await step.do("phase-boundary", RETRY, async (ctx) => {
       crashOnFirstAttempt("saga.betweenPhases", ctx.attempt);

@@ -121,16 +121,21 @@ describe("the demo coach npm start seeds (builtin:playbook: journal wake, slot, 
       expect(source.categoryId).toBe(first.coachCategoryId);
 
       // The wake's observation, then the approval the follow-up task waits for.
-      await page.locator("vigil-chat [data-type=message]", { hasText: `task ${source.id}` }).waitFor({ timeout: UI_TIMEOUT });
+      // The system line names the task and its category by title, never by id.
+      await page.locator("vigil-chat [data-type=message]", { hasText: "Task “Run 5k” changed in “Demo”" }).waitFor({ timeout: UI_TIMEOUT });
+      expect((await page.locator("vigil-chat [data-role=note]").allTextContents()).join(" ")).not.toContain(source.id);
       const approval = page.getByRole("group", { name: "Allow create_follow_up_task?" });
       await approval.waitFor({ timeout: UI_TIMEOUT });
       await approval.locator(".detail", { hasText: "Follow up: Run 5k" }).waitFor({ timeout: UI_TIMEOUT });
+      // The arguments as labelled fields, not JSON.
+      await approval.locator(".fields dt", { hasText: "New task title" }).waitFor({ timeout: UI_TIMEOUT });
       mkdirSync(join(REPO_ROOT, "test-results"), { recursive: true });
       await page.screenshot({ path: join(REPO_ROOT, "test-results", "demo-coach-approval.png"), fullPage: true });
       await approval.getByRole("button", { name: "Approve" }).click();
 
       await page.locator("vigil-chat [data-role=assistant]", { hasText: "Follow-up task created: true." }).waitFor({ timeout: UI_TIMEOUT });
       await expect.poll(() => approval.getAttribute("data-status"), { timeout: UI_TIMEOUT }).toBe("resolved");
+      await approval.locator(".answer", { hasText: /^Approved$/ }).waitFor({ timeout: UI_TIMEOUT });
       await page.screenshot({ path: join(REPO_ROOT, "test-results", "demo-coach.png"), fullPage: true });
       await page.close();
 

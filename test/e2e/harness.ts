@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readSse, VigilClient } from "../../src/client";
+import { record, recordingFetch } from "./contract";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER_BIN = join(REPO_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -30,7 +31,7 @@ export function snapshotCheckout(parent: string = tmpdir()): string {
 export interface ServerOptions {
   /** Persistence directory; a fresh temp dir when omitted (removed by `dispose`). */
   persistDir?: string;
-  /** Extra worker vars, e.g. `{ VIGIL_BENCH: "enabled" }`. */
+  /** Extra worker vars, e.g. `{ VIGIL_BENCH: "enabled" }` or the test seams a file needs, `{ VIGIL_FAULTS: "dumps" }`. */
   vars?: Record<string, string>;
   /** Default: very high limits, so a test file never trips the per-key budget by accident. */
   rateLimits?: { requestsPerMinutePerKey?: number; turnsPerMinutePerAgent?: number } | null;
@@ -57,7 +58,7 @@ export abstract class ServerClients {
 
   /** A client with the given credential (default: the operator token). */
   client(token: string = this.adminToken): VigilClient {
-    return new VigilClient({ baseUrl: this.url, token });
+    return new VigilClient({ baseUrl: this.url, token, fetch: recordingFetch() });
   }
 
   /** A fresh tenant and a client holding its first API key. */
@@ -132,7 +133,7 @@ export class DevServer extends ServerClients implements VigilServer {
     this.vars = {
       VIGIL_ADMIN_TOKEN: this.adminToken,
       VIGIL_MASTER_KEY: this.masterKey,
-      VIGIL_FAULTS: "enabled",
+      // No test seam unless the file names it in `vars` (VIGIL_FAULTS, docs/decisions/test-seams.md): production config.
       VIGIL_MODE: "local",
       ...(limits ? { VIGIL_RATE_LIMITS: JSON.stringify(limits) } : {}),
       ...options.vars,
@@ -385,6 +386,7 @@ export interface RawResponse<T = unknown> {
 /** One raw HTTP call (for the cases a typed client would refuse to send). */
 export async function raw<T = any>(url: string, init: RequestInit = {}): Promise<RawResponse<T>> {
   const response = await fetch(url, init);
+  await record(init.method ?? "GET", url, response);
   const text = await response.text();
   let body: unknown = text;
   try {

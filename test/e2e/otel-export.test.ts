@@ -279,6 +279,26 @@ describe("OpenTelemetry export of runs (OTLP/HTTP JSON to a local receiver)", ()
     }
   });
 
+  it("an agent that ran before the telemetry policy was set exports its next run", async () => {
+    const { call } = await tenant("otel-existing");
+    const agentId = (await call("POST", "/v1/agents", { kind: "coach", displayName: "Existing" })).body.id as string;
+    const turn = async (text: string) => {
+      const sent = await call("POST", `/v1/agents/${agentId}/messages`, { text });
+      expect(sent.status).toBe(202);
+      const run = await eventually(async () => {
+        const current = (await call("GET", `/v1/agents/${agentId}/runs/${sent.body.runKey}`)).body;
+        return current.status === "completed" ? current : null;
+      }, 30_000, 200);
+      return run.runKey as string;
+    };
+    const before = await turn("before the policy");
+    expect((await call("PUT", "/v1/policy", { telemetry: { otlpEndpoint: `${receiverUrl}/v1/traces` } })).status).toBe(200);
+    const after = await turn("after the policy");
+    const sent = await eventually(async () => receiver.forRun(after), 30_000, 200);
+    expect(sent.resource).toMatchObject({ "vigil.agent.id": agentId });
+    expect(receiver.forRun(before)).toBeUndefined();
+  });
+
   it("a plain-http public collector and an unknown headers secret are refused at PUT time", async () => {
     const { call } = await tenant("otel-policy");
     const bad = await call("PUT", "/v1/policy", { telemetry: { otlpEndpoint: "http://collector.example.com/v1/traces" } });

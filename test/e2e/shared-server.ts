@@ -3,10 +3,11 @@ import { inject } from "vitest";
 import { ServerClients, type VigilServer } from "./harness";
 
 /**
- * One `wrangler dev` shared by the e2e files that only need a running server (see SHARED_VARS): started by
- * the e2e project's globalSetup (shared-server.setup.ts) and reached here through vitest's provide/inject.
- * Every such file works in tenants of its own, so sharing the server does not couple them; a file that
- * restarts or kills its server, changes a server-wide setting or reads the whole log starts a private one.
+ * Two `wrangler dev` servers shared by the e2e files that only need a running server: the production one (no test
+ * seam on) and the seams one (SEAMS_VARS). Both are started by the e2e project's globalSetup (shared-server.setup.ts)
+ * and reached here through vitest's provide/inject. Every such file works in tenants of its own, so sharing a server
+ * does not couple them; a file that restarts or kills its server, changes a server-wide setting or reads the whole log
+ * starts a private one.
  */
 export interface SharedServerInfo {
   url: string;
@@ -19,15 +20,18 @@ export interface SharedServerInfo {
 declare module "vitest" {
   export interface ProvidedContext {
     e2eSharedServer: SharedServerInfo;
+    e2eSeamsServer: SharedServerInfo;
   }
 }
 
 /**
- * The shared server's test seams. Each touches only what a test names, so they are inert for the other files:
- * `leaky` gateway endpoints get a field injected after the projection (gateway.test.ts), calls of the MCP tool
- * `mcp_crashy_add_note` reset the TenantDO (mcp-client.test.ts), and an IdP's unknown `kid` refetches at once (jwks.test.ts).
+ * The seams server's test seams (docs/decisions/test-seams.md). Each touches only what a test names, so they are
+ * inert for the other files on it: `leaky` gateway endpoints get a field injected after the projection
+ * (gateway.seams.test.ts), calls of the MCP tool `mcp_crashy_add_note` reset the TenantDO (mcp-client.seams.test.ts),
+ * and an IdP's unknown `kid` refetches at once (jwks.seams.test.ts).
  */
-export const SHARED_VARS: Record<string, string> = {
+export const SEAMS_VARS: Record<string, string> = {
+  VIGIL_FAULTS: "faults,settings",
   VIGIL_FAULT_OVERSHARE: "leaky",
   VIGIL_FAULT_MCP_ABORT: "mcp_crashy_add_note",
   VIGIL_JWKS_COOLDOWN_MS: "0",
@@ -57,9 +61,16 @@ class SharedServer extends ServerClients implements VigilServer {
   }
 }
 
-/** The shared server (started once per e2e run by the project's globalSetup). */
+/** The shared production server, no test seam on (started once per e2e run by the project's globalSetup). */
 export function sharedServer(): VigilServer {
   const info = inject("e2eSharedServer");
   if (!info) throw new Error("no shared e2e server: run e2e files through the vitest e2e project (its globalSetup starts it)");
+  return new SharedServer(info);
+}
+
+/** The shared server with the SEAMS_VARS seams on, for the `*.seams.test.ts` files that need them. */
+export function sharedSeamsServer(): VigilServer {
+  const info = inject("e2eSeamsServer");
+  if (!info) throw new Error("no shared e2e seams server: run e2e files through the vitest e2e project (its globalSetup starts it)");
   return new SharedServer(info);
 }

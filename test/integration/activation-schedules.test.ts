@@ -23,9 +23,9 @@ async function reactivate(stub: ReturnType<typeof agentDo>, until: (storage: Dur
     };
     try {
       const reactivated = freshInstance(instance, state) as { parts: any };
-      // Its hooks are done, the timer catch-up's re-arm has finished, and a macrotask has passed (before session 11 the
-      // retention arm listed the schedules there).
-      await eventually(async () => reactivated.parts.scheduler.activating === false);
+      // Its hooks (inside the start's blockConcurrencyWhile) are done, the timer catch-up's re-arm has finished, and a
+      // macrotask has passed.
+      await state.blockConcurrencyWhile(async () => undefined);
       await reactivated.parts.timers.deps.alarm.pending;
       await new Promise((resolve) => setTimeout(resolve, 0));
       await eventually(async () => until(state.storage));
@@ -36,8 +36,8 @@ async function reactivate(stub: ReturnType<typeof agentDo>, until: (storage: Dur
   });
 }
 
-describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
-  it("the timer catch-up and the retention arm share one listing, and each still repairs its own schedule", async () => {
+describe("the activation's schedule repairs", () => {
+  it("the timer catch-up and the retention arm each repair their own lost schedule, and schedule nothing when both are there", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, {});
     const created = await api("POST", `/v1/agents/${agent.id}/timers`, { key, body: { spec: { kind: "interval", everySeconds: 3600 } } });
@@ -56,18 +56,16 @@ describe("the activation's schedule listing (issue 12 §7, session 11)", () => {
     };
     await reactivate(stub, repaired);
     const before = await runInDurableObject(stub, (_instance, state) => rowsOf(state.storage));
-    // The catch-up decided nothing, so it re-armed at its candidates' earliest without reading it again (session 12):
-    // the same time as `min(next_run_at)` over active timers, rounded up to a whole second (the job row holds ms).
+    // The catch-up decided nothing, so it re-armed at its candidates' earliest: the same time as `min(next_run_at)` over active timers, rounded up to a whole second (the job row holds ms).
     const earliest = await runInDurableObject(stub, (_instance, state) => state.storage.sql.exec<{ at: number }>("SELECT min(next_run_at) AS at FROM timers WHERE status = 'active'").one().at);
     expect(before.find((row) => row.fn === "onTimerAlarm")?.time).toBe(Math.ceil(earliest / 1000) * 1000);
-    // Both rows present: one listing answers both hooks, and neither schedules anything.
-    const listings = await reactivate(stub, repaired);
-    expect(listings).toBe(1);
+    // Both rows present: neither hook schedules anything.
+    await reactivate(stub, repaired);
     expect(await runInDurableObject(stub, (_instance, state) => rowsOf(state.storage))).toEqual(before);
   });
 });
 
-describe("the retention arm on activation (session 15)", () => {
+describe("the retention arm on activation", () => {
   it("lists nothing while the pass it scheduled is not overdue by an interval, and repairs a lost schedule once it is", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, {});
@@ -85,7 +83,7 @@ describe("the retention arm on activation (session 15)", () => {
   });
 });
 
-describe("the activation's recovery questions in one read (sessions 11, 12)", () => {
+describe("the activation's recovery questions in one read", () => {
   it("answer exactly what the inbox's pending count, the in-flight actions, the parked runs, the timers' candidates and the compaction recovery answer, in every state", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { kind: "coach", model: "builtin:echo" });

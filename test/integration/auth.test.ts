@@ -15,6 +15,13 @@ describe("tenancy and auth", () => {
     expect(JSON.stringify(keys.body)).not.toContain(res.body.apiKey.slice(24));
   });
 
+  it("refuses every near miss of the operator token: a prefix, an extension, one changed character, an empty bearer", async () => {
+    for (const near of [ADMIN.slice(0, -1), `${ADMIN}x`, `${ADMIN.slice(0, -1)}X`, ADMIN.toUpperCase(), " "]) {
+      expect((await api("GET", "/v1/tenants/t0000000000000000/erasure", { key: near })).status, near).toBe(401);
+    }
+    expect((await api("GET", "/v1/tenants/t0000000000000000/erasure", { key: ADMIN })).status).toBe(404);
+  });
+
   it("answers problem+json with a stable code", async () => {
     const res = await api("GET", "/v1/agents", { key: "vk_nope" });
     expect(res.status).toBe(401);

@@ -142,8 +142,6 @@ describe("delegation: spawn_agent", () => {
       const config = JSON.parse(row.config);
       config.lineage.expiresAt = past;
       state.storage.sql.exec("UPDATE agent_meta SET config = ?", JSON.stringify(config));
-      // Written past AgentProfile, which keeps the agent in memory (issue 12 §8): it reads the row again.
-      instance.parts.profile.forget();
     });
     await stub.expireLineage();
     expect((await api("GET", `/v1/agents/${child.id}`, { key })).body.lifecycle).toBe("destroyed");

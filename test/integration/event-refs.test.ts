@@ -17,7 +17,11 @@ describe("stored agent events refer to messages and runs (issue 12 §5)", () => 
 
     // What the log stores: the message id and the run key, no text and no run view.
     const rows = await inDo(agentDo(tenantId, agent.id), (_instance, state) =>
-      state.storage.sql.exec<{ type: string; data: string }>("SELECT type, data FROM events WHERE type IN ('message.appended', 'run.completed') ORDER BY seq").toArray(),
+      state.storage.sql
+        .exec<{ type: string; data: string }>(
+          "SELECT item.value ->> '$[0]' AS type, item.value -> '$[2]' AS data FROM events, json_each(events.items) AS item WHERE item.value ->> '$[0]' IN ('message.appended', 'run.completed') ORDER BY events.seq, item.key",
+        )
+        .toArray(),
     );
     expect(rows.map((r) => r.type)).toEqual(["message.appended", "message.appended", "run.completed"]);
     for (const row of rows) {

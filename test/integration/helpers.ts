@@ -1,5 +1,6 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { threadIds } from "../../src/core/ids/run-keys";
+import { billedRows, meterStatements } from "../../src/objects/shared/seams/statement-meter";
 
 export const ADMIN = "test-admin-token";
 
@@ -21,6 +22,17 @@ export function recordStatements(state: DurableObjectState): { seen: string[]; s
   const seen: string[] = [];
   sql.exec = (query, ...bindings) => (seen.push(query), exec.call(state.storage.sql, query, ...bindings));
   return { seen, stop: () => void (sql.exec = exec) };
+}
+
+/**
+ * Rows SQLite has read for the statements this object's storage ran since the first call (every `sql.exec`, ours
+ * and the Agents SDK's, metered from then on): a test counts a stretch of work as the difference of two readings.
+ * The meter wraps only the storage of the object a test measures; nothing else runs wrapped.
+ */
+export function rowsReadSoFar(state: DurableObjectState): number {
+  const sql = state.storage.sql as unknown as Parameters<typeof meterStatements>[0];
+  meterStatements(sql);
+  return billedRows(sql)!.rowsRead;
 }
 
 /** The wake a journal change matching a subscription enqueues (the queue consumer's `enqueueWake` input). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentDo, createAgent, createTenant, inDo } from "./helpers";
+import { agentDo, createAgent, createTenant, inDo, rowsReadSoFar } from "./helpers";
 
 /**
  * Session 16: a message append reads a bounded number of rows however many messages the agent holds in other
@@ -12,14 +12,14 @@ describe("a message append's reads (session 16)", () => {
   it("stay bounded in an agent with many messages in other threads: a thread's first message and a later one", { timeout: 60_000 }, async () => {
     const { key, tenantId } = await createTenant();
     const agent = await createAgent(key);
-    const rows = await inDo(agentDo(tenantId, agent.id), (instance) => {
-      const { history, rowMeter } = instance.parts;
+    const rows = await inDo(agentDo(tenantId, agent.id), (instance, state) => {
+      const { history } = instance.parts;
       // Many threads, interleaved, as an agent's wakes leave them.
       for (let i = 0; i < 600; i++) history.append({ id: `other-${i}`, threadId: `wake-${i % 300}`, kind: i % 2 ? "assistant" : "user", text: `message ${i}` });
       const counted = (append: () => void) => {
-        rowMeter.start();
+        const before = rowsReadSoFar(state);
         append();
-        return rowMeter.stop() as number;
+        return rowsReadSoFar(state) - before;
       };
       const first = counted(() => history.append({ id: "new-0", threadId: "wake-new", kind: "observation", text: "a change matched" }));
       const later = counted(() => history.append({ id: "old-next", threadId: "wake-0", kind: "user", text: "again" }));

@@ -79,7 +79,7 @@ const FAMILIES: Family[] = [
     tally: async (ctx) => ({
       brakes: await listed(ctx, "/v1/brakes"),
       audit: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM audit WHERE action = 'brake.engaged'"),
-      events: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM tenant_events WHERE type = 'brake.engaged'"),
+      events: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM tenant_events, json_each(tenant_events.items) AS item WHERE item.value ->> '$[0]' = 'brake.engaged'"),
       decisions: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM decisions"),
     }),
   },
@@ -91,7 +91,7 @@ const FAMILIES: Family[] = [
     tally: async (ctx) => ({
       released: await listed(ctx, "/v1/brakes?status=released"),
       audit: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM audit WHERE action = 'brake.released'"),
-      events: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM tenant_events WHERE type = 'brake.released'"),
+      events: await countOf(ctx.tenantId, "SELECT count(*) AS n FROM tenant_events, json_each(tenant_events.items) AS item WHERE item.value ->> '$[0]' = 'brake.released'"),
     }),
   },
   {

@@ -10,7 +10,7 @@ afterEach(() => vi.restoreAllMocks());
 /**
  * The official SDK's web-standard MCP handler answering the Worker's outbound requests in this
  * isolate (the runtime's fetch is the transport under the egress door). The real socket server on
- * 127.0.0.1 is exercised by test/e2e/mcp-client.test.ts; here the routes and their rules are.
+ * 127.0.0.1 is exercised by test/e2e/mcp-client.seams.test.ts; here the routes and their rules are.
  */
 function serveMcp(host: string) {
   const seen: Array<{ url: string; authorization: string | null; body: string }> = [];

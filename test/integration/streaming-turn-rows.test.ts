@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentDo, api, createAgent, createTenant, inDo, parseSse, waitForRun } from "./helpers";
+import { agentDo, api, createAgent, createTenant, inDo, parseSse, rowsReadSoFar, waitForRun } from "./helpers";
 
 const AGED_EVENTS = 5_000;
 
@@ -9,27 +9,27 @@ const AGED_EVENTS = 5_000;
  * passes, and a pass falling inside the metered turn would count its reads.
  */
 async function age(tenantId: string, agentId: string, count: number): Promise<void> {
-  await inDo(agentDo(tenantId, agentId), (instance, state) => {
+  await inDo(agentDo(tenantId, agentId), (_instance, state) => {
     state.storage.sql.exec(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'old-run-' || (i / 10), '{"filler":true}', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
+       INSERT INTO events (seq, last_seq, run_key, items, created_at)
+       SELECT (SELECT max(last_seq) FROM events) + i, (SELECT max(last_seq) FROM events) + i, 'old-run-' || (i / 10),
+         json_array(json_array('state.changed', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), json('{"filler":true}'))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM n`,
       count,
     );
-    const head = state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+    const head = state.storage.sql.exec<{ seq: number }>("SELECT max(last_seq) AS seq FROM events").one().seq;
     state.storage.sql.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
-    // The cursor was written past the forwarder, which keeps it in memory (issue 12 §8): it reads it again.
-    instance.parts.forwarder.forget();
   });
 }
 
 /** Rows SQLite read in the agent's object while one streaming turn (and its run) went through. */
 async function rowsForStreamingTurn(key: string, tenantId: string, agentId: string, turnId: string): Promise<{ rows: number; frames: ReturnType<typeof parseSse> }> {
-  await inDo(agentDo(tenantId, agentId), (instance) => instance.parts.rowMeter.start());
+  const before = await inDo(agentDo(tenantId, agentId), (_instance, state) => rowsReadSoFar(state));
   const res = await api("POST", `/v1/agents/${agentId}/messages`, { key, body: { text: "how old am I?" }, headers: { accept: "text/event-stream", "idempotency-key": turnId } });
   expect(res.status).toBe(200);
   const runKey = res.headers.get("x-vigil-run-key")!;
   await waitForRun(key, agentId, runKey);
-  const rows = await inDo(agentDo(tenantId, agentId), (instance) => instance.parts.rowMeter.stop() as number);
+  const rows = (await inDo(agentDo(tenantId, agentId), (_instance, state) => rowsReadSoFar(state))) - before;
   return { rows, frames: parseSse(res.body) };
 }
 

@@ -5,11 +5,10 @@ import type { RunReport } from "../../src/schema/contracts";
 import { ADMIN, api, createAgent, createTenant, freshInstance } from "./helpers";
 
 /**
- * Issue 12 §8: the tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed. 5 until
- * session 12, when the agent's report numbering read before each report became a kept copy (4: events insert, part
- * numbers upsert, subscriber probe, metrics upsert).
+ * The tenant side of a chat turn is one reportRun; its SQL statements are counted, not timed: the agent's numbering
+ * read, the events insert, the subscriber probe, the metrics upsert and the numbering upsert.
  */
-const BOUND = 4;
+const BOUND = 5;
 
 function chatTurnReport(agent: { id: string }, part: number, firstSeq: number): RunReport {
   const at = new Date().toISOString();
@@ -77,8 +76,8 @@ describe("reportRun statement count (issue 12 §8)", () => {
     expect(brake.status, JSON.stringify(brake.body)).toBe(201);
     const second = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
     expect(second.result).toMatchObject({ ok: true, snapshotVersion: before + 1 });
-    // No read of `counters`: neither the version nor the agent's report numbering (kept since its first report).
-    expect(second.statements.filter((q) => /^select .*from "?counters/i.test(q)), second.statements.join("\n")).toHaveLength(0);
+    // The one read of `counters` is the agent's report numbering: the version is not read.
+    expect(second.statements.filter((q) => /^select .*from "?counters/i.test(q)), second.statements.join("\n")).toHaveLength(1);
 
     // Every row gone: the version starts again from the (empty) database, not from the kept copy.
     expect((await api("DELETE", `/v1/tenants/${tenantId}`, { key: ADMIN })).status).toBe(200);
@@ -86,7 +85,7 @@ describe("reportRun statement count (issue 12 §8)", () => {
     await runInDurableObject(stub, (instance: TenantDO) => expect(instance.parts.snapshots.version()).toBe(1));
   });
 
-  it("an agent's kept report numbering goes with its erasure: the same id reporting from its first part again is recorded", async () => {
+  it("an agent's report numbering goes with its erasure: the same id reporting from its first part again is recorded", async () => {
     const { tenantId, key } = await createTenant("report-numbering-erasure");
     const agent = await createAgent(key);
     const first = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
@@ -97,8 +96,6 @@ describe("reportRun statement count (issue 12 §8)", () => {
     // An agent by that id starts over: its first events and parts are new to the tenant, not a re-send.
     const again = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 1)));
     expect(again.result).toMatchObject({ ok: true, recorded: 8 });
-    // Its row went with its entry, and the kept numbering still holds every row (session 14): nothing to read.
-    expect(again.statements.filter((q) => /^select .*from "?counters/i.test(q))).toHaveLength(0);
   });
 
   it("a webhook endpoint created or deleted between reports is matched at once (the endpoint cache and the skipped scan are exact)", async () => {
@@ -129,73 +126,26 @@ async function restarted<T>(tenantId: string, call: (instance: TenantDO) => Prom
   });
 }
 
-/** Reads of report numbering rows: the start's read of all of them, or one agent's. */
-const counterReads = (statements: string[]) => statements.filter((q) => /^select .*from "?counters.*run-report/i.test(q));
 const runsCompleted = async (tenantId: string) => metric((await counted(tenantId, async (tenant) => tenant.metricsText([]))).result, 'vigil_runs_total{outcome="completed"}');
 
-describe("report numbering after the object's start (issue 12 §7, session 14)", () => {
-  it("the first report reads every agent's numbering once: a re-sent part is still skipped, a new agent's report reads nothing more", async () => {
-    const { tenantId, key } = await createTenant("report-numbering-load");
+describe("report numbering after the object's start", () => {
+  it("a restarted object skips a re-sent part and records the new one, for a known agent and a new one alike", async () => {
+    const { tenantId, key } = await createTenant("report-numbering-restart");
     const known = await createAgent(key);
     const fresh = await createAgent(key);
     await counted(tenantId, (tenant) => tenant.reportRun(known.id, chatTurnReport(known, 1, 10_001)));
     expect(await runsCompleted(tenantId)).toBe(1);
 
     const { result } = await restarted(tenantId, async (tenant) => {
-      // The agent re-sends its part 1 (its cursor was not stored) with part 2: only part 2 is new.
+      // The agent re-sends its part 1 (its answer was lost) with part 2: only part 2 is new.
       const resent = { ...chatTurnReport(known, 2, 20_001), outcomes: [...chatTurnReport(known, 1, 10_001).outcomes, ...chatTurnReport(known, 2, 20_001).outcomes] };
-      const first = await counted(tenantId, () => tenant.reportRun(known.id, resent));
-      // An agent reporting for the first time: the numbering read at the start already says it has no row.
-      const second = await counted(tenantId, () => tenant.reportRun(fresh.id, chatTurnReport(fresh, 1, 30_001)));
+      const first = await tenant.reportRun(known.id, resent);
+      const second = await tenant.reportRun(fresh.id, chatTurnReport(fresh, 1, 30_001));
       return { first, second };
     });
-    expect(result.first.result).toMatchObject({ ok: true, recorded: 8 });
-    expect(counterReads(result.first.statements), result.first.statements.join("\n")).toHaveLength(1);
-    expect(result.second.result).toMatchObject({ ok: true, recorded: 8 });
-    expect(counterReads(result.second.statements), result.second.statements.join("\n")).toHaveLength(0);
-    // Three statements: events insert, part numbers upsert, metrics upsert (no subscription holds any of its tokens,
-    // which the kept index tokens answer: alertness/held-tokens.ts).
-    expect(result.second.statements, result.second.statements.join("\n")).toHaveLength(3);
+    expect(result.first).toMatchObject({ ok: true, recorded: 8 });
+    expect(result.second).toMatchObject({ ok: true, recorded: 8 });
     expect(await runsCompleted(tenantId)).toBe(3);
-  });
-
-  it("with more numbering rows than the start reads at once, an agent's row is read at its report (a re-sent part is skipped)", async () => {
-    const { tenantId, key } = await createTenant("report-numbering-many");
-    const agent = await createAgent(key);
-    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
-    // Rows of 2 001 other agents whose keys sort before this agent's, so its row is past what one read takes.
-    const stub = env.TENANT.get(env.TENANT.idFromName(tenantId));
-    await runInDurableObject(stub, (_instance: TenantDO, state) => {
-      state.storage.sql.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2001)
-        INSERT INTO counters (key, state) SELECT 'run-report:!' || printf('%05d', i), '{"seq":4,"events":9}' FROM n`);
-    });
-    const { result } = await restarted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
-    expect(result).toMatchObject({ ok: true, recorded: 0 });
-    expect(await runsCompleted(tenantId)).toBe(1);
-  });
-
-  it("a report that throws part-way leaves the kept numbering incomplete: the agent's row is read again, and nothing counts twice", async () => {
-    const { tenantId, key } = await createTenant("report-numbering-throw");
-    const agent = await createAgent(key);
-    await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 1, 10_001)));
-    // Part 2's numbering row is written, then the activity's recording fails: the report's outcome never reaches the metrics.
-    const thrown = await counted(tenantId, async (tenant) => {
-      const parts = (tenant as unknown as { parts: { agentActivity: { recordRun(...args: unknown[]): boolean } } }).parts;
-      const recordRun = parts.agentActivity.recordRun;
-      parts.agentActivity.recordRun = () => {
-        throw new Error("injected");
-      };
-      try {
-        return await tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)).then(() => "answered", (error: Error) => error.message);
-      } finally {
-        parts.agentActivity.recordRun = recordRun;
-      }
-    });
-    expect(thrown.result).toBe("injected");
-    // The agent re-sends part 2: its stored numbering (already at part 2) is read, not taken for "no row".
-    const again = await counted(tenantId, (tenant) => tenant.reportRun(agent.id, chatTurnReport(agent, 2, 20_001)));
-    expect(counterReads(again.statements)).toHaveLength(1);
-    expect(again.result).toMatchObject({ ok: true, recorded: 0 });
   });
 });
 
@@ -225,7 +175,7 @@ describe("the report's dispatch skip is exact (session 9)", () => {
     expect(await undispatched(tenantId)).toEqual([]);
     expect(await matchedCount(tenantId, `agent:${watched.id}`)).toBe(1);
 
-    // With nothing left pending, a report that records nothing skips the pass again (the statement cut stays).
+    // A report that records no batch runs no pass.
     const third = await counted(tenantId, (tenant) => tenant.reportRun(reporter.id, chatTurnReport(reporter, 3, 30_001)));
     expect(third.statements.filter((q) => /notification_batches/i.test(q)), third.statements.join("\n")).toHaveLength(0);
   });

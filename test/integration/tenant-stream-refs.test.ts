@@ -22,7 +22,7 @@ describe("tenant stream: agent events stored as references", () => {
     expect(liveFrames.find(isReply)!.data.data.message.text).toBe("echo: remember me");
 
     // Stored: agent events are references (agent, seq, type, run) with empty data; tenant-level events keep theirs.
-    const rows = await runInDurableObject(tenantDo(tenantId), async (_instance, state) => state.storage.sql.exec("SELECT agent_id, agent_seq, type, data FROM tenant_events").toArray());
+    const rows = await runInDurableObject(tenantDo(tenantId), async (_instance, state) => state.storage.sql.exec("SELECT agent_id, item.value ->> '$[1]' AS agent_seq, item.value ->> '$[0]' AS type, item.value -> '$[4]' AS data FROM tenant_events, json_each(tenant_events.items) AS item").toArray());
     const agentRows = rows.filter((row) => row.agent_seq !== null);
     expect(agentRows.length).toBeGreaterThan(3);
     for (const row of agentRows) expect(row.data).toBe("{}");

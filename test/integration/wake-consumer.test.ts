@@ -88,7 +88,7 @@ describe("the wake consumer", () => {
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");
   });
 
-  it("a cold agent's delivered wake skips the Agents SDK's start until its run schedules something; the SDK then starts and the watchdog lands", async () => {
+  it("a cold agent's delivered wake starts the Agents SDK before its work (whatever the entry's declaration), and the watchdog lands", async () => {
     const { tenantId, key } = await createTenant();
     const agent = await createAgent(key, { model: "builtin:echo", modelOptions: { chunkDelayMs: 20 } });
     const runKey = runKeys.subscription(agent.id, "sub_cold_slow", "lck-cold-slow");
@@ -101,8 +101,8 @@ describe("the wake consumer", () => {
       const jobs = await eventually(async () => (scheduledJobs(state).includes("watchdog") ? scheduledJobs(state) : null));
       return { startedBefore, jobs, startedAfter: cold.lifecycle.isStarted() as boolean };
     });
-    // The run was still under way at the answer, so it armed its watchdog through the SDK's scheduler, which started
-    // the SDK on first use (agent-do.ts: the wake entries are not `async`).
+    // The wake entry started the SDK itself (agent-do.ts `sdkStarted`); the run was still under way at the answer, so it
+    // armed its watchdog through the SDK's scheduler.
     expect(seen).toMatchObject({ startedBefore: false, startedAfter: true });
     expect(seen.jobs).toContain("watchdog");
     expect((await waitForRun(key, agent.id, runKey)).status).toBe("completed");

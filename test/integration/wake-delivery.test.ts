@@ -17,7 +17,7 @@ function delivery(options: { drain?: () => Promise<void>; reported?: boolean | "
         return (options.drain ?? (() => Promise.resolve()))();
       },
     },
-    forwarder: { settled: () => (options.reported === "never" ? new Promise<boolean>(() => {}) : Promise.resolve(options.reported ?? true)), tenantRecorded: () => {} },
+    forwarder: { settled: () => (options.reported === "never" ? new Promise<boolean>(() => {}) : Promise.resolve(options.reported ?? true)) },
     inbox: { isEmpty: () => options.nothingOpen ?? true },
     profile: { get: () => null },
     watchdog: { arm: () => void seen.arms++ },

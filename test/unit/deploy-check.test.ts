@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -27,6 +27,32 @@ describe("npm run deploy:check", () => {
     expect(weak.out).toMatch(/shorter than 32 characters/);
     expect(weak.out).toMatch(/VIGIL_MODE=local must not be deployed/);
     expect(weak.out).toMatch(/VIGIL_FAULTS=enabled must not be deployed/);
+  });
+
+  it("refuses the bench and test seam switches from the environment, a secrets file or wrangler.toml", () => {
+    expect(check({ ...GOOD, VIGIL_BENCH: "enabled" }).out).toMatch(/VIGIL_BENCH=enabled must not be deployed \(the environment\)/);
+    expect(check({ ...GOOD, VIGIL_FAULTS: "on" }).code).toBe(1);
+    const dir = mkdtempSync(join(tmpdir(), "vigil-deploy-check-"));
+    const secrets = join(dir, "prod.vars");
+    writeFileSync(secrets, `VIGIL_MASTER_KEY=${GOOD.VIGIL_MASTER_KEY}\nVIGIL_ADMIN_TOKEN=${GOOD.VIGIL_ADMIN_TOKEN}\nVIGIL_BENCH=enabled\n`);
+    const fromFile = check({}, ["--secrets-file", secrets]);
+    expect(fromFile.code).toBe(1);
+    expect(fromFile.out).toMatch(/VIGIL_BENCH=enabled must not be deployed \(the secrets file/);
+    const real = readFileSync(join(import.meta.dirname, "..", "..", "wrangler.toml"), "utf8");
+    for (const [line, refusal] of [
+      ['[vars]\nVIGIL_BENCH = "enabled"', /VIGIL_BENCH=enabled must not be deployed \(wrangler.toml\)/],
+      ['[env.staging.vars]\nVIGIL_FAULTS = "enabled"', /VIGIL_FAULTS=enabled must not be deployed \(wrangler.toml\)/],
+      ["[env.staging]\nvars = { VIGIL_MODE = 'local' }", /VIGIL_MODE=local must not be deployed \(wrangler.toml\)/],
+    ] as const) {
+      const config = join(dir, "wrangler.toml");
+      writeFileSync(config, `${real}\n${line}\n`);
+      const run = check(GOOD, ["--config", config]);
+      expect(run.code, line).toBe(1);
+      expect(run.out, line).toMatch(refusal);
+    }
+    const commented = join(dir, "commented.toml");
+    writeFileSync(commented, `${real}\n# VIGIL_BENCH = "enabled" only for npm run bench\n`);
+    expect(check(GOOD, ["--config", commented]).code).toBe(0);
   });
 
   it("passes with good secrets from the environment or from a secrets file", () => {

@@ -9,10 +9,10 @@ const ROOT = join(import.meta.dirname, "..", "..");
 
 /**
  * Code that never runs in the Worker and may call `fetch` itself: the chat widget (runs in the
- * visitor's browser), the typed API client (runs in the caller's Node or browser), and the one-line
+ * visitor's browser), the operator console (runs in the operator's browser), the typed API client (runs in the caller's Node or browser), and the one-line
  * script of the /docs page (a string the browser executes).
  */
-const BROWSER_CODE = ["src/widget/", "src/client/"];
+const BROWSER_CODE = ["src/widget/", "src/console/", "src/client/"];
 const BROWSER_SNIPPETS = [{ file: "src/routes/platform/docs.ts", text: 'fetch("/v1/openapi.json")' }];
 const DOOR = "src/egress/door.ts";
 

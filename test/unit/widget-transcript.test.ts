@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { answerLine } from "../../src/widget/decision-card";
 import { decisionView } from "../../src/widget/decision-view";
 import { Transcript, type ChatEvent, type ChatMessage } from "../../src/widget/transcript";
 
@@ -91,7 +92,8 @@ describe("decision view", () => {
   it("renders any decision type from its payload: options as choices, otherwise approve / reject", () => {
     expect(decisionView({ id: "d", type: "decision/tool_approval", status: "pending", payload: { kind: "tool_approval", toolName: "delete_task", argsPreview: { taskId: "t1" }, recommendation: "approve" } })).toMatchObject({
       title: "Allow delete_task?",
-      detail: '{"taskId":"t1"}',
+      detail: null,
+      fields: [{ label: "taskId", value: "t1" }],
       allowFreeText: false,
       actions: [{ label: "Approve", resolution: { resolutionType: "approve" }, recommended: true }, { label: "Reject", resolution: { resolutionType: "reject" }, recommended: false }],
     });
@@ -101,5 +103,59 @@ describe("decision view", () => {
     ]);
     expect(decisionView({ id: "d", status: "resolved", payload: { options: [{ id: "b", label: "Bee" }] }, resolution: { resolutionType: "choose_option", chosenOptionId: "b" } })).toMatchObject({ status: "resolved", answer: "Bee" });
     expect(decisionView({ payload: {} })).toBeNull();
+  });
+
+  it("shows a tool approval's arguments as the server's labelled fields", () => {
+    const argsFields = [
+      { key: "newTaskTitle", label: "New task title", value: "Follow up: Run 5k" },
+      { key: "carry", label: "Carry", value: { items: 2 } },
+    ];
+    const view = decisionView({ id: "d", type: "decision/tool_approval", payload: { toolName: "create_follow_up_task", argsPreview: {}, argsFields } });
+    expect(view?.fields).toEqual([
+      { label: "New task title", value: "Follow up: Run 5k" },
+      { label: "Carry", value: '{"items":2}' },
+    ]);
+  });
+});
+
+describe("decision answers, however the widget learns them", () => {
+  const approval = (id: string) => ({ id, status: "pending", type: "decision/tool_approval", payload: { toolName: "create_task", threadId: THREAD } });
+
+  it("from the decision.resolved event: Approved or Rejected", () => {
+    const t = new Transcript(THREAD);
+    t.upsertDecision(approval("a1"));
+    t.upsertDecision(approval("a2"));
+    t.apply({ seq: ++seq, type: "decision.resolved", runKey: "r", data: { decisionId: "a1", kind: "tool_approval", resolutionType: "approve" } });
+    t.apply({ seq: ++seq, type: "decision.resolved", runKey: "r", data: { decisionId: "a2", kind: "tool_approval", resolutionType: "reject" } });
+    const lines = t.entries.map((entry) => (entry.type === "decision" ? answerLine(entry.decision) : ""));
+    expect(lines).toEqual(["Approved", "Rejected"]);
+  });
+
+  it("from the listed record when it was answered elsewhere; a listed answer never adds a card", () => {
+    const t = new Transcript(THREAD);
+    t.upsertDecision(approval("a1"));
+    const listed = { ...approval("a1"), status: "resolved", resolution: { resolutionType: "reject" } };
+    expect(t.settleDecision(listed)).toBe(true);
+    expect(t.settleDecision({ ...listed, id: "unseen" })).toBe(false);
+    expect(t.entries.map((entry) => (entry.type === "decision" ? answerLine(entry.decision) : ""))).toEqual(["Rejected"]);
+  });
+
+  it("from an option's event: the chosen option's label", () => {
+    const t = new Transcript(THREAD);
+    t.upsertDecision({ id: "q", status: "pending", payload: { question: "Day?", options: [{ id: "mon", label: "Monday" }], threadId: THREAD } });
+    t.apply({ seq: ++seq, type: "decision.resolved", runKey: "r", data: { decisionId: "q", resolutionType: "choose_option", chosenOptionId: "mon" } });
+    const entry = t.entries[0]!;
+    expect(entry.type === "decision" && answerLine(entry.decision)).toBe("Answered: Monday");
+  });
+});
+
+describe("system lines", () => {
+  it("an observation shows the server's title (names, not ids) when it has one", () => {
+    const t = new Transcript(THREAD);
+    t.addHistory([
+      msg("o1", "observation", "TASK changed: task t_1 (categoryId c_1)", { metadata: { title: "Task “Run 5k” changed in “Demo”" } }),
+      msg("o0", "observation", "WORKOUT changed (event gym-app)"),
+    ]);
+    expect(shown(t)).toEqual(["note:WORKOUT changed (event gym-app)", "note:Task “Run 5k” changed in “Demo”"]);
   });
 });

@@ -1,8 +1,8 @@
 // The tenant event stream, outbound webhooks and metrics.
 // One part of the tenant database's schema; src/db/tenant-schema.ts is the whole, as drizzle-kit and the code read it.
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Monotonic per-tenant counters for GET /v1/metrics; `labels` is the canonical `k="v",…` label string. */
+/** Monotonic per-tenant counters for GET /v1/metrics; `labels` is the canonical `k="v",…` label string. WITHOUT ROWID (migration 0012). */
 export const metrics = sqliteTable(
   "metrics",
   {
@@ -14,23 +14,23 @@ export const metrics = sqliteTable(
 );
 
 /**
- * The tenant-wide event log (SPEC §8 `GET /v1/events/stream`): agents' non-live events forwarded in
- * batches (deduplicated by `(agentId, agentSeq)`) and tenant-level events (`agentSeq` null).
- * `seq` is the SSE id; outbound webhook matching reads from here.
+ * The tenant-wide event log (`GET /v1/events/stream`): one row per agent run report (its forwarded events) or per
+ * tenant-level event. Every event has its own tenant seq, the SSE id: a row holds the consecutive seqs
+ * `seq - (number of items) + 1` through `seq`, so `seq` is the row's last event (rows after a cursor are `seq > cursor`,
+ * and the pruned mark is the last seq of the pruned rows). `items`: one entry per event, in seq order (TenantStreamItem).
  */
-export const tenantEvents = sqliteTable(
-  "tenant_events",
-  {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
-    type: text("type").notNull(),
-    agentId: text("agent_id"),
-    agentSeq: integer("agent_seq"),
-    runKey: text("run_key"),
-    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-    createdAt: text("created_at").notNull(),
-  },
-  (table) => [uniqueIndex("tenant_events_agent_seq").on(table.agentId, table.agentSeq)],
-);
+export const tenantEvents = sqliteTable("tenant_events", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  agentId: text("agent_id"),
+  items: text("items", { mode: "json" }).$type<TenantStreamItem[]>().notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/**
+ * One event of a `tenant_events` row: type, the agent's own seq (null for a tenant-level event), run key, time, and
+ * data (empty for an agent event: the agent holds it, and a replay reads it back from the agent).
+ */
+export type TenantStreamItem = [type: string, agentSeq: number | null, runKey: string | null, createdAt: string, data: Record<string, unknown>];
 
 /** Outbound webhook endpoints (SPEC §9); the signing secret is sealed with secret-box and shown once. */
 export const webhookEndpoints = sqliteTable("webhook_endpoints", {

@@ -2,13 +2,13 @@ import { sql } from "drizzle-orm";
 import * as schema from "../../db/agent-schema";
 import type { Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
-import { rawSite } from "../shared/statements/statement-sites";
 import type { AgentRetention, EventForwarder } from "./events";
 import type { Compaction, CompactionDriver } from "./compaction";
 import type { Sagas } from "./tools";
 import type { Timers } from "./timers";
 import type { Drainer, WakeInbox } from "./wakes";
 import type { AgentDb } from "./types";
+import { handWritten } from "../shared/sqlite";
 
 /**
  * Work an activation resumes: runs in the inbox (`pendingCount() > 0`), sagas to settle (`inFlight()` or
@@ -27,15 +27,11 @@ export interface ActivationWork {
  * due candidates and the compaction recovery's read, as one read (sessions 11 and 12): on a freshly opened database
  * every distinct statement is prepared once, so a cold wake of an agent with nothing to recover pays one.
  */
-const ACTIVATION_WORK = rawSite<{ pending: number; sagas: number; timers: number; compaction: number }>(
-  "agent.activationWork",
-  () =>
-    sql`SELECT EXISTS (SELECT 1 FROM ${schema.wakeInbox}) AS pending,
+const ACTIVATION_WORK = handWritten<{ pending: number; sagas: number; timers: number; compaction: number }>((v) => sql`SELECT EXISTS (SELECT 1 FROM ${schema.wakeInbox}) AS pending,
           (EXISTS (SELECT 1 FROM ${schema.actions} WHERE ${schema.actions.status} IN ('executing', 'awaiting_approval'))
             OR EXISTS (SELECT 1 FROM ${schema.runs} WHERE ${schema.runs.status} = 'waiting')) AS sagas,
           EXISTS (SELECT 1 FROM ${schema.timers} WHERE ${schema.timers.status} = 'active' AND ${schema.timers.nextRunAt} IS NOT NULL) AS timers,
-          EXISTS (SELECT 1 FROM ${schema.compactionJobs} WHERE ${schema.compactionJobs.status} IN ('running', 'pending')) AS compaction`,
-);
+          EXISTS (SELECT 1 FROM ${schema.compactionJobs} WHERE ${schema.compactionJobs.status} IN ('running', 'pending')) AS compaction`);
 
 export interface AgentActivationDeps {
   db: AgentDb;
@@ -81,8 +77,6 @@ export class AgentActivation {
 
   resumePendingRuns(pending = this.deps.inbox.pendingCount() > 0): void {
     if (pending) this.deps.drain.start();
-    // No wake, as just read: the inbox knows its count, so a wake enqueued next is its only one (session 16).
-    else this.deps.inbox.knownEmpty();
   }
 
   /**
@@ -92,22 +86,19 @@ export class AgentActivation {
    * write nothing the later questions ask about before their first await, so the answer still holds for each.
    */
   work(last = false): ActivationWork {
-    const row = this.answer ?? decode(ACTIVATION_WORK.bind(this.deps.db).get()!);
+    const row = this.answer ?? decode(ACTIVATION_WORK(this.deps.db).get()!);
     this.answer = last ? null : row;
     return row;
   }
 
   private recoverSagasInBackground(due: boolean): void {
-    if (due) this.deps.waitUntil(this.deps.sagas.recover().catch((error: unknown) => logFailure("saga recovery failed", error)));
+    if (due) this.deps.waitUntil(this.deps.sagas.recover("activation").catch((error: unknown) => logFailure("saga recovery failed", error)));
   }
 
   private recoverCompaction(open: boolean): void {
     // No open job: the recovery would read none and write nothing, and the pump would do nothing. A job inserted later
-    // comes from a plan whose caller pumps (after a run, the compaction alarm, a manual retry, the test seam), so
-    // skipping both changes no recovery (sessions 11, 12). The jobs learn it too: the "maybe compact" after the next
-    // run then reads none (session 15; until then the run's plan read them again, one statement of its own).
-    if (!open) this.deps.compaction.noneOpen();
-    else if (this.deps.compaction.recover()) this.deps.compactor.maybeCompact(null);
+    // comes from a plan whose caller pumps (after a run, the compaction alarm, a manual retry, the test seam).
+    if (open && this.deps.compaction.recover()) this.deps.compactor.maybeCompact(null);
   }
 }
 

@@ -36,11 +36,9 @@ export type { TurnInput } from "./wakes";
  * Agents SDK schedule callbacks (`AgentCallback` in ./lifecycle/schedule.ts) are methods here
  * because the SDK calls them by name.
  *
- * The wake entries are declared without `async` on purpose: the SDK wraps an `async` method so that it
- * first awaits the SDK's own start, which recovers features Vigil does not use (run fibers, agent-tool
- * runs, workflows, durable tasks, MCP connections) and was ~1 ms of a cold wake (issue 12 §7, session 17).
- * A wake needs none of it; the SDK's scheduler starts it on first use (`schedule`/`listSchedules` wait
- * for it), as do its alarm and every `async` method here.
+ * The SDK wraps an `async` method so that it first awaits the SDK's own start; the wake entries start it
+ * themselves (`sdkStarted`), so they behave the same whether or not they are declared `async`
+ * (docs/decisions/wake-entries-start-the-sdk.md).
  */
 export class AgentDO extends AgentBase<Env> {
   /** Every part of this agent (tests inspect them as `instance.parts.<name>`). */
@@ -61,6 +59,11 @@ export class AgentDO extends AgentBase<Env> {
     this.parts = new AgentWiring(ctx, env, scheduler);
     this.seams = new Seams(env);
     this.seams.meter(ctx.storage);
+  }
+
+  /** The SDK's start (idempotent): what its wrapper of an `async` method awaits, awaited here whatever the declaration. */
+  private async sdkStarted(): Promise<void> {
+    if (!this.lifecycle.isStarted()) await this.lifecycle.start();
   }
 
   /** not_found while this object holds no agent (never created, or erased). The facade's one not-found check. */
@@ -103,18 +106,18 @@ export class AgentDO extends AgentBase<Env> {
 
   // ── Wakes: user turns and every other wake ─────────────────────────────────────────────────────
   /** A user turn: admission, per-agent turn limit, deterministic runKey, inbox. */
-  submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
-    return this.parts.wakes.submitTurn(turn);
+  async submitTurn(turn: TurnInput): Promise<Result<{ runKey: string; outcome: EnqueueOutcome["status"]; stream: ReadableStream<Uint8Array> | null }>> {
+    return this.sdkStarted().then(() => this.parts.wakes.submitTurn(turn));
   }
 
   /** Any other wake (inbound hooks, decision answers); duplicates of a known runKey are acknowledged and dropped. */
-  enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
-    return this.parts.wakes.enqueue(job);
+  async enqueueWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    return this.sdkStarted().then(() => this.parts.wakes.enqueue(job));
   }
 
   /** WAKE_QUEUE's consumer: as `enqueueWake`, the run drained in the same stretch, watched only if left open (./wakes/delivery.ts). */
-  deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
-    return this.parts.delivery.deliver(job);
+  async deliverWake(job: WakeJob): Promise<Result<EnqueueOutcome>> {
+    return this.sdkStarted().then(() => this.parts.delivery.deliver(job));
   }
 
   /** WAKE_QUEUE's dead-letter consumer: a wake that was never delivered ends as a failed_terminal run (`wake_dead_lettered`). */
@@ -315,39 +318,39 @@ export class AgentDO extends AgentBase<Env> {
 
   /** Every row of every SQLite table. */
   async debugDumpTables(): Promise<Result<{ tables: TableDump }>> {
-    return this.seams.refused() ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
+    return this.seams.refused("dumps") ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
   }
 
   /** One timer tick as if the clock read `nowMs`. */
   async tickTimers(nowMs: number): Promise<Result<TickOutcome>> {
-    return this.seams.refused() ?? { ok: true, ...(await this.parts.timers.runDue(nowMs)) };
+    return this.seams.refused("clocks") ?? { ok: true, ...(await this.parts.timers.runDue(nowMs)) };
   }
 
   /** Freezes the timers' clock at `nowMs` (null: real time, re-arm). */
   async setTimerClock(nowMs: number | null): Promise<boolean> {
-    if (this.seams.refused()) return false;
+    if (this.seams.refused("clocks")) return false;
     await this.parts.timers.setClock(nowMs);
     return true;
   }
 
   /** Plans the thread (if given) and works off due jobs as if the clock read `nowMs`. */
   async compactNow(threadId: string | null, nowMs?: number): Promise<Result<PumpOutcome>> {
-    return this.seams.refused() ?? { ok: true, ...(await this.parts.compactor.runNow(threadId, nowMs)) };
+    return this.seams.refused("clocks") ?? { ok: true, ...(await this.parts.compactor.runNow(threadId, nowMs)) };
   }
 
   /** Erases a destroyed agent now instead of after the soft-delete window. */
   async forceErasure(): Promise<Result<{ receipt: ErasureReceipt | null }>> {
-    return this.seams.refused() ?? this.parts.erasure.eraseIfDue(true);
+    return this.seams.refused("clocks") ?? this.parts.erasure.eraseIfDue(true);
   }
 
   /** One session expiry sweep as if the clock read `nowMs`. */
   async expireSessions(nowMs: number): Promise<Result<{ closed: number; more: boolean }>> {
-    return this.seams.refused() ?? { ok: true, ...(await this.parts.sessions.expireDue(nowMs)) };
+    return this.seams.refused("clocks") ?? { ok: true, ...(await this.parts.sessions.expireDue(nowMs)) };
   }
 
   /** One retention pass with the tenant's bounds, as if the clock read `nowMs`. */
   async pruneNow(nowMs: number): Promise<Result<AgentPruneOutcome>> {
-    return this.seams.refused() ?? { ok: true, ...this.parts.retention.prune(await this.parts.retention.currentPolicy(), nowMs) };
+    return this.seams.refused("clocks") ?? { ok: true, ...this.parts.retention.prune(await this.parts.retention.currentPolicy(), nowMs) };
   }
 
   /** Measurement loops run inside the DO (bench/). */
@@ -355,10 +358,6 @@ export class AgentDO extends AgentBase<Env> {
     const refused = this.seams.benchRefused();
     if (refused) return refused;
     const done = await runBenchOp(this.parts.db, this.parts.history, op, benchMemory(this.parts.memoryContext, this.parts.compaction), this.ctx.storage.sql);
-    // A bench op may write the forwarding cursor itself (an aged log is marked forwarded): the forwarder reads it again,
-    // and the seeded log's rows are hydrated from storage.
-    this.parts.forwarder.forget();
-    this.parts.events.recent.forget();
     return done;
   }
 }

@@ -8,10 +8,8 @@ import migrations from "../../../migrations/agent";
 import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { runHooks, type Hook } from "../shared/hooks";
 import { logFailure } from "../shared/background";
-import { ActivationSchedules } from "./activation-schedules";
-import { checkStatementSites } from "../shared/statements/statement-sites";
 import { AgentActivation } from "./activation";
-import { openDatabase, RowMeter } from "../shared/sqlite";
+import { openDatabase } from "../shared/sqlite";
 import { AgentRetention, EventForwarder, EventLog } from "./events";
 import { agentStub, tenantStub } from "../shared/stubs";
 import { ActionStore, tenantHttpTools, type ApprovalGate, type Sagas, type ToolRunner } from "./tools";
@@ -25,8 +23,7 @@ import { Drainer, Interrupts, Sessions, WakeAdmission, WakeDelivery, WakeInbox }
 import { TimerAlarm, Timers } from "./timers";
 import { deploymentMode } from "../../core/egress/deployment-mode";
 import type { AgentDb } from "./types";
-import { memoryCopy, verifyMemoryCopy } from "./rows";
-import { testSeamsEnabled } from "../../core/runtime/seams";
+import { seamOn } from "../../core/runtime/seams";
 import { TenantSnapshotCache } from "./runs";
 
 /**
@@ -37,8 +34,6 @@ import { TenantSnapshotCache } from "./runs";
  * "back-edge" where they occur. Activation and watchdog work are the named hooks at the end.
  */
 export class AgentWiring {
-  /** Rows read by SQLite while started (a test and bench seam: metered only with VIGIL_FAULTS=enabled). */
-  readonly rowMeter = new RowMeter();
   readonly db: AgentDb;
   readonly events: EventLog;
   /** Retention of the event log and finished compaction jobs (issue 12 §5). */
@@ -87,22 +82,15 @@ export class AgentWiring {
   readonly onStart: Hook[];
   readonly onWatchdog: Hook[];
 
-  /** The SDK's scheduler, with one listing shared by the activation's hooks (./activation-schedules.ts). */
-  private readonly scheduler: ActivationSchedules;
-
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    sdkScheduler: AgentScheduler,
+    private readonly scheduler: AgentScheduler,
   ) {
-    this.scheduler = new ActivationSchedules(sdkScheduler);
-    // Test deployments check every statement bound from the isolate's kept plans against a fresh build (session 11).
-    checkStatementSites(testSeamsEnabled(this.env));
-    verifyMemoryCopy(testSeamsEnabled(this.env));
     // Work interrupted by a restart or eviction resumes on the first activation afterwards (the onStart hooks, after migrations).
     this.watchdog = new Watchdog(this.scheduler);
-    const activate = () => runHooks(this.onStart).finally(() => this.scheduler.activated());
-    this.db = openDatabase(this.ctx, schema, migrations, activate, testSeamsEnabled(this.env) ? this.rowMeter : undefined);
+    const activate = () => runHooks(this.onStart);
+    this.db = openDatabase(this.ctx, schema, migrations, activate);
     this.events = new EventLog(this.db, () => this.agentId());
     this.retention = new AgentRetention({
       db: this.db,
@@ -115,7 +103,7 @@ export class AgentWiring {
       load: (agent) => this.tenant().agentSnapshot(agent),
       maxAgeMs: config.snapshot.maxAgeSeconds * 1_000,
     });
-    this.faults = new FaultSeam(testSeamsEnabled(this.env), (point) => new InjectedCrash(`injected crash at ${point}`));
+    this.faults = new FaultSeam(seamOn(this.env, "faults"), (point) => new InjectedCrash(`injected crash at ${point}`));
     this.forwarder = new EventForwarder({
       db: this.db,
       agentId: () => this.agentId(),
@@ -125,8 +113,6 @@ export class AgentWiring {
       // back-edge: the loop and the inbox are built below.
       holding: () => this.loop.busy || this.inbox.next() !== null,
       onSnapshotVersion: (version) => this.snapshot.noteVersion(version),
-      hydrate: (rows) => this.events.hydrate(rows),
-      appends: this.events.recent,
       cut: (point) => {
         if (!this.faults.consume(point)) return false;
         this.ctx.abort(`injected crash at ${point}`);
@@ -164,7 +150,11 @@ export class AgentWiring {
       tenantId: () => this.tenantId(),
       mode: deploymentMode(this.env.VIGIL_MODE),
       // The snapshot says whether the tenant exports at all, so an agent of a tenant without telemetry never asks.
-      target: async () => ((await this.tenantSnapshot()).telemetry ? this.tenant().telemetryTarget() : { ok: true, target: null }),
+      target: async () => {
+        const { telemetry, version } = await this.tenantSnapshot();
+        return { ...(telemetry ? await this.tenant().telemetryTarget() : { ok: true as const, target: null }), snapshotVersion: version };
+      },
+      snapshotVersion: () => this.snapshot.version(),
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
     this.spawner = new Spawner({
@@ -248,6 +238,7 @@ export class AgentWiring {
       tools: this.tools,
       model: agentModelGateway({ env: this.env, grants: () => this.tenant(), trace: this.runTrace }),
       fault: (point) => this.faults.hit(point),
+      atomically: (work) => this.db.transaction(() => work()),
       memoryContext: (threadId, runKey) => this.memoryContext.modelMessages(threadId, runKey, this.governor.modelVisibility()),
       afterRun: (threadId) => this.compactor.maybeCompact(threadId),
       httpTools: () => this.httpTools(),
@@ -353,15 +344,7 @@ export class AgentWiring {
 
   /** After an erasure: every in-memory copy of a row is dropped (an erased agent may be created again in this object). */
   private forgetRows(): void {
-    this.watchdog.forget();
-    this.profile.forget();
-    this.inbox.forget();
-    this.forwarder.discard();
-    this.events.recent.forget();
-    this.governor.forgetUsage();
     this.sessions.forget();
-    this.wakes.forget();
-    memoryCopy(this.db).forget();
   }
 
   private tenant() {

@@ -16,10 +16,21 @@ function tally(): Tally {
   return (holder[STORE] ??= new Map());
 }
 
+/**
+ * Tenants whose counts one isolate keeps at most: past it the tenant counted longest ago loses its untaken counts
+ * (a metric undercounts; memory stays bounded whatever names callers make up).
+ */
+export const MAX_COUNTED_TENANTS = 10_000;
+
 export function countDoCall(tenantId: string, object: CalledObject, method: string): void {
   const byTenant = tally();
   let counts = byTenant.get(tenantId);
-  if (!counts) byTenant.set(tenantId, (counts = new Map()));
+  if (counts) byTenant.delete(tenantId);
+  else {
+    counts = new Map();
+    if (byTenant.size >= MAX_COUNTED_TENANTS) byTenant.delete(byTenant.keys().next().value!);
+  }
+  byTenant.set(tenantId, counts);
   const key = `${object}\u0000${method}`;
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }

@@ -2,7 +2,6 @@ import { eq, sql } from "drizzle-orm";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeSlidingLog, type SlidingLogDecision, toSlidingLog } from "../../core/governance/sliding-log";
 import { counters } from "../../db/common-schema";
-import { leanSite, writeSite } from "./statements/statement-sites";
 
 type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 
@@ -10,22 +9,19 @@ type SyncDb = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
 export function counterStatements(db: SyncDb) {
   let built = statements.get(db);
   if (!built) {
-    built = { read: READ.bind(db), write: WRITE.bind(db) };
+    built = { read: READ(db), write: WRITE(db) };
     statements.set(db, built);
   }
   return built;
 }
-// The same SQL on the agent's and the tenant's database (one shared table definition): built once per isolate (session 11).
-const READ = leanSite("counters.read", (db: SyncDb) => db.select({ state: counters.state }).from(counters).where(eq(counters.key, sql.placeholder("key"))).prepare());
-// A lean write (session 12): drizzle's prepared `run` classified every parameter with `is()` on every call; the json
-// column's encoder (JSON.stringify) is bound once with the placeholder, so the stored text is the same.
-const WRITE = writeSite("counters.write", (db: SyncDb) =>
+// The same SQL on the agent's and the tenant's database (one shared table definition).
+const READ = (db: SyncDb) => db.select({ state: counters.state }).from(counters).where(eq(counters.key, sql.placeholder("key"))).prepare();
+const WRITE = (db: SyncDb) =>
   db
     .insert(counters)
     .values({ key: sql.placeholder("key"), state: sql.placeholder("state") })
     .onConflictDoUpdate({ target: counters.key, set: { state: sql`excluded.${sql.identifier(counters.state.name)}` } })
-    .prepare(),
-);
+    .prepare();
 const statements = new WeakMap<SyncDb, { read: { get(values: { key: string }): { state: Record<string, unknown> } | undefined }; write: { run(values: { key: string; state: unknown }): unknown } }>();
 
 /**

@@ -16,19 +16,21 @@ export interface PruneStep {
  * cap) or older than `cutoffIso`. Only a contiguous prefix goes, so every seq up to the recorded mark is gone and
  * nothing above it is (what `cursor_expired` relies on). Reads at most `batch` rows.
  */
-export function pruneLogPrefix(db: Db, log: { table: string; seq: string; createdAt: string; mark: string }, cutoffIso: string, floorSeq: number, batch: number): PruneStep {
+export function pruneLogPrefix(db: Db, log: { table: string; seq: string; last?: string; createdAt: string; mark: string }, cutoffIso: string, floorSeq: number, batch: number): PruneStep {
   const t = sql.identifier(log.table);
   const seq = sql.identifier(log.seq);
+  // A row may hold several seqs, `seq` through `last`: it goes once its last one is due, and the mark is that one.
+  const last = sql.identifier(log.last ?? log.seq);
   const created = sql.identifier(log.createdAt);
-  const head = db.all<{ seq: number; createdAt: string }>(sql`SELECT ${seq} AS seq, ${created} AS createdAt FROM ${t} ORDER BY ${seq} LIMIT ${batch}`);
-  let through = 0;
+  const head = db.all<{ seq: number; last: number; createdAt: string }>(sql`SELECT ${seq} AS seq, ${last} AS last, ${created} AS createdAt FROM ${t} ORDER BY ${seq} LIMIT ${batch}`);
+  let through: { seq: number; last: number } | null = null;
   for (const row of head) {
-    if (row.seq > floorSeq && row.createdAt >= cutoffIso) break;
-    through = row.seq;
+    if (row.last > floorSeq && row.createdAt >= cutoffIso) break;
+    through = row;
   }
-  if (through === 0) return { deleted: 0, full: false };
-  const deleted = db.all<{ n: number }>(sql`DELETE FROM ${t} WHERE ${seq} <= ${through} RETURNING 1 AS n`).length;
-  writeMark(db, log.mark, Math.max(readMark(db, log.mark), through));
+  if (through === null) return { deleted: 0, full: false };
+  const deleted = db.all<{ n: number }>(sql`DELETE FROM ${t} WHERE ${seq} <= ${through.seq} RETURNING 1 AS n`).length;
+  writeMark(db, log.mark, Math.max(readMark(db, log.mark), through.last));
   return { deleted, full: deleted === batch };
 }
 

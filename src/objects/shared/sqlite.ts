@@ -1,31 +1,9 @@
 import { drizzle, type DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
+import type { SQL } from "drizzle-orm";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { migrate } from "drizzle-orm/durable-sqlite/migrator";
 
 export type Migrations = Parameters<typeof migrate>[1];
-
-/**
- * Counts the rows SQLite reads for the statements run while it is started (a test and bench seam: "counted,
- * not guessed"). A cursor's `rowsRead` grows while it is consumed, so cursors are summed when the count is read.
- */
-export class RowMeter {
-  private cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] | null = null;
-
-  start(): void {
-    this.cursors = [];
-  }
-
-  /** Rows read since `start()`; stops counting. */
-  stop(): number {
-    const total = (this.cursors ?? []).reduce((sum, cursor) => sum + cursor.rowsRead, 0);
-    this.cursors = null;
-    return total;
-  }
-
-  track<T extends Record<string, SqlStorageValue>>(cursor: SqlStorageCursor<T>): SqlStorageCursor<T> {
-    this.cursors?.push(cursor as unknown as SqlStorageCursor<Record<string, SqlStorageValue>>);
-    return cursor;
-  }
-}
 
 /** Opens a DO's SQLite through drizzle and applies the checked-in migrations before any request runs. */
 export function openDatabase<TSchema extends Record<string, unknown>>(
@@ -33,16 +11,9 @@ export function openDatabase<TSchema extends Record<string, unknown>>(
   schema: TSchema,
   migrations: Migrations,
   afterMigrate: () => void | Promise<void> = () => undefined,
-  meter?: RowMeter,
 ): DrizzleSqliteDODatabase<TSchema> {
-  // drizzle uses only `sql.exec` and `transactionSync` of the storage it is given.
-  const client = meter
-    ? ({
-        sql: { exec: (query: string, ...params: unknown[]) => meter.track(ctx.storage.sql.exec(query, ...params)) },
-        transactionSync: <T>(fn: () => T): T => ctx.storage.transactionSync(fn),
-      } as unknown as DurableObjectStorage)
-    : ctx.storage;
-  const db = drizzle(client, { schema });
+  // The object's own storage, unwrapped: tests that count statements meter `ctx.storage.sql` themselves.
+  const db = drizzle(ctx.storage, { schema });
   void ctx.blockConcurrencyWhile(async () => {
     if (migrationsPending(migratedThrough(ctx.storage), migrations)) {
       if (migrationsPending(lastAppliedMigration(ctx.storage), migrations)) await migrate(db, migrations);
@@ -93,3 +64,21 @@ export function migrationsPending(lastApplied: number | null, migrations: Migrat
 }
 
 export const nowIso = (): string => new Date().toISOString();
+
+/** A drizzle SQLite database of any schema (an agent's or a tenant's). */
+export type SqlDatabase = BaseSQLiteDatabase<"sync", unknown, Record<string, unknown>>;
+
+/** Named values of a hand-written statement. */
+export type SqlValues = Record<string, unknown>;
+
+/**
+ * A hand-written statement (a CTE, an upsert with a guard, a compound select) as a function of its values, run through
+ * drizzle's public `all` / `get` / `run`: rows come back as SQLite returns them (column aliases as keys, nothing decoded).
+ */
+export function handWritten<TRow>(build: (values: SqlValues) => SQL) {
+  return (db: SqlDatabase) => ({
+    all: (values: SqlValues = {}): TRow[] => db.all<TRow>(build(values)),
+    get: (values: SqlValues = {}): TRow | undefined => db.get<TRow | undefined>(build(values)),
+    run: (values: SqlValues = {}): void => void db.run(build(values)),
+  });
+}

@@ -1,10 +1,14 @@
-import { statementsRun, uncounted } from "./seams/statement-meter";
+import { billedRows, statementsRun, uncounted, type BilledRows } from "./seams/statement-meter";
 
 /** What one Durable Object stores: its SQLite file size and the rows per table (bench seams only). */
 export interface StorageFootprint {
   /** SQL statements the object has run since it started (./statement-meter.ts), not counting these reads; null when unmetered. */
   statements: number | null;
+  /** Rows read and written as billed (cursor `rowsRead` / `rowsWritten`) since the object started, per table; null when unmetered. */
+  billed: BilledRows | null;
   bytes: number;
+  /** Virtual tables (FTS5): their `rows` re-read the content table; what they store is in their shadow tables. */
+  virtual: string[];
   rows: Record<string, number>;
   /**
    * Payload bytes per table: the sum of its columns' lengths, plus the key columns of each of its indexes
@@ -24,10 +28,10 @@ const lengthOf = (column: string) => `coalesce(length(${quote(column)}), 0)`;
  * DO SQLite allows neither `dbstat` nor `PRAGMA page_count`, hence payloads rather than pages per table.
  */
 export function storageFootprint(sql: SqlStorage): StorageFootprint {
-  return { statements: statementsRun(sql), ...uncounted(sql, () => tablesOf(sql)) };
+  return { statements: statementsRun(sql), billed: billedRows(sql), ...uncounted(sql, () => tablesOf(sql)) };
 }
 
-function tablesOf(sql: SqlStorage): Omit<StorageFootprint, "statements"> {
+function tablesOf(sql: SqlStorage): Omit<StorageFootprint, "statements" | "billed"> {
   const tables = sql
     .exec<{ name: string; virtual: number; withoutRowid: number }>(
       "SELECT name, sql LIKE 'CREATE VIRTUAL TABLE%' AS virtual, sql LIKE '%WITHOUT ROWID%' AS withoutRowid FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY name",
@@ -35,9 +39,13 @@ function tablesOf(sql: SqlStorage): Omit<StorageFootprint, "statements"> {
     .toArray();
   const rows: Record<string, number> = {};
   const payload: Record<string, number> = {};
+  const virtualTables: string[] = [];
   for (const { name, virtual, withoutRowid } of tables) {
     rows[name] = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${quote(name)}`).one().n;
-    if (virtual) continue;
+    if (virtual) {
+      virtualTables.push(name);
+      continue;
+    }
     try {
       const info = sql.exec<{ name: string; pk: number }>("SELECT name, pk FROM pragma_table_info(?)", name).toArray();
       const columns = info.map((c) => lengthOf(c.name));
@@ -56,5 +64,5 @@ function tablesOf(sql: SqlStorage): Omit<StorageFootprint, "statements"> {
       // A table whose columns cannot be listed here: rows only.
     }
   }
-  return { bytes: sql.databaseSize, rows, payload };
+  return { bytes: sql.databaseSize, virtual: virtualTables, rows, payload };
 }

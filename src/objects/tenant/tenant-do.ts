@@ -4,7 +4,7 @@ import type { ToolResultEnvelope } from "../../core/tools/tool-envelopes";
 import type { Env } from "../../env";
 import type { Result } from "../../core/runtime/result";
 import { configureLogging } from "../../log";
-import type { Agent } from "../../schema/agents/agents";
+import type { Agent, AgentFilters } from "../../schema/agents/agents";
 import type { ApiKeyInfo, Tenant } from "../../schema/admin/auth";
 import type { BrakeView, EngageBrakeBody } from "../../schema/admin/brakes";
 import type { Page } from "../../schema/common";
@@ -23,7 +23,7 @@ import type { AgentSnapshot, DelegationContext, DoCallCount, RunGovernance, RunR
 import { runHooks } from "../shared/hooks";
 import { cursorPage, numberKeyCursor, textKeyCursor } from "../shared/paging";
 import { dumpTables, Seams, type TableDump } from "../shared/seams";
-import type { AuthOutcome, IdempotencyBegin } from "./access";
+import { REGISTERED_NOTE, type AuthOutcome, type IdempotencyBegin, type RegisteredTenant } from "./access";
 import { runAlertnessBenchOp, type AlertnessBenchAnswer, type AlertnessBenchOp, type EventIngest, type TriggerAdmission, type TriggerOutcome, type SourceCreation, type SourceIngest } from "./alertness";
 import type { AttemptReport, OutboundDeliveries, PreparedAttempt, EndpointCreation } from "./channels";
 import type { BrakeDecisionOutcome, DecisionRecord, QuestionRequest, ResolveBody, ResolveOutcome, DecisionListQuery, ApprovalAnswer, ApprovalRequest, ApprovalState } from "./decisions";
@@ -62,8 +62,11 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Access: the tenant record, API keys, request budgets, idempotency ──────────────────────────
+  /** Called after the registry recorded the tenant: the note spares this object from joining it again. */
   initTenant(id: string, name: string, timeZone: string): Result<{ tenant: Tenant; apiKey: string }> {
-    return this.parts.access.initTenant(id, name, timeZone);
+    const created = this.parts.access.initTenant(id, name, timeZone);
+    if (created.ok) this.ctx.storage.kv.put(REGISTERED_NOTE, true);
+    return created;
   }
   getTenant(): Tenant | null {
     return this.parts.tenant();
@@ -92,14 +95,28 @@ export class TenantDO extends DurableObject<Env> {
     this.parts.idempotency.abort(scope, key);
   }
 
+  // ── Platform tenant registry (only the TENANT_REGISTRY_OBJECT instance holds entries) ───────────
+  registryRecord(tenant: RegisteredTenant): void {
+    this.parts.registry.record(tenant);
+  }
+  registryRemove(tenantId: string): boolean {
+    return this.parts.registry.remove(tenantId);
+  }
+  registryHas(tenantId: string): boolean {
+    return this.parts.registry.has(tenantId);
+  }
+  registryList(limit: number, after?: string): { data: RegisteredTenant[]; next: string | null } {
+    return this.parts.registry.list(limit, after);
+  }
+
   // ── Directory: the tenant's agents ─────────────────────────────────────────────────────────────
   /** The AgentDO reports every change of its record (directory snapshot + agentChangedNotification); the answer is its tenant snapshot, held from creation on (issue 12 §7). */
   async upsertAgentDirectory(agent: Agent, parentId: string | null = null): Promise<AgentSnapshot> {
     await this.parts.agentActivity.changed(agent, parentId);
     return this.parts.snapshots.for({ agentId: agent.id, kind: agent.kind });
   }
-  listAgents(query: PageQuery & { includeChildren: boolean }): Result<Page<Agent>> {
-    return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren));
+  listAgents(query: PageQuery & { includeChildren: boolean; filters?: AgentFilters }): Result<Page<Agent>> {
+    return cursorPage(query.cursor, textKeyCursor, (after) => this.parts.directory.list(query.limit, after, query.includeChildren, query.filters));
   }
   hasAgent(agentId: string): boolean {
     return this.parts.directory.has(agentId);
@@ -364,21 +381,25 @@ export class TenantDO extends DurableObject<Env> {
   }
 
   // ── Test and bench seams (refused unless VIGIL_FAULTS / VIGIL_BENCH=enabled) ───────────────────
+  /** Arms a fault point (./channels/run-reports.ts `RunReportFault`) to throw the next `times` times. */
+  armFault(point: string, times = 1): boolean {
+    return this.parts.faults.arm(point, times);
+  }
   /** This tenant's decision tick length in ms (null: config default). */
   setDecisionTickMs(ms: number | null): boolean {
-    return this.seams.run(() => this.parts.approvals.setTickMs(ms));
+    return this.seams.run("clocks", () => this.parts.approvals.setTickMs(ms));
   }
   /** Every row of every SQLite table. */
   async debugDumpTables(): Promise<Result<{ tables: TableDump }>> {
-    return this.seams.refused() ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
+    return this.seams.refused("dumps") ?? { ok: true, tables: await dumpTables(this.ctx.storage) };
   }
   /** API key lookups this object has served since it started. */
   keyLookups(): number | null {
-    return this.seams.enabled ? this.parts.clientAuth.lookups : null;
+    return this.seams.on("dumps") ? this.parts.clientAuth.lookups : null;
   }
   /** One retention pass as if the clock read `nowMs`. */
   pruneNow(nowMs: number): Result<TenantPruneOutcome> {
-    return this.seams.refused() ?? { ok: true, ...this.parts.pruneRetention(nowMs) };
+    return this.seams.refused("clocks") ?? { ok: true, ...this.parts.pruneRetention(nowMs) };
   }
   /** Bulk subscriptions, dry-run matching, counts (bench/alertness.mjs). */
   benchAlertness(op: AlertnessBenchOp): Result<{ answer: AlertnessBenchAnswer }> {

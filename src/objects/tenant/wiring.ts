@@ -6,19 +6,20 @@ import type { Env } from "../../env";
 import type { Tenant } from "../../schema/admin/auth";
 import migrations from "../../../migrations/tenant";
 import type { Hook } from "../shared/hooks";
-import { testSeamsEnabled } from "../../core/runtime/seams";
+import { seamOn } from "../../core/runtime/seams";
+import { FaultSeam, InjectedCrash } from "../shared/seams";
 import { openDatabase } from "../shared/sqlite";
 import { TenantRetention, type TenantPruneOutcome } from "./retention";
 import { cursorExpired, expiredCursor, type RetentionPolicy } from "../../core/memory/retention";
 import { failure, type Result } from "../../core/runtime/result";
-import { TenantAccess, ClientAuth, IdempotencyStore, ApiKeys, readTenant } from "./access";
+import { TenantAccess, ClientAuth, IdempotencyStore, ApiKeys, readTenant, TenantRegistry, joinRegistryOnce, TENANT_REGISTRY_OBJECT } from "./access";
 import { Alertness, Dispatcher, InboundEvents, NotificationLog, SubscriptionStore, ExternalTriggers, WebhookSources } from "./alertness";
 import { OutboundChannels, EventFeed, TenantMetrics, OutboundDeliveries, RunReports, TenantEventLog, WebhookEndpoints } from "./channels";
 import { Approvals, BrakeDecisions, Decisions, DecisionDesk, DecisionResolution } from "./decisions";
 import { AgentActivity, AgentDirectory, TenantErasures } from "./directory";
 import { writeAudit, TenantBrakes, Governance, AgentSnapshots, type SnapshotAudience, SnapshotChanges, runGovernanceFor } from "./governance";
 import type { RunGovernance } from "../../schema/contracts";
-import { agentStub } from "../shared/stubs";
+import { agentStub, tenantStub } from "../shared/stubs";
 import { Journal } from "./journal";
 import { McpCalls, McpServers, ToolCatalog, ToolExecutor, TenantTools } from "./tools";
 import type { Audit, TenantDb } from "./types";
@@ -31,11 +32,15 @@ import type { Audit, TenantDb } from "./types";
  */
 export class TenantWiring {
   readonly db: TenantDb;
+  /** Test fault points (armed only with VIGIL_FAULTS): a run report's application. */
+  readonly faults: FaultSeam;
   readonly keys: ApiKeys;
   readonly directory: AgentDirectory;
   readonly idempotency: IdempotencyStore;
   readonly clientAuth: ClientAuth;
   readonly access: TenantAccess;
+  /** The platform's tenant registry: used only in the registry object (TENANT_REGISTRY_OBJECT). */
+  readonly registry: TenantRegistry;
   readonly approvals: Approvals;
   readonly decisions: Decisions;
   readonly notifications: NotificationLog;
@@ -84,7 +89,8 @@ export class TenantWiring {
     env: Env,
   ) {
     const mode = deploymentMode(env.VIGIL_MODE);
-    const faults = testSeamsEnabled(env);
+    const faults = seamOn(env, "faults");
+    this.faults = new FaultSeam(faults, (point) => new InjectedCrash(`injected crash at ${point}`));
     const retryLater = (delayMs: number) => this.armAlarmAt(Date.now() + delayMs);
     const dispatch = () => this.dispatcher.dispatchPending();
     this.db = openDatabase(ctx, schema, migrations);
@@ -95,6 +101,8 @@ export class TenantWiring {
     this.idempotency = new IdempotencyStore(this.db);
     this.clientAuth = new ClientAuth(this.keys, () => this.tenant() !== null);
     this.access = new TenantAccess({ db: this.db, keys: this.keys, audit: this.audit });
+    this.registry = new TenantRegistry(ctx.storage.kv);
+    joinRegistryOnce(ctx, () => this.tenant(), (entry) => tenantStub(env, TENANT_REGISTRY_OBJECT).registryRecord(entry));
     // Approvals: trust, tool approvals, decision ticks. back-edge: reads the policy and HTTP tools lazily.
     this.approvals = new Approvals({
       db: this.db,
@@ -155,7 +163,7 @@ export class TenantWiring {
     this.triggers = new ExternalTriggers(this.db, env, () => this.tenant()!.id);
     this.webhookSources = new WebhookSources(this.db, this.notifications, env, () => this.tenant()!.id);
     /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
-    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version(), recordedThrough: (agentId) => this.runReports.recordedThrough(agentId) });
+    this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version() });
     this.alertness = new Alertness({ subscriptions: this.subscriptions, inboundEvents: this.inboundEvents, triggers: this.triggers, webhookSources: this.webhookSources, audit: this.audit, dispatch });
     /** Brakes / kill switches and the keep-or-release decisions they may open. */
     this.brakeDecisions = new BrakeDecisions(this.db);
@@ -191,7 +199,7 @@ export class TenantWiring {
       endpoints: this.webhookEndpoints,
       queue: env.OUTBOUND_QUEUE,
       tenantId: () => this.tenant()?.id ?? "",
-      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, faults),
+      schedule: retryScheduleFrom(config.outboundWebhooks, env.VIGIL_OUTBOUND_RETRY, seamOn(env, "settings")),
       retryLater,
       audit: this.audit,
     });
@@ -213,6 +221,7 @@ export class TenantWiring {
       // addressed by it), so the row is read once per object lifetime instead of once per report.
       tenantId: () => (this.reportTenantId ??= this.tenant()?.id) ?? "",
       nothingToDispatch: () => this.dispatcher.nothingToDispatch(),
+      fault: (point) => this.faults.hit(point),
     });
     this.decisionResolution = new DecisionResolution({
       env,
@@ -235,9 +244,7 @@ export class TenantWiring {
       forgetRows: () => {
         this.webhookEndpoints.forgetCached();
         this.snapshots.forget();
-        this.runReports.forget();
       },
-      forgetAgentRows: (agentId) => this.runReports.forget(agentId),
     });
     this.onAlarm = [
       // Subscription dispatch after a failed queue send (armed by the dispatcher).

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../http/api-error";
-import { forgetErasedTenant, isOperator, tenantStub } from "../../http/auth";
+import { forgetErasedTenant, requireOperator, tenantStub } from "../../http/auth";
 import { createRouter } from "../../http/app";
 import { fail } from "../../http/api-error";
 import { idempotent, requestKeyedId } from "../../http/idempotency";
@@ -9,19 +9,16 @@ import { randomId } from "../../ids";
 import { CreateTenantBody, CreateTenantResponse } from "../../schema/admin/auth";
 import { IdempotencyHeader, json, jsonBody, problems } from "../openapi-helpers";
 import { OPERATOR_AUDIT_OBJECT } from "../../objects/tenant/directory";
+import { TENANT_REGISTRY_OBJECT } from "../../objects/tenant/access";
+import { rememberTenant } from "../../http/tenant-gate";
+import { page, PaginationQuery } from "../../schema/common";
 
 const OPERATOR_SCOPE = "operator";
 
 export const tenantRoutes = createRouter();
 
-tenantRoutes.use("/v1/tenants", async (c, next) => {
-  if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
-  await next();
-});
-tenantRoutes.use("/v1/tenants/*", async (c, next) => {
-  if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
-  await next();
-});
+tenantRoutes.use("/v1/tenants", requireOperator());
+tenantRoutes.use("/v1/tenants/*", requireOperator());
 tenantRoutes.post("/v1/tenants", idempotent({ storeIn: () => OPERATOR_SCOPE, sealed: true }));
 
 tenantRoutes.openapi(
@@ -40,9 +37,15 @@ tenantRoutes.openapi(
     const keyedId = requestKeyedId(c, OPERATOR_SCOPE, "t", body, 16);
     const tenantId = keyedId ?? randomId("t", 16);
     if (keyedId && (await tenantStub(c.env, OPERATOR_AUDIT_OBJECT).findAudit("tenant.erased", keyedId))) fail(lostSecret(`tenant ${keyedId} (erased since)`, "nothing is left to undo"));
+    // The registry first: a tenant object never holds a tenant the registry lacks (a registered id whose create then
+    // failed only makes the Worker ask that object, which answers "unknown").
+    const registry = tenantStub(c.env, TENANT_REGISTRY_OBJECT);
+    await registry.registryRecord({ id: tenantId, name: body.name, createdAt: new Date().toISOString() });
     const result = await tenantStub(c.env, tenantId).initTenant(tenantId, body.name, body.timeZone);
     if (!result.ok && keyedId && result.code === "conflict") fail(lostSecret(`tenant ${keyedId}`, `erase it (DELETE /v1/tenants/${keyedId}) if it is unused`));
     if (!result.ok) fail(result);
+    await registry.registryRecord({ id: tenantId, name: result.tenant.name, createdAt: result.tenant.createdAt });
+    rememberTenant(c.env, tenantId);
     return c.json({ tenant: result.tenant, apiKey: result.apiKey }, 201);
   },
 );
@@ -70,6 +73,7 @@ tenantRoutes.openapi(
     if (!TENANT_ID.test(id)) throw new ApiError("not_found", "tenant not found");
     const result = await tenantStub(c.env, id).eraseTenant("operator");
     if (!result.ok) fail(result);
+    await tenantStub(c.env, TENANT_REGISTRY_OBJECT).registryRemove(id);
     forgetErasedTenant(id);
     return c.json(result.erasure, 200);
   },
@@ -89,5 +93,47 @@ tenantRoutes.openapi(
     const entry = TENANT_ID.test(id) ? await tenantStub(c.env, OPERATOR_AUDIT_OBJECT).findAudit("tenant.erased", id) : null;
     if (!entry) throw new ApiError("not_found", "no erasure recorded for this tenant");
     return c.json({ tenantId: id, erasedAt: entry.at, actor: entry.actor, detail: entry.detail }, 200);
+  },
+);
+
+const RegisteredTenant = z
+  .object({ id: z.string(), name: z.string(), createdAt: z.string() })
+  .openapi("RegisteredTenant", { description: "A tenant as the platform registry holds it" });
+
+tenantRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/tenants",
+    summary: "List the platform's tenants (operator), by id, from the tenant registry",
+    request: { query: PaginationQuery },
+    responses: { 200: json(page(RegisteredTenant), "One page of tenants"), 400: problems[400], 401: problems[401] },
+    security: [{ operator: [] }],
+  }),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    if (cursor !== undefined && !TENANT_ID.test(cursor)) throw new ApiError("validation_failed", "cursor: not a cursor of this list", { fields: [{ path: "cursor", message: "invalid" }] });
+    const listed = await tenantStub(c.env, TENANT_REGISTRY_OBJECT).registryList(limit, cursor);
+    return c.json({ data: listed.data, nextCursor: listed.next }, 200);
+  },
+);
+
+tenantRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/v1/tenants/{id}/registration",
+    summary: "Record an existing tenant in the platform registry (operator; for tenants created before the registry)",
+    description: "Asks the tenant's own object whether it holds the tenant; a tenant that starts for any reason also joins by itself.",
+    request: { params: TenantIdParam },
+    responses: { 200: json(RegisteredTenant, "The tenant is registered"), 401: problems[401], 404: problems[404] },
+    security: [{ operator: [] }],
+  }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const tenant = TENANT_ID.test(id) ? await tenantStub(c.env, id).getTenant() : null;
+    if (!tenant) throw new ApiError("not_found", "tenant not found");
+    const entry = { id: tenant.id, name: tenant.name, createdAt: tenant.createdAt };
+    await tenantStub(c.env, TENANT_REGISTRY_OBJECT).registryRecord(entry);
+    rememberTenant(c.env, tenant.id);
+    return c.json(entry, 200);
   },
 );

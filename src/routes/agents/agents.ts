@@ -64,7 +64,7 @@ agentRoutes.openapi(
 
 listRoute(agentRoutes, {
   path: "/v1/agents",
-  summary: "List agents (children only with ?include=children)",
+  summary: "List agents (children only with ?include=children), filtered by lifecycle, mode, kind and text",
   query: PaginationQuery.merge(ListAgentsQuery),
   item: Agent,
   pageDescription: "A page of agents",
@@ -72,7 +72,8 @@ listRoute(agentRoutes, {
   read: (c, { query }) => {
     const principal = c.get("principal");
     requireScope(principal, "agents:read");
-    return tenantStub(c.env, principal.tenantId).listAgents({ limit: query.limit, cursor: query.cursor, includeChildren: query.include === "children" });
+    const { limit, cursor, include, lifecycle, mode, kind, q } = query;
+    return tenantStub(c.env, principal.tenantId).listAgents({ limit, cursor, includeChildren: include === "children", filters: { lifecycle, mode, kind, q } });
   },
   // A widget token sees only the agents it names.
   view: (agents, c) => {

@@ -1,8 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError, fail } from "../../http/api-error";
 import { requireScope, tenantStub, widgetNamespace } from "../../http/auth";
 import { createRouter } from "../../http/app";
-import { actorOf } from "../../http/context";
+import { resolveDecisionAs } from "./decision-resolution";
 import { IsoTimestamp, PaginationQuery, ResourceId } from "../../schema/common";
 import { listRoute } from "../list-route";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
@@ -20,7 +19,7 @@ const Decision = z
     status: z.enum(["pending", "resolved", "suspended", "cancelled"]),
     payload: z.record(z.string(), z.unknown()).openapi({
       description:
-        "ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId}",
+        "ask_user: {kind, question, options, recommendedOptionId, allowFreeText}; tool_approval: {kind, toolName, riskLevel, argsPreview, argsFields [{key, label, value}], severity, confidence, blastRadius, affectsMultipleWorkstreams, recommendation, escalation, controlMode, timeoutPolicy, tickMs, dueByTick, dueAtMs, extensionsUsed, timedOut, threadId}",
     }),
     resolution: z.record(z.string(), z.unknown()).nullable(),
     createdAt: IsoTimestamp,
@@ -79,17 +78,7 @@ decisionRoutes.openapi(
     security,
   }),
   async (c) => {
-    const principal = c.get("principal");
-    requireScope(principal, "agents:write");
-    const { id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    // A standing approval outlives the conversation that granted it: only an API key may grant one.
-    if (body.alwaysApprove && principal.kind === "jwt") throw new ApiError("forbidden", "alwaysApprove needs an API key; widget tokens approve one call at a time");
-    const result = await tenantStub(c.env, principal.tenantId).resolveDecision(actorOf(principal), id, body, principal.kind === "jwt" ? principal.agents : undefined, widgetNamespace(principal));
-    if (!result.ok) {
-      if (result.code === "validation_failed") throw new ApiError("validation_failed", result.message, { fields: [{ path: result.field, message: result.message }] });
-      fail(result);
-    }
-    return c.json(result.decision as z.infer<typeof Decision>, 200);
+    const decision = await resolveDecisionAs(c.env, c.get("principal"), c.req.valid("param").id, c.req.valid("json"));
+    return c.json(decision as z.infer<typeof Decision>, 200);
   },
 );

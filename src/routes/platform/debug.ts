@@ -1,20 +1,20 @@
 import { Hono } from "hono";
-import { testSeamsEnabled } from "../../core/runtime/seams";
+import { seamOn } from "../../core/runtime/seams";
 import { ApiError, fail } from "../../http/api-error";
 import { agentStub, isOperator, tenantStub } from "../../http/auth";
 import type { AppEnv } from "../../http/context";
 import { ResourceId } from "../../schema/common";
 
 /**
- * `/__debug/*` exists only when VIGIL_FAULTS=enabled (tests), for the operator token only; not part
+ * `/__debug/*` exists only with the `dumps` test seam, for the operator token only; not part
  * of the public API. It dumps every SQLite row of a tenant's or an agent's Durable Object, so a test
  * can prove a secret is stored nowhere in plaintext.
  */
 export const debugRoutes = new Hono<AppEnv>();
 
 debugRoutes.use("/__debug/*", async (c, next) => {
-  if (!testSeamsEnabled(c.env)) throw new ApiError("not_found", "no such route");
-  if (!isOperator(c.env, c.req.header("authorization"))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
+  if (!seamOn(c.env, "dumps")) throw new ApiError("not_found", "no such route");
+  if (!(await isOperator(c.env, c.req.header("authorization")))) throw new ApiError("unauthorized", "this endpoint needs the operator token");
   await next();
 });
 

@@ -5,7 +5,7 @@ import { createRouter } from "../../http/app";
 import { parseEventCursor } from "../../core/runtime/sse";
 import { problems, security } from "../openapi-helpers";
 import { guardStream } from "../../http/stream-guard";
-import { sseResponse } from "./sse";
+import { asMessageEvents, sseResponse, StreamFormat } from "./sse";
 
 /** GET /v1/events/stream: the tenant-wide event log as SSE (SPEC §8). */
 export const eventStreamRoutes = createRouter();
@@ -20,7 +20,7 @@ eventStreamRoutes.openapi(
       "Agents forward run.*, message.appended, tool.*, decision.*, lifecycle.changed, state.changed and report.published; `text.delta` stays on the agent stream. " +
       "API keys only (a widget token gets 403: it follows its own conversation on /v1/agents/{id}/events). `agentId` narrows the stream to one agent.",
     request: {
-      query: z.object({ after: z.string().optional(), agentId: z.string().max(64).optional(), access_token: z.string().optional() }),
+      query: z.object({ ...StreamFormat, after: z.string().optional(), agentId: z.string().max(64).optional(), access_token: z.string().optional() }),
       headers: z.object({ "last-event-id": z.string().optional() }),
     },
     responses: {
@@ -45,6 +45,7 @@ eventStreamRoutes.openapi(
     const result = await tenantStub(c.env, principal.tenantId).openTenantEvents(after, agentIds);
     if (!result.ok) fail(result);
     // The stream ends (final `stream.closed` event) when its key is revoked or its widget token expires.
-    return sseResponse(guardStream(result.stream, streamGuardFor(c.env, principal))) as never;
+    const guarded = guardStream(result.stream, streamGuardFor(c.env, principal));
+    return sseResponse(c.req.valid("query").format === "message" ? asMessageEvents(guarded) : guarded) as never;
   },
 );

@@ -6,7 +6,7 @@ import { parseEventCursor } from "../../core/runtime/sse";
 import { AgentIdParam } from "../../schema/common";
 import { problems, security } from "../openapi-helpers";
 import { guardStream } from "../../http/stream-guard";
-import { sseResponse } from "./sse";
+import { asMessageEvents, sseResponse, StreamFormat } from "./sse";
 
 export const eventRoutes = createRouter();
 
@@ -17,7 +17,7 @@ eventRoutes.openapi(
     summary: "The agent's event log as SSE: replay after Last-Event-ID (or ?after=), then live; a widget token sees only its own sessions' runs",
     request: {
       params: AgentIdParam,
-      query: z.object({ after: z.string().optional(), access_token: z.string().optional() }),
+      query: z.object({ ...StreamFormat, after: z.string().optional(), access_token: z.string().optional() }),
       headers: z.object({ "last-event-id": z.string().optional() }),
     },
     responses: {
@@ -38,6 +38,7 @@ eventRoutes.openapi(
     const result = await agentFor(principal, c.env, id, "agents:read").openEvents(after, widgetNamespace(principal));
     if (!result.ok) fail(result);
     // The stream ends (final `stream.closed` event) when its key is revoked or its widget token expires.
-    return sseResponse(guardStream(result.stream, streamGuardFor(c.env, principal))) as never;
+    const guarded = guardStream(result.stream, streamGuardFor(c.env, principal));
+    return sseResponse(c.req.valid("query").format === "message" ? asMessageEvents(guarded) : guarded) as never;
   },
 );

@@ -6,6 +6,7 @@ import { ApiError, fail } from "../../http/api-error";
 import { agentStub, tenantStub } from "../../http/auth";
 import { createRouter } from "../../http/app";
 import { readRawBody } from "../../http/raw-body";
+import { credentialFingerprint, recentlyRefused, refuse, tenantExists } from "../../http/tenant-gate";
 import { tenantIdOfSourceId } from "../../objects/tenant/alertness";
 import { Problem } from "../../schema/common";
 import { DeliveryAccepted, HookSourceIdParam, TriggerIdParam, TriggerTokenQuery, WebhookAccepted } from "../../schema/agents/webhooks";
@@ -37,12 +38,17 @@ hookRoutes.openapi(
     const { triggerId } = c.req.valid("param");
     const token = c.req.valid("query").token ?? c.req.header("x-vigil-trigger-token");
     const tenantId = tenantIdOfTriggerId(triggerId);
-    if (!tenantId || !token) throw new ApiError("unauthorized", "the trigger URL is not valid or was revoked");
+    const headers = c.req.raw.headers;
+    const badTrigger = () => new ApiError("unauthorized", "the trigger URL is not valid or was revoked");
+    if (!tenantId || !token) return refuse(c.env, headers, badTrigger());
+    const fingerprint = credentialFingerprint(`${triggerId}|${token}`);
+    if (recentlyRefused(fingerprint) || !(await tenantExists(c.env, tenantId))) return refuse(c.env, headers, badTrigger(), fingerprint);
     const raw = await readRawBody(c.req.raw, config.ingress.maxBodyBytes);
     const deliveryId = raw === null ? null : triggerDeliveryId(c.req.raw.headers, raw);
     // One tenant call verifies the secret (and records the delivery when it is usable), so a bad
     // secret answers 401 before any complaint about the body.
     const admitted = await tenantStub(c.env, tenantId).admitTriggerDelivery(triggerId, hashTriggerToken(token), deliveryId?.ok ? deliveryId.deliveryId : null);
+    if (!admitted.ok && admitted.code === "unauthorized") return refuse(c.env, headers, badTrigger(), fingerprint);
     if (!admitted.ok) fail(admitted);
     if (raw === null) throw tooLarge();
     if (!deliveryId?.ok) throw new ApiError("validation_failed", deliveryId?.message ?? "invalid delivery id");
@@ -73,7 +79,8 @@ hookRoutes.openapi(
   async (c) => {
     const { sourceId } = c.req.valid("param");
     const tenantId = tenantIdOfSourceId(sourceId);
-    if (!tenantId) throw new ApiError("signature_invalid", "the delivery's signature could not be verified");
+    const unverified = () => new ApiError("signature_invalid", "the delivery's signature could not be verified");
+    if (!tenantId || !(await tenantExists(c.env, tenantId))) return refuse(c.env, c.req.raw.headers, unverified());
     const rawBody = await readRawBody(c.req.raw, config.ingress.maxBodyBytes);
     const result = await tenantStub(c.env, tenantId).receiveWebhook({
       sourceId,
@@ -83,6 +90,7 @@ hookRoutes.openapi(
     });
     if (!result.ok) {
       if (result.code === "payload_too_large") throw tooLarge();
+      if (result.code === "signature_invalid") return refuse(c.env, c.req.raw.headers, unverified());
       fail(result);
     }
     return c.json({ logicalChangeKey: result.logicalChangeKey, duplicate: result.duplicate }, 202);

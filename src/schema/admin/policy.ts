@@ -137,7 +137,23 @@ export const PolicyBody = z
   .openapi("PolicyBody");
 export type PolicyBody = z.infer<typeof PolicyBody>;
 
-export const Policy = PolicyBody.extend({ version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() }).openapi("Policy");
+// Built from the shape, not `PolicyBody.extend`: the document renders an extension of a strict schema as an allOf
+// whose parts each forbid the other's fields, which no policy satisfies.
+const serverKept = { version: z.number().int().min(0), updatedAt: IsoTimestamp.nullable() };
+export const Policy = z.object({ ...PolicyBody.shape, ...serverKept }).strict().openapi("Policy");
+/**
+ * What `PUT /v1/policy` takes: the policy fields, and what `GET` returned of the server-kept ones, so a read document
+ * can be written back. `version` is a precondition (409 `version_conflict` unless the policy is still at it);
+ * `updatedAt` is ignored.
+ */
+export const PolicyWrite = z
+  .object({
+    ...PolicyBody.shape,
+    version: serverKept.version.optional().openapi({ description: "The version this write is based on: 409 version_conflict when the policy moved on" }),
+    updatedAt: serverKept.updatedAt.optional().openapi({ description: "Kept by the server; ignored" }),
+  })
+  .strict()
+  .openapi("PolicyWrite");
 export type Policy = z.infer<typeof Policy>;
 
 export const EMPTY_POLICY: Policy = { version: 0, updatedAt: null, providers: [], categoryModels: {}, budgets: {}, toolQuotas: {}, toolRateLimits: {}, decisionTimeouts: {}, trust: { profile: "balanced", overrides: {} }, retention: {}, extensionSlots: {}, sessions: {}, visitorApprovableTools: [] };

@@ -177,4 +177,12 @@ export const AgentState = z
   .openapi("AgentState");
 export type AgentState = z.infer<typeof AgentState>;
 
-export const ListAgentsQuery = z.object({ include: z.enum(["children"]).optional() });
+export const ListAgentsQuery = z.object({
+  include: z.enum(["children"]).optional(),
+  lifecycle: z.enum(["created", "active", "dormant", "destroyed"]).optional().openapi({ description: "Only agents in this lifecycle" }),
+  mode: z.enum(["autonomous", "interactive", "hybrid"]).optional().openapi({ description: "Only agents in this mode" }),
+  kind: z.string().trim().min(1).max(100).optional().openapi({ description: "Only agents of this kind" }),
+  q: z.string().trim().min(1).max(100).optional().openapi({ description: "Display name or id contains this text (case-insensitive)" }),
+});
+/** The filters of `GET /v1/agents` (all optional; together they narrow the list). */
+export type AgentFilters = Pick<z.infer<typeof ListAgentsQuery>, "lifecycle" | "mode" | "kind" | "q">;

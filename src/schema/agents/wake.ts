@@ -18,11 +18,5 @@ export const WakeJob = z.object({
    * (issue 12 §7). A version newer than the one held is fetched before the run, as after a run report.
    */
   snapshot: z.object({ version: z.number().int().nonnegative(), at: z.number().int().nonnegative() }).optional(),
-  /**
-   * The highest event seq of this agent the tenant had recorded when it queued this wake: the agent's report starts
-   * after it, so a cold agent re-sends none of what an earlier instance reported and reads none of it back (issue 12
-   * §7, session 16; its forwarding cursor is written lazily).
-   */
-  recordedThrough: z.number().int().nonnegative().optional(),
 });
 export type WakeJob = z.infer<typeof WakeJob>;

@@ -1,5 +1,4 @@
 import { and, asc, eq, gte, lte, ne, sql } from "drizzle-orm";
-import { leanSite } from "../../shared/statements/statement-sites";
 import { compactionJobId, DEFAULT_COMPACTION_RETRY_POLICY, selectDueJobs, type CompactionRetryPolicy } from "../../../core/memory/compaction-job";
 import { DEFAULT_MEMORY_LIMITS, type MemoryLimits, type MemoryMessageKind } from "../../../core/memory/memory-policy";
 import type { SummarizableItem, SummaryCommitResolution } from "../../../core/memory/summary";
@@ -52,7 +51,7 @@ const asKind = (kind: string): MemoryMessageKind => (KINDS.has(kind as MemoryMes
 
 const p = (name: string) => sql.placeholder(name);
 /** A job's span reads (raw messages; a condensed depth's summaries): bound when a job is worked, built once per isolate (session 11). */
-const RAW_ITEMS = leanSite("compaction.rawItems", (db: AgentDb) => {
+const RAW_ITEMS = (db: AgentDb) => {
   const m = schema.messages;
   return db
     .select({ id: m.id, kind: m.kind, text: m.text, content: m.content })
@@ -60,8 +59,8 @@ const RAW_ITEMS = leanSite("compaction.rawItems", (db: AgentDb) => {
     .where(and(eq(m.threadId, p("threadId")), gte(m.seq, p("startSeq")), lte(m.seq, p("endSeq")), ne(m.kind, "summary")))
     .orderBy(asc(m.seq))
     .prepare();
-});
-const SUMMARY_ITEMS = leanSite("compaction.summaryItems", (db: AgentDb) => {
+};
+const SUMMARY_ITEMS = (db: AgentDb) => {
   const m = schema.messages;
   const s = schema.summaries;
   return db
@@ -71,7 +70,7 @@ const SUMMARY_ITEMS = leanSite("compaction.summaryItems", (db: AgentDb) => {
     .where(and(eq(s.summaryDepth, p("depth")), gte(s.seq, p("startSeq")), lte(s.seq, p("endSeq"))))
     .orderBy(asc(s.seq))
     .prepare();
-});
+};
 
 /**
  * The compaction service of one agent (seed 000 `AgentMemoryCompactionService`): plans jobs when a
@@ -96,7 +95,7 @@ export class Compaction {
 
   private get committer(): SummaryCommitter {
     const { db, history, profile } = this.deps;
-    this.committerMade ??= new SummaryCommitter({ db, history, profile, jobs: this.jobStore, now: () => this.now() });
+    this.committerMade ??= new SummaryCommitter({ db, history, profile, jobs: this.jobStore, now: () => this.now(), fault: (point) => this.deps.fault(point) });
     return this.committerMade;
   }
 
@@ -122,11 +121,6 @@ export class Compaction {
   /** On activation: a job left `running` lost its attempt to a crash or eviction. True when any job is open (pending or running). */
   recover(): boolean {
     return this.jobStore.recover();
-  }
-
-  /** On activation: its one read found no job pending or running, so the pump after the next run reads none again. */
-  noneOpen(): void {
-    this.jobStore.knownNoneOpen();
   }
 
   /** Works off due jobs (single-flight per agent, so per thread too), re-planning after each commit. */
@@ -179,9 +173,9 @@ export class Compaction {
   /** The span's items, oldest first: raw messages (depth 0) or the condensed depth's summaries. */
   private items(job: JobRow): SummarizableItem[] {
     if (job.summaryDepth === 0) {
-      return RAW_ITEMS.bind(this.deps.db).all({ threadId: job.threadId, startSeq: job.startSeq, endSeq: job.endSeq }).map((row) => ({ id: row.id, kind: asKind(row.kind), text: memoryText(row) }));
+      return RAW_ITEMS(this.deps.db).all({ threadId: job.threadId, startSeq: job.startSeq, endSeq: job.endSeq }).map((row) => ({ id: row.id, kind: asKind(row.kind), text: memoryText(row) }));
     }
-    return SUMMARY_ITEMS.bind(this.deps.db)
+    return SUMMARY_ITEMS(this.deps.db)
       .all({ depth: job.summaryDepth - 1, startSeq: job.startSeq, endSeq: job.endSeq })
       .map((row) => ({ id: row.id, kind: "summary" as const, text: row.text ?? "" }));
   }

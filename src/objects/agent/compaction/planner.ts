@@ -5,8 +5,7 @@ import * as schema from "../../../db/agent-schema";
 import { toJob, type CompactionJobs } from "./jobs";
 import { compactedThroughSeq } from "./summary-commit";
 import type { AgentDb } from "../types";
-import { keptOrRead, memoryCopy, MemoryCopyStale, type MemoryCopy, type ThreadTotals } from "../rows";
-import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
+import { handWritten } from "../../shared/sqlite";
 
 /** Raw-message token estimate in SQL, the same formula as `estimateTokens` (⌈UTF-8 bytes / 4⌉ + 4), over text and content. */
 const TOKENS_SQL = sql<number>`(length(CAST(coalesce(${schema.messages.text}, '') AS BLOB)) + length(CAST(coalesce(${schema.messages.content}, '') AS BLOB)) + 3) / 4 + 4`;
@@ -17,50 +16,44 @@ const rawAfter = () => and(eq(schema.messages.threadId, ph("threadId")), gt(sche
 /** A depth's summaries not yet condensed. */
 const openAtDepth = () => and(eq(schema.summaries.summaryDepth, ph("depth")), isNull(schema.summaries.condensedInto));
 
-// The full plan's and the admission's statements (session 9), built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const BACKLOG_TOTALS = leanSite("compaction.planner.backlogTotals", (db: AgentDb) => {
+// The full plan's and the admission's statements, prepared once per object.
+const BACKLOG_TOTALS = (db: AgentDb) => {
   const m = schema.messages;
   const newest = db.select({ tokens: TOKENS_SQL.as("tokens") }).from(m).where(rawAfter()).orderBy(desc(m.seq)).limit(ph("cap")).as("newest");
   return db.select({ n: sql<number>`count(*)`, tokens: sql<number>`coalesce(sum(${newest.tokens}), 0)` }).from(newest).prepare();
-});
-const OLDEST = leanSite("compaction.planner.oldest", (db: AgentDb) => {
+};
+const OLDEST = (db: AgentDb) => {
   const m = schema.messages;
   return db.select({ id: m.id, seq: m.seq, tokens: TOKENS_SQL }).from(m).where(rawAfter()).orderBy(asc(m.seq)).limit(ph("limit")).prepare();
-});
+};
 /**
  * Every depth's open summaries counted in one statement (session 13: one per depth, three per summary commit): each
  * count is the per-depth count it was, on `summaries_depth_open`, so flat in history.
  */
-const OPEN_DEPTH_COUNTS = rawSite<{ depth: number; n: number }>(
-  "compaction.planner.openDepthCounts",
-  () => sql`WITH RECURSIVE "d"("depth") AS (SELECT 0 WHERE ${ph("max")} > 0 UNION ALL SELECT "depth" + 1 FROM "d" WHERE "depth" + 1 < ${ph("max")})
-          SELECT "depth", (SELECT count(*) FROM "summaries" WHERE "summary_depth" = "d"."depth" AND "condensed_into" IS NULL) AS "n" FROM "d" ORDER BY "depth"`,
-);
-const OLDEST_OPEN = leanSite("compaction.planner.oldestOpen", (db: AgentDb) =>
-  db.select().from(schema.summaries).where(openAtDepth()).orderBy(asc(schema.summaries.seq)).limit(ph("limit")).prepare(),
-);
-const THREAD_OPEN_JOBS = leanSite("compaction.planner.threadOpenJobs", (db: AgentDb) => {
+const OPEN_DEPTH_COUNTS = handWritten<{ depth: number; n: number }>((v) => sql`WITH RECURSIVE "d"("depth") AS (SELECT 0 WHERE ${v.max} > 0 UNION ALL SELECT "depth" + 1 FROM "d" WHERE "depth" + 1 < ${v.max})
+          SELECT "depth", (SELECT count(*) FROM "summaries" WHERE "summary_depth" = "d"."depth" AND "condensed_into" IS NULL) AS "n" FROM "d" ORDER BY "depth"`);
+const OLDEST_OPEN = (db: AgentDb) =>
+  db.select().from(schema.summaries).where(openAtDepth()).orderBy(asc(schema.summaries.seq)).limit(ph("limit")).prepare();
+const THREAD_OPEN_JOBS = (db: AgentDb) => {
   const j = schema.compactionJobs;
   return db.select().from(j).where(and(eq(j.agentId, ph("agentId")), eq(j.threadId, ph("threadId")), inArray(j.status, ["pending", "running"]))).prepare();
-});
+};
 const JOB_COLUMNS = ["id", "agentId", "threadId", "startMessageId", "endMessageId", "summaryDepth", "startSeq", "endSeq", "coveredFromSeq", "coveredThroughSeq", "status", "attemptCount", "nextAttemptAt", "lastError", "createdAt", "updatedAt"] as const;
-const INSERT_JOB = preparedSite("compaction.planner.insertJob", (db: AgentDb) =>
+const INSERT_JOB = (db: AgentDb) =>
   db
     .insert(schema.compactionJobs)
     .values(Object.fromEntries(JOB_COLUMNS.map((name) => [name, ph(name)])) as unknown as typeof schema.compactionJobs.$inferInsert)
-    .prepare(),
-);
+    .prepare();
 /**
- * A plan's read when the memory copy keeps no totals for the thread (issue 12 §8): the thread's compaction pointer and
- * the raw rows after it (count, tokens, newest counted; the token formula is TOKENS_SQL), at most `cap` of them. Until
- * session 12 every plan ran it, counting after the totals it kept.
+ * A plan's first read: the thread's raw rows after its compaction pointer (count and tokens; the token formula is
+ * TOKENS_SQL), at most `cap` of them, on `messages_thread_seq`: flat in history length.
  */
-const ADDED = rawSite<{ n: number; tokens: number; last: number | null; pointer: number }>("compaction.planner.added", () => {
+const ADDED = handWritten<{ n: number; tokens: number; last: number | null; pointer: number }>((v) => {
   const m = schema.messages;
-  const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${sql.placeholder("threadId")}), 0)`;
+  const pointer = sql`coalesce((SELECT "compacted_through_seq" FROM "thread_memory" WHERE "thread_id" = ${v.threadId}), 0)`;
   return sql`SELECT count(*) AS n, coalesce(sum(tokens), 0) AS tokens, max(seq) AS last, ${pointer} AS pointer
           FROM (SELECT ${m.seq} AS seq, ${TOKENS_SQL} AS tokens FROM ${m}
-          WHERE ${m.threadId} = ${sql.placeholder("threadId")} AND ${m.seq} > ${pointer} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${sql.placeholder("cap")})`;
+          WHERE ${m.threadId} = ${v.threadId} AND ${m.seq} > ${pointer} AND ${m.kind} != 'summary' ORDER BY ${m.seq} LIMIT ${v.cap})`;
 });
 
 export interface CompactionPlannerDeps {
@@ -74,13 +67,6 @@ export interface CompactionPlannerDeps {
 
 /** Decides which spans need a compaction job (hot tier overflow, too many summaries at a depth) and admits them single-flight. */
 export class CompactionPlanner {
-  /**
-   * Running totals of each thread's uncompacted raw messages, kept in the memory copy (memory/memory-copy.ts, session
-   * 12): `History.append` adds each raw message it writes, and every other writer of the thread's messages or pointer
-   * (a summary commit, an erasure, the bench's seed) drops them, so a plan below the limits reads nothing. Kept only
-   * while the count is under the planning cap (a backlog takes the capped full count every time, as before).
-   */
-  private readonly copy: MemoryCopy;
   /** A plan's one read (ADDED). */
   private readonly addedQuery;
   /** The full plan's and the admission's statements (drizzle built them on every plan before session 9). */
@@ -93,14 +79,13 @@ export class CompactionPlanner {
 
   constructor(private readonly deps: CompactionPlannerDeps) {
     const { db } = deps;
-    this.backlogTotalsQuery = BACKLOG_TOTALS.bind(db);
-    this.oldestQuery = OLDEST.bind(db);
-    this.openDepthCountsQuery = OPEN_DEPTH_COUNTS.bind(db);
-    this.oldestOpenQuery = OLDEST_OPEN.bind(db);
-    this.threadOpenJobsQuery = THREAD_OPEN_JOBS.bind(db);
-    this.insertJob = INSERT_JOB.bind(db);
-    this.addedQuery = ADDED.bind(db);
-    this.copy = memoryCopy(db);
+    this.backlogTotalsQuery = BACKLOG_TOTALS(db);
+    this.oldestQuery = OLDEST(db);
+    this.openDepthCountsQuery = OPEN_DEPTH_COUNTS(db);
+    this.oldestOpenQuery = OLDEST_OPEN(db);
+    this.threadOpenJobsQuery = THREAD_OPEN_JOBS(db);
+    this.insertJob = INSERT_JOB(db);
+    this.addedQuery = ADDED(db);
   }
 
   /** Plans at most one depth-0 job for the thread (hot tier overflow); returns the jobs created. */
@@ -108,38 +93,12 @@ export class CompactionPlanner {
     const agentId = this.deps.agentId();
     if (!agentId) return 0;
     // Below both limits nothing is planned whatever else holds: only a crossing needs the full plan.
-    const totals = this.runningTotals(threadId);
-    if (totals && totals.count <= this.deps.limits.hotMaxMessages && totals.tokens <= this.deps.limits.hotMaxTokens) return 0;
-    // The full plan counts for itself; the totals are counted afresh next time.
-    this.copy.dropTotals(threadId);
-    return this.planThread(agentId, threadId) ? 1 : 0;
-  }
-
-  /** The thread's totals: as kept (exact, fed by every append since), else counted from the pointer; null for a backlog. */
-  private runningTotals(threadId: string): ThreadTotals | null {
     const { limits } = this.deps;
     const cap = limits.hotMaxMessages + limits.compactionMaxSpanMessages;
-    const totals = keptOrRead(
-      this.copy.totalsOf(threadId),
-      () => this.count(threadId, cap),
-      (fresh) => this.copy.keepTotals(threadId, fresh),
-      (kept, fresh) => {
-        // At the cap or past it both say "a backlog" (the read counts at most `cap`; kept totals grow with every append,
-        // from a thread's first one since session 16).
-        if (kept.count >= cap && fresh.count >= cap) return;
-        if (fresh.count !== kept.count || fresh.tokens !== kept.tokens || fresh.throughSeq !== kept.throughSeq) throw new MemoryCopyStale(`planner totals of ${threadId}`, kept, fresh);
-      },
-    );
-    if (totals.count < cap) return totals;
-    // A backlog: count the capped window each time instead.
-    this.copy.dropTotals(threadId);
-    return null;
-  }
-
-  /** The thread's raw messages after its pointer, at most `cap` of them (more is a backlog, planned the capped way). */
-  private count(threadId: string, cap: number): ThreadTotals {
     const added = this.addedQuery.get({ threadId, cap });
-    return { throughSeq: Math.max(Number(added?.pointer ?? 0), Number(added?.last ?? 0)), count: Number(added?.n ?? 0), tokens: Number(added?.tokens ?? 0) };
+    const count = Number(added?.n ?? 0);
+    if (count < cap && count <= limits.hotMaxMessages && Number(added?.tokens ?? 0) <= limits.hotMaxTokens) return 0;
+    return this.planThread(agentId, threadId) ? 1 : 0;
   }
 
   /** Plans the condensations due (cold tier); only a committed summary can make one due. */
@@ -184,7 +143,6 @@ export class CompactionPlanner {
     if (!admitCompactionJob([...rows, ...(same ? [same] : [])].map(toJob), span).admit) return false;
     const job = newCompactionJob(span, this.deps.now());
     this.insertJob.run({ id, ...job, startSeq: span.startSeq, endSeq: span.endSeq, coveredFromSeq: span.coveredFromSeq, coveredThroughSeq: span.coveredThroughSeq });
-    this.deps.jobs.inserted();
     return true;
   }
 }

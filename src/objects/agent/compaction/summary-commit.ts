@@ -2,36 +2,24 @@ import { eq, sql } from "drizzle-orm";
 import type { CompactionSpan } from "../../../core/memory/memory-policy";
 import { advancePointer, buildSummaryCommit, resolveSummaryCommit, type SummaryCommitResolution, type SummaryPointer } from "../../../core/memory/summary";
 import * as schema from "../../../db/agent-schema";
-import { nowIso } from "../../shared/sqlite";
+import { nowIso, handWritten } from "../../shared/sqlite";
 import type { CompactionJobs, JobRow } from "./jobs";
 import type { History } from "../memory";
 import type { AgentProfile } from "../lifecycle";
 import type { SummaryText } from "./summarizer";
 import type { AgentDb } from "../types";
-import { leanSummaryMetadata, memoryCopy } from "../rows";
-import { leanSite, preparedSite, rawSite } from "../../shared/statements/statement-sites";
-import { syncTransaction } from "../../shared/statements/sync-transaction";
+import { leanSummaryMetadata } from "../rows";
 
 /** The thread's compaction pointer (0: nothing summarized yet). */
 export function compactedThroughSeq(db: AgentDb, threadId: string): number {
-  let query = throughQueries.get(db);
-  if (!query) {
-    query = THROUGH.bind(db);
-    throughQueries.set(db, query);
-  }
-  return query.get({ threadId })?.seq ?? 0;
+  const tm = schema.threadMemory;
+  return db.select({ seq: tm.compactedThroughSeq }).from(tm).where(eq(tm.threadId, threadId)).get()?.seq ?? 0;
 }
-
-/** Bound once per database: every plan and every context assembly reads the pointer (issue 12 §8). */
-const throughQueries = new WeakMap<AgentDb, ReturnType<typeof THROUGH.bind>>();
-const THROUGH = leanSite("compaction.compactedThrough", (db: AgentDb) =>
-  db.select({ seq: schema.threadMemory.compactedThroughSeq }).from(schema.threadMemory).where(eq(schema.threadMemory.threadId, sql.placeholder("threadId"))).prepare(),
-);
 
 const p = (name: string) => sql.placeholder(name);
 // A commit's statements (session 9: drizzle built each of them on every commit), built once per isolate (session 11).
-const SUMMARY_BY_ID = leanSite("compaction.commit.summaryById", (db: AgentDb) => db.select().from(schema.summaries).where(eq(schema.summaries.messageId, p("id"))).prepare());
-const INSERT_SUMMARY = preparedSite("compaction.commit.insertSummary", (db: AgentDb) =>
+const SUMMARY_BY_ID = (db: AgentDb) => db.select().from(schema.summaries).where(eq(schema.summaries.messageId, p("id"))).prepare();
+const INSERT_SUMMARY = (db: AgentDb) =>
   db
     .insert(schema.summaries)
     .values({
@@ -50,26 +38,19 @@ const INSERT_SUMMARY = preparedSite("compaction.commit.insertSummary", (db: Agen
       condensedInto: null,
       createdAt: p("createdAt"),
     })
-    .prepare(),
-);
+    .prepare();
 /**
  * The thread's pointer moved forwards only (session 13: its read and the write were two statements): inserted when the
  * thread has none (read as 0, so only a positive pointer), updated only past the stored one. Returns the row it wrote.
  */
-const ADVANCE_POINTER = rawSite<{ through: number }>(
-  "compaction.commit.advancePointer",
-  () => sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at")
-          SELECT ${p("threadId")}, ${p("through")}, ${p("summaryId")}, ${p("updatedAt")} WHERE ${p("through")} > 0
+const ADVANCE_POINTER = handWritten<{ through: number }>((v) => sql`INSERT INTO "thread_memory" ("thread_id", "compacted_through_seq", "latest_summary_message_id", "updated_at")
+          SELECT ${v.threadId}, ${v.through}, ${v.summaryId}, ${v.updatedAt} WHERE ${v.through} > 0
           ON CONFLICT ("thread_id") DO UPDATE SET "compacted_through_seq" = excluded."compacted_through_seq", "latest_summary_message_id" = excluded."latest_summary_message_id", "updated_at" = excluded."updated_at"
             WHERE excluded."compacted_through_seq" > "thread_memory"."compacted_through_seq"
-          RETURNING "compacted_through_seq" AS "through"`,
-);
+          RETURNING "compacted_through_seq" AS "through"`);
 /** A condensation's inputs: the depth below's open summaries in the span (drizzle built it on every commit until session 13). */
-const CONDENSE = rawSite(
-  "compaction.commit.condense",
-  () => sql`UPDATE "summaries" SET "condensed_into" = ${p("summaryId")} WHERE "summary_depth" = ${p("depth")} AND "seq" >= ${p("startSeq")} AND "seq" <= ${p("endSeq")} AND "condensed_into" IS NULL`,
-);
-const MOVE_POINTER = rawSite("compaction.commit.movePointer", () => sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${p("summaryId")}, "revision" = ${p("revision")}`);
+const CONDENSE = handWritten((v) => sql`UPDATE "summaries" SET "condensed_into" = ${v.summaryId} WHERE "summary_depth" = ${v.depth} AND "seq" >= ${v.startSeq} AND "seq" <= ${v.endSeq} AND "condensed_into" IS NULL`);
+const MOVE_POINTER = handWritten((v) => sql`UPDATE "agent_state" SET "latest_summary_message_id" = ${v.summaryId}, "revision" = ${v.revision}`);
 
 export interface SummaryCommitDeps {
   db: AgentDb;
@@ -77,6 +58,8 @@ export interface SummaryCommitDeps {
   profile: AgentProfile;
   jobs: CompactionJobs;
   now(): number;
+  /** Test seam: throws at the named point while armed (inside the commit's transaction, after the summary's append). */
+  fault?(point: "compaction.afterSummaryAppend"): void;
 }
 
 /** Lands a produced summary: the message, its span links, the job's `done`, then the thread and agent pointers. */
@@ -90,11 +73,11 @@ export class SummaryCommitter {
 
   constructor(private readonly deps: SummaryCommitDeps) {
     const { db } = deps;
-    this.summaryById = SUMMARY_BY_ID.bind(db);
-    this.insertSummary = INSERT_SUMMARY.bind(db);
-    this.advancePointer = ADVANCE_POINTER.bind(db);
-    this.condense = CONDENSE.bind(db);
-    this.movePointer = MOVE_POINTER.bind(db);
+    this.summaryById = SUMMARY_BY_ID(db);
+    this.insertSummary = INSERT_SUMMARY(db);
+    this.advancePointer = ADVANCE_POINTER(db);
+    this.condense = CONDENSE(db);
+    this.movePointer = MOVE_POINTER(db);
   }
 
   /**
@@ -103,31 +86,14 @@ export class SummaryCommitter {
    * second commit under the same id with other content is kept out and recorded as a diagnostic.
    */
   commit(job: JobRow, summary: SummaryText): SummaryCommitResolution {
-    const db = this.deps.db;
     const span: CompactionSpan = { ...job };
     const commit = buildSummaryCommit(span, summary.summarizerContractVersion, summary.text);
-    // The commit writes a summary, maybe condenses others and moves the thread's pointer (memory-copy.ts): the summaries
-    // read is read afresh; once committed, the thread's page is trimmed to a moved pointer (its totals read afresh), and
-    // after a rollback the thread is dropped. Both after the transaction, so nothing read inside it is kept.
-    const moved: { through: number | null } = { through: null };
-    let committed = false;
-    try {
-      const resolution = this.transact(job, summary, commit, moved);
-      committed = true;
-      return resolution;
-    } finally {
-      const copy = memoryCopy(db);
-      copy.forgetSummaries();
-      if (!committed) copy.forgetThread(job.threadId);
-      else if (moved.through !== null) copy.compacted(job.threadId, moved.through);
-    }
+    return this.transact(job, summary, commit);
   }
 
-  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>, moved: { through: number | null }): SummaryCommitResolution {
+  private transact(job: JobRow, summary: SummaryText, commit: ReturnType<typeof buildSummaryCommit>): SummaryCommitResolution {
     const db = this.deps.db;
-    // The storage's transaction, as drizzle's `transaction` runs it, without the transaction object it builds first
-    // (sync-transaction.ts; session 13): the callback runs prepared statements and `db` only.
-    return syncTransaction(db, () => {
+    return db.transaction(() => {
       const existing = this.summaryById.get({ id: commit.summaryId });
       const resolution = resolveSummaryCommit(existing ? { summaryId: existing.messageId, summaryContentHash: existing.summaryContentHash } : null, commit);
       if (resolution.action === "divergent_duplicate") {
@@ -150,7 +116,9 @@ export class SummaryCommitter {
         const span = [job.summaryDepth, job.startMessageId, job.endMessageId, job.coveredFromSeq, job.coveredThroughSeq, commit.summaryContentHash, commit.summarizerContractVersion];
         const storedMetadata = leanSummaryMetadata(metadata, span) ?? undefined;
         // The append reports the row's seq (a replayed id: the stored row's), so no read back by id.
+        // Its message.appended frame leaves once this transaction commits (events/event-log.ts), never after a rollback.
         const { seq } = this.deps.history.append({ id: commit.summaryId, threadId, kind: "summary", text: commit.text, metadata, storedMetadata });
+        this.deps.fault?.("compaction.afterSummaryAppend");
         this.insertSummary.run({
           messageId: commit.summaryId,
           seq,
@@ -171,7 +139,7 @@ export class SummaryCommitter {
       const keptId = commit.summaryId;
       const stored = this.deps.jobs.get(job.id);
       if (stored?.status === "running") this.deps.jobs.transition(stored, { type: "commit", now: this.deps.now() }, { summaryMessageId: keptId, summarizer: summary.summarizer });
-      if (resolution.action !== "divergent_duplicate") moved.through = this.advancePointers(job, keptId);
+      if (resolution.action !== "divergent_duplicate") this.advancePointers(job, keptId);
       return resolution;
     });
   }

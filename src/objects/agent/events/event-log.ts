@@ -1,4 +1,3 @@
-import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { DrizzleSqliteDODatabase } from "drizzle-orm/durable-sqlite";
 import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
@@ -6,9 +5,8 @@ import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
 import { nowIso } from "../../shared/sqlite";
 import { hydrateEvents, storedEventData } from "./event-refs";
-import { RecentAppends } from "./recent-appends";
-import { leanSite, rawSite } from "../../shared/statements/statement-sites";
-import { onRollback } from "../../shared/statements/sync-transaction";
+import { headSeq, insertEvent, storedEventsAfter } from "./stored-events";
+import { type CommitGate, commitGate } from "../../shared/commit-gate";
 
 type Db = DrizzleSqliteDODatabase<typeof schema>;
 
@@ -28,27 +26,6 @@ export interface StreamFilter {
   visible?: (event: { type: string; runKey: string | null }) => boolean;
 }
 
-// Built once per isolate (../../shared/statements/statement-sites.ts, session 11).
-const HEAD = leanSite("events.head", (db: Db) => db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).prepare());
-const AFTER = leanSite("events.after", (db: Db) => {
-  const e = schema.events;
-  return db.select().from(e).where(gt(e.seq, sql.placeholder("after"))).orderBy(asc(e.seq)).limit(sql.placeholder("limit")).prepare();
-});
-const RUN_AFTER = leanSite("events.runAfter", (db: Db) => {
-  const e = schema.events;
-  return db
-    .select()
-    .from(e)
-    .where(and(eq(e.runKey, sql.placeholder("runKey")), gt(e.seq, sql.placeholder("after"))))
-    .orderBy(asc(e.seq))
-    .limit(sql.placeholder("limit"))
-    .prepare();
-});
-const INSERT = rawSite<{ seq: number }>(
-  "events.insert",
-  () => sql`INSERT INTO events (type, run_key, data, created_at) VALUES (${sql.placeholder("type")}, ${sql.placeholder("runKey")}, ${sql.placeholder("data")}, ${sql.placeholder("createdAt")}) RETURNING seq`,
-);
-
 const encoder = new TextEncoder();
 
 /**
@@ -57,64 +34,52 @@ const encoder = new TextEncoder();
  */
 export class EventLog {
   private readonly subscribers = new Set<Subscriber>();
-  /** Every streaming turn reads the head (issue 12 §8). */
-  private readonly headQuery;
-  private readonly afterQuery;
-  private readonly runAfterQuery;
-  /** Every message and run step appends (issue 12 §8): rendered once, where drizzle's `db.get(sql…)` rendered per call. */
-  private readonly insertQuery;
-  /** What this instance appended and the tenant has not acknowledged yet: hydrated without reads (./recent-appends.ts). */
-  readonly recent = new RecentAppends();
+  /** Frames leave once the transaction that wrote their rows has committed (../../shared/commit-gate.ts). */
+  private readonly gate: CommitGate;
 
   constructor(
     private readonly db: Db,
     private readonly agentId: () => string = () => "",
   ) {
-    this.headQuery = HEAD.bind(db);
-    this.afterQuery = AFTER.bind(db);
-    this.runAfterQuery = RUN_AFTER.bind(db);
-    this.insertQuery = INSERT.bind(db);
-    // A rolled-back transaction may have appended (its seq then goes to the next append): nothing kept is trusted.
-    onRollback(db, () => this.recent.forget());
+    this.gate = commitGate(db);
   }
 
-  /** Called with every persisted event's type after it is written (the tenant-stream forwarder). */
+  /** Called with every persisted event's type once it is committed (the tenant-stream forwarder). */
   private persisted: ((type: string) => void) | null = null;
 
   onPersisted(listener: (type: string) => void): void {
     this.persisted = listener;
   }
 
-  /** Persists an event and pushes it to live subscribers; call inside or after the write's transaction. */
+  /**
+   * Persists an event; live subscribers and the forwarder hear of it once the caller's transaction (if any) has
+   * committed, and never when it rolls back. Call inside or after the write's transaction.
+   */
   append(type: string, runKey: string | null, data: Record<string, unknown>): AgentEvent {
     // The stored row refers to the message / run instead of copying it (./event-refs.ts); readers hydrate.
     const createdAt = nowIso();
-    const row = this.insertQuery.get({ type, runKey, data: JSON.stringify(storedEventData(type, runKey, data)), createdAt })!;
-    const event: AgentEvent = { seq: row.seq, type, runKey, data, createdAt };
-    this.recent.keep(event);
-    this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
-    this.persisted?.(type);
+    const seq = insertEvent(this.db, type, runKey, JSON.stringify(storedEventData(type, runKey, data)), createdAt);
+    const event: AgentEvent = { seq, type, runKey, data, createdAt };
+    this.gate.afterCommit(() => {
+      this.fanOut({ type, runKey }, () => sseFrame({ id: event.seq, event: type, data: event }));
+      this.persisted?.(type);
+    });
     return event;
   }
 
-  /** A live-only event: no seq, no replay. */
+  /** A live-only event: no seq, no replay (behind the persisted frames of an open transaction, in order). */
   live(type: string, runKey: string | null, data: Record<string, unknown>): void {
-    this.fanOut({ type, runKey }, () => sseFrame({ event: type, data: { type, runKey, data } }));
+    this.gate.afterCommit(() => this.fanOut({ type, runKey }, () => sseFrame({ event: type, data: { type, runKey, data } })));
   }
 
   /** The newest persisted seq (0 for an empty log): where a reader of current state continues live. */
   headSeq(): number {
-    return this.headQuery.get()?.seq ?? 0;
+    return headSeq(this.db);
   }
 
   /** `runKey` reads one run's events through its index, so a run's replay costs its own rows, not the log's. */
   listAfter(after: number, limit: number, runKey?: string): AgentEvent[] {
-    return this.hydrate(runKey === undefined ? this.afterQuery.all({ after, limit }) : this.runAfterQuery.all({ runKey, after, limit }));
-  }
-
-  /** Stored rows → the events as appended (references resolved). */
-  hydrate(rows: ReadonlyArray<typeof schema.events.$inferSelect>): AgentEvent[] {
-    return hydrateEvents(this.db, this.agentId(), rows, (row) => this.recent.of(row));
+    return hydrateEvents(this.db, this.agentId(), storedEventsAfter(this.db, after, limit, runKey));
   }
 
   /**

@@ -1,9 +1,9 @@
-import { sql, type InferSelectModel } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
 import type { AgentEvent } from "../../../schema/agents/runs";
-import { leanSite } from "../../shared/statements/statement-sites";
-import { MemoryCopyStale, memoryCopyVerified, toMessage, toRun, messageRow } from "../rows";
+import { messageRow, toMessage, toRun } from "../rows";
 import type { AgentDb } from "../types";
+import type { StoredEvent } from "./stored-events";
 
 /**
  * Stored events refer to what the agent already holds instead of copying it (issue 12 §5): a
@@ -23,7 +23,7 @@ interface EventRef {
   id: string;
 }
 
-type EventRow = InferSelectModel<typeof schema.events>;
+type EventRow = StoredEvent;
 
 /** What is stored for an event's data: the data minus what the row or the agent's tables already hold. */
 export function storedEventData(type: string, runKey: string | null, data: Record<string, unknown>): Record<string, unknown> {
@@ -54,38 +54,10 @@ function refOf(row: EventRow): EventRef | null {
   return key === "message" || key === "run" ? { key, id: ref.slice(colon + 1) } : null;
 }
 
-/** The two reference reads (every forwarded batch and replay hydrates; issue 12 §8), built once per isolate (session 11). */
-// The id list is ONE bound parameter, a JSON array read by json_each (as ../../shared/statements/sql-in.ts's inList).
-const among = (column: typeof schema.messages.id | typeof schema.runs.runKey) => sql`${column} IN (SELECT value FROM json_each(${sql.placeholder("ids")}))`;
-const MESSAGES = leanSite("events.refs.messages", (db: AgentDb) => db.select(messageRow).from(schema.messages).where(among(schema.messages.id)).prepare());
-const RUNS = leanSite("events.refs.runs", (db: AgentDb) => db.select().from(schema.runs).where(among(schema.runs.runKey)).prepare());
-/** Bound once per database, on the first batch that refers to anything. */
-const referenceQueries = new WeakMap<AgentDb, ReturnType<typeof buildReferenceQueries>>();
-function buildReferenceQueries(db: AgentDb) {
-  return { messages: MESSAGES.bind(db), runs: RUNS.bind(db) };
-}
+const among = (column: typeof schema.messages.id | typeof schema.runs.runKey, ids: string[]) => sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 
-/**
- * Rows → public events, resolving references with one indexed read per kind per batch. `kept`: the event as this
- * instance appended it, when it still holds it (./recent-appends.ts); such a row needs no reference read. Test
- * deployments hydrate every row afresh as well and throw `MemoryCopyStale` when a kept event differs.
- */
-export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[], kept?: (row: EventRow) => AgentEvent | undefined): AgentEvent[] {
-  const known = kept ? rows.map(kept) : [];
-  if (known.every((event) => event === undefined)) return readEvents(db, agentId, rows);
-  const verifying = memoryCopyVerified();
-  const read = readEvents(db, agentId, verifying ? rows : rows.filter((_row, i) => known[i] === undefined));
-  if (verifying) {
-    known.forEach((event, i) => {
-      if (event && JSON.stringify(event) !== JSON.stringify(read[i])) throw new MemoryCopyStale("appended event", event, read[i]);
-    });
-    return rows.map((_row, i) => known[i] ?? read[i]!);
-  }
-  let next = 0;
-  return rows.map((_row, i) => known[i] ?? read[next++]!);
-}
-
-function readEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): AgentEvent[] {
+/** Rows → public events, resolving references with one indexed read per kind per batch. */
+export function hydrateEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): AgentEvent[] {
   const messageIds: string[] = [];
   const runKeys: string[] = [];
   for (const row of rows) {
@@ -93,15 +65,13 @@ function readEvents(db: AgentDb, agentId: string, rows: readonly EventRow[]): Ag
     if (ref?.key === "message") messageIds.push(ref.id);
     else if (ref?.key === "run") runKeys.push(ref.id);
   }
-  let queries = referenceQueries.get(db);
-  if (!queries && (messageIds.length > 0 || runKeys.length > 0)) referenceQueries.set(db, (queries = buildReferenceQueries(db)));
   const messages = new Map<string, unknown>();
   if (messageIds.length > 0) {
-    for (const m of queries!.messages.all({ ids: JSON.stringify(messageIds) })) messages.set(m.id, toMessage(agentId, m));
+    for (const m of db.select(messageRow).from(schema.messages).where(among(schema.messages.id, messageIds)).all()) messages.set(m.id, toMessage(agentId, m));
   }
   const runs = new Map<string, unknown>();
   if (runKeys.length > 0) {
-    for (const r of queries!.runs.all({ ids: JSON.stringify(runKeys) })) runs.set(r.runKey, toRun(r));
+    for (const r of db.select().from(schema.runs).where(among(schema.runs.runKey, runKeys)).all()) runs.set(r.runKey, toRun(r));
   }
   return rows.map((row) => {
     const ref = refOf(row);

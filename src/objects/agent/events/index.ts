@@ -5,3 +5,4 @@ export { EventForwarder } from "./forwarder";
 export { type AgentPruneOutcome, AgentRetention } from "./retention";
 export { openEventStream } from "./streams";
 export { hydrateEvents } from "./event-refs";
+export { eventsOfRow } from "./stored-events";

@@ -10,6 +10,8 @@ import type { AgentDb } from "../types";
 
 /** Counters key: every agent event seq up to this one has been pruned (`cursor_expired` below it). */
 export const AGENT_EVENTS_MARK = "retention:events-through";
+/** Counters key: every scheduler decision seq up to this one has been pruned. */
+const SCHEDULER_DECISIONS_MARK = "retention:scheduler-decisions-through";
 const CALLBACK = "onRetentionDue";
 /** Counters key: the time of the pass this agent last scheduled (or found scheduled), in ms. */
 const ARMED_KEY = "retention:armed-for";
@@ -23,12 +25,13 @@ export interface AgentRetentionDeps {
 }
 
 export interface AgentPruneOutcome {
-  deleted: { events: number; compactionJobs: number };
+  deleted: { events: number; compactionJobs: number; schedulerDecisions: number };
   more: boolean;
 }
 
 /**
- * The agent's bounded tables (issue 12 §5): its event log by age and row cap, and finished compaction jobs.
+ * The agent's bounded tables: its event log and its scheduler decisions (one row per timer tick) by age and row cap,
+ * and finished compaction jobs.
  * Messages, summaries, runs and traces, and reports are history and stay. Runs on an SDK schedule, one bounded
  * batch per table per pass.
  */
@@ -92,10 +95,10 @@ export class AgentRetention {
   prune(policy: RetentionPolicy, nowMs: number): AgentPruneOutcome {
     const { db } = this.deps;
     const batch = config.retention.batchRows;
-    const head = db.select({ seq: schema.events.seq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
+    const head = db.select({ seq: schema.events.lastSeq }).from(schema.events).orderBy(desc(schema.events.seq)).limit(1).get()?.seq ?? 0;
     const events = pruneLogPrefix(
       db,
-      { table: "events", seq: "seq", createdAt: "created_at", mark: AGENT_EVENTS_MARK },
+      { table: "events", seq: "seq", last: "last_seq", createdAt: "created_at", mark: AGENT_EVENTS_MARK },
       cutoffIso(nowMs, policy.agentEvents.maxAgeDays),
       capFloorSeq(head, policy.agentEvents.maxRows),
       batch,
@@ -103,11 +106,23 @@ export class AgentRetention {
     // Only `done` jobs: a failed_terminal job stays until it is retried by hand (pruning it would re-admit its span on its own).
     const doneBefore = nowMs - policy.compactionJobsDays * 86_400_000;
     const jobs = pruneWhere(db, "compaction_jobs", and(eq(schema.compactionJobs.status, "done"), lt(schema.compactionJobs.updatedAt, doneBefore))!, batch);
+    const decisionsBound = config.retention.schedulerDecisions;
+    const decisionsHead = db.select({ seq: schema.schedulerDecisions.seq }).from(schema.schedulerDecisions).orderBy(desc(schema.schedulerDecisions.seq)).limit(1).get()?.seq ?? 0;
+    const decisions = pruneLogPrefix(
+      db,
+      { table: "scheduler_decisions", seq: "seq", createdAt: "created_at", mark: SCHEDULER_DECISIONS_MARK },
+      cutoffIso(nowMs, decisionsBound.maxAgeDays),
+      capFloorSeq(decisionsHead, decisionsBound.maxRows),
+      batch,
+    );
     // Not a bound but the same bounded-batch chore: messages of threads that never compact are indexed here, so the
     // first search after a long quiet stretch does not index them all at once (session 10's lazy recall index).
     const index = recallIndex(db);
     index.catchUp(batch);
-    return { deleted: { events: events.deleted, compactionJobs: jobs.deleted }, more: events.full || jobs.full || index.lagging() };
+    return {
+      deleted: { events: events.deleted, compactionJobs: jobs.deleted, schedulerDecisions: decisions.deleted },
+      more: events.full || jobs.full || decisions.full || index.lagging(),
+    };
   }
 
   /** Every event seq up to this one is gone. */

@@ -3,7 +3,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../../../db/agent-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentProfile } from "./profile";
-import { hydrateEvents } from "../events";
+import { eventsOfRow, hydrateEvents } from "../events";
 import { toMessage, toRun, messageRow } from "../rows";
 import type { AgentDb } from "../types";
 
@@ -25,7 +25,7 @@ const SECTIONS: Section[] = [
   { name: "messages", table: schema.messages, key: schema.messages.seq, columns: messageRow, map: (row, agentId) => ({ seq: row.seq, ...toMessage(agentId, row) }) },
   { name: "runs", table: schema.runs, key: schema.runs.runKey, map: (row) => toRun(row) },
   { name: "wakeInbox", table: schema.wakeInbox, key: schema.wakeInbox.seq },
-  { name: "events", table: schema.events, key: schema.events.seq, mapPage: (db, rows, agentId) => hydrateEvents(db, agentId, rows) },
+  { name: "events", table: schema.events, key: schema.events.seq, mapPage: (db, rows, agentId) => hydrateEvents(db, agentId, rows.flatMap(eventsOfRow)) },
   { name: "actions", table: schema.actions, key: schema.actions.operationId },
   { name: "timers", table: schema.timers, key: schema.timers.id },
   { name: "schedulerDecisions", table: schema.schedulerDecisions, key: schema.schedulerDecisions.seq },

@@ -5,15 +5,13 @@ import { failure, type Result } from "../../../core/runtime/result";
 import type { Agent, AgentLineage, AgentState, CreateAgentBody, PatchAgentBody } from "../../../schema/agents/agents";
 import { nowIso } from "../../shared/sqlite";
 import type { EventLog } from "../events";
-import { memoryCopy, toAgent, toState } from "../rows";
+import { toAgent, toState } from "../rows";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const META = leanSite("profile.meta", (db: AgentDb) => db.select().from(schema.agentMeta).prepare());
-const STATE = leanSite("profile.state", (db: AgentDb) => db.select().from(schema.agentState).prepare());
+const META = (db: AgentDb) => db.select().from(schema.agentMeta).prepare();
+const STATE = (db: AgentDb) => db.select().from(schema.agentState).prepare();
 const s = schema.agentState;
-const WAKE_UPDATE = leanSite("profile.wakeUpdate", (db: AgentDb) =>
+const WAKE_UPDATE = (db: AgentDb) =>
   db
     .update(s)
     .set({
@@ -24,8 +22,7 @@ const WAKE_UPDATE = leanSite("profile.wakeUpdate", (db: AgentDb) =>
       consecutiveFailureCount: sql`CASE WHEN ${sql.placeholder("failed")} THEN ${s.consecutiveFailureCount} + 1 ELSE 0 END`,
     })
     .returning()
-    .prepare(),
-);
+    .prepare();
 
 /** Identity, configuration and lifecycle of the one agent this DO holds. */
 export class AgentProfile {
@@ -39,44 +36,24 @@ export class AgentProfile {
     private readonly db: AgentDb,
     private readonly events: EventLog,
   ) {
-    this.metaQuery = META.bind(db);
-    this.stateQuery = STATE.bind(db);
-    this.wakeUpdate = WAKE_UPDATE.bind(db);
+    this.metaQuery = META(db);
+    this.stateQuery = STATE(db);
+    this.wakeUpdate = WAKE_UPDATE(db);
   }
 
-  /**
-   * The agent as stored, kept in memory (issue 12 §8: a turn asked for it six times). Exact: every write to
-   * `agent_meta` is in this class and drops it, and an erasure (which deletes the row) calls `forget`. Frozen, as
-   * callers share it. undefined: not read since activation or the last write.
-   */
-  private cached: Agent | null | undefined;
-  /** The owning tenant from the same row ("" without one), kept and dropped with it. */
-  private cachedTenantId = "";
-
+  /** The agent as stored (frozen: callers may share it), or null before it exists and after an erasure. */
   get(): Agent | null {
-    if (this.cached === undefined) {
-      const row = this.metaQuery.get();
-      this.cached = row ? freezeAgent(toAgent(row)) : null;
-      this.cachedTenantId = row?.tenantId ?? "";
-    }
-    return this.cached;
+    const row = this.metaQuery.get();
+    return row ? freezeAgent(toAgent(row)) : null;
   }
 
-  /** The owning tenant as stored with the agent ("" before it exists), from the row `get` reads (issue 12 §7). */
+  /** The owning tenant as stored with the agent ("" before it exists). */
   tenantId(): string {
-    this.get();
-    return this.cachedTenantId;
-  }
-
-  /** Drops the kept agent (a write to agent_meta, or the erasure of every row). */
-  forget(): void {
-    this.cached = undefined;
+    return this.metaQuery.get()?.tenantId ?? "";
   }
 
   state(): AgentState | null {
     const row = this.stateQuery.get();
-    // The run context's summaries read gives only slots and report heads then (rows/memory-copy.ts, session 15).
-    if (row && row.latestSummaryMessageId === null) memoryCopy(this.db).knownNoSummaries();
     return row ? toState(row) : null;
   }
 
@@ -84,7 +61,6 @@ export class AgentProfile {
   create(tenantId: string, agentId: string, body: CreateAgentBody, lineage: AgentLineage | null = null): Result<{ agent: Agent }> {
     if (this.get()) return failure("conflict", `agent ${agentId} already exists`);
     const now = nowIso();
-    this.forget();
     this.db.transaction((tx) => {
       tx.insert(schema.agentMeta)
         .values({
@@ -116,8 +92,6 @@ export class AgentProfile {
         .values({ agentId, revision: 0, consecutiveFailureCount: 0, slots: {} })
         .run();
     });
-    // The run context's summaries read carries the slots (rows/memory-copy.ts).
-    memoryCopy(this.db).forgetSummaries();
     const agent = this.get()!;
     this.events.append("lifecycle.changed", null, { from: null, to: agent.lifecycle, agent });
     return { ok: true, agent };
@@ -152,7 +126,6 @@ export class AgentProfile {
       })
       .where(eq(schema.agentMeta.id, current.id))
       .run();
-    this.forget();
     const agent = this.get()!;
     this.events.append("agent.changed", null, { agent });
     return { ok: true, agent };
@@ -172,7 +145,6 @@ export class AgentProfile {
       .set({ lifecycle: result.to, version: current.version + 1, updatedAt: now, destroyedAt: result.to === "destroyed" ? now : null })
       .where(eq(schema.agentMeta.id, current.id))
       .run();
-    this.forget();
     const agent = this.get()!;
     this.events.append("lifecycle.changed", null, { from: result.from, to: result.to, agent });
     return { ok: true, agent, changed: true };
@@ -196,7 +168,6 @@ export class AgentProfile {
   writeSlots(slots: Record<string, unknown>): AgentState {
     const state = this.state()!;
     this.db.update(schema.agentState).set({ slots, revision: state.revision + 1 }).run();
-    memoryCopy(this.db).forgetSummaries();
     return this.state()!;
   }
 

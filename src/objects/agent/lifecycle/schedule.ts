@@ -16,36 +16,14 @@ export interface AgentScheduler {
 }
 
 /**
- * Arms the watchdog (idempotent): it resumes the drain, sagas and child reports after a restart even if no request
- * arrives. Every drain start arms it, and the SDK's idempotent arm costs ~5 statements (list its jobs, re-arm the
- * alarm), so the time of the row it armed or found is remembered (issue 12 §8): until then that row is known to be
- * there and an arm asks nothing. Exact: the row goes only when it fires (at its time, after which the SDK is asked
- * again) or when the whole storage is erased (`forget`); nothing else cancels a watchdog.
+ * Arms the watchdog (idempotent: the SDK finds its row by callback): it resumes the drain, sagas and child reports
+ * after a restart even if no request arrives. Every drain start that may leave work open arms it.
  */
 export class Watchdog {
-  /** Epoch ms until which a watchdog row is known armed (0: not known). */
-  private armedUntilMs = 0;
-
-  constructor(
-    private readonly scheduler: AgentScheduler,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly scheduler: AgentScheduler) {}
 
   arm(): void {
-    if (this.now() < this.armedUntilMs) return;
-    this.scheduler
-      .schedule(config.run.watchdogSeconds, "watchdog", { idempotent: true })
-      .then((schedule) => {
-        // The SDK's schedule carries its row's time in whole seconds (rounded down: the knowledge ends no later than the row).
-        const time = (schedule as { time?: unknown } | null)?.time;
-        if (typeof time === "number" && Number.isFinite(time)) this.armedUntilMs = time * 1000;
-      })
-      .catch(() => undefined);
-  }
-
-  /** The storage was erased (the row with it): the next arm asks the SDK. */
-  forget(): void {
-    this.armedUntilMs = 0;
+    this.scheduler.schedule(config.run.watchdogSeconds, "watchdog", { idempotent: true }).catch(() => undefined);
   }
 }
 

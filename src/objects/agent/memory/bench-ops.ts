@@ -8,7 +8,7 @@ import type { Compaction } from "../compaction";
 import type { MemoryContext } from "./memory-context";
 import type { History } from "./history";
 import type { AgentDb } from "../types";
-import { memoryCopy, recallIndex } from "../rows";
+import { recallIndex } from "../rows";
 
 /** Measurement loops for `npm run bench`; timed from outside, since workerd's clock stands still during sync work. */
 export type BenchOp =
@@ -61,8 +61,6 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       });
       // Indexed for recall as an aged agent's would be (rows/recall-index.ts): the timed ops then find no backlog.
       recallIndex(db).catchUp();
-      // Rows written past `History.append`: the thread is read afresh (rows/memory-copy.ts).
-      memoryCopy(db).forgetThread(op.threadId);
       return { ok: true, done: op.count };
     }
     case "appendAndAssemble": {
@@ -97,11 +95,13 @@ export async function runBenchOp(db: AgentDb, history: History, op: BenchOp, mem
       // retention window), marked as already forwarded to the tenant, as an old agent's would be.
       storage.exec(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-         INSERT INTO events (type, run_key, data, created_at) SELECT 'state.changed', 'bench-old-' || (i / 10), '{"filler":true}', ? FROM n`,
+         INSERT INTO events (seq, last_seq, run_key, items, created_at)
+         SELECT coalesce((SELECT max(last_seq) FROM events), 0) + i, coalesce((SELECT max(last_seq) FROM events), 0) + i, 'bench-old-' || (i / 10),
+           json_array(json_array('state.changed', ?2, json('{"filler":true}'))), ?2 FROM n`,
         op.count,
         nowIso(),
       );
-      const head = storage.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events").one().seq;
+      const head = storage.exec<{ seq: number }>("SELECT max(last_seq) AS seq FROM events").one().seq;
       storage.exec("INSERT OR REPLACE INTO counters (key, state) VALUES ('tenant-stream:forwarded-seq', ?)", JSON.stringify({ seq: head }));
       return { ok: true, done: op.count };
     }

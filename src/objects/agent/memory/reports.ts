@@ -19,8 +19,6 @@ import type { ListReportsQuery, Report, ReportHeadView } from "../../../schema/a
 import { z } from "zod";
 import { keysetPage } from "../../shared/keyset";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
-import { memoryCopy } from "../rows";
 
 /** What a publish did: `created` is true only when a new immutable report row was written. */
 export type PublishOutcome =
@@ -42,8 +40,7 @@ export const WAKES_SOURCE = "wakes";
 
 export const isReportScope = (scope: string): scope is ReportScope => (REPORT_SCOPES as readonly string[]).includes(scope);
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const HEADS = leanSite("reports.heads", (db: AgentDb) => db.select().from(schema.reportHeads).prepare());
+const HEADS = (db: AgentDb) => db.select().from(schema.reportHeads).prepare();
 
 /**
  * The agent's reports: immutable `reports` rows and one `report_heads` row per scope; the rules
@@ -57,7 +54,7 @@ export class Reports {
     private readonly db: AgentDb,
     private readonly agentId: () => string,
   ) {
-    this.headsQuery = HEADS.bind(db);
+    this.headsQuery = HEADS(db);
   }
 
   /**
@@ -69,13 +66,9 @@ export class Reports {
    * Reads backwards from the newest event and stops at the first match.
    */
   processedCursor(): ReportCursor {
-    const row = this.db
-      .select({ seq: schema.events.seq })
-      .from(schema.events)
-      .where(and(eq(schema.events.type, "run.started"), sql`json_extract(${schema.events.data}, '$.attempt') = 1`))
-      .orderBy(desc(schema.events.seq))
-      .limit(1)
-      .get();
+    // A row's events have consecutive seqs from the row's: the item's index is its offset.
+    const row = this.db.get<{ seq: number } | undefined>(sql`SELECT "events"."seq" + "item"."key" AS "seq" FROM "events", json_each("events"."items") AS "item"
+      WHERE "item"."value" ->> '$[0]' = 'run.started' AND "item"."value" -> '$[2]' ->> '$.attempt' = 1 ORDER BY "events"."seq" DESC, "item"."key" DESC LIMIT 1`);
     return { [WAKES_SOURCE]: row?.seq ?? 0 };
   }
 
@@ -85,13 +78,7 @@ export class Reports {
     const built = buildReport(agentId, { ...input, sourceCursor: input.sourceCursor ?? this.processedCursor() }, nowMs);
     if (!built.ok) return { ok: false, code: "invalid_report", message: built.issues.map((issue) => `${issue.path || "report"}: ${issue.message}`).join("; ") };
     const report = built.report;
-    // A head may move: the run context's summaries read carries the heads (rows/memory-copy.ts). Dropped after the
-    // transaction, committed or not.
-    try {
-      return this.publishBuilt(agentId, report, nowMs);
-    } finally {
-      memoryCopy(this.db).forgetSummaries();
-    }
+    return this.publishBuilt(agentId, report, nowMs);
   }
 
   private publishBuilt(agentId: string, report: AgentReport, nowMs: number): PublishOutcome {

@@ -5,8 +5,6 @@ export * from "./message-row";
 export * from "./stored-trace";
 export * from "./trace-rows";
 export * from "./folded-trace";
-export * from "./run-times";
 export * from "./summary-metadata";
 export * from "./hot-page";
 export * from "./recall-index";
-export * from "./memory-copy";

@@ -1,15 +1,12 @@
 import { sql } from "drizzle-orm";
-import { rawSite } from "../../shared/statements/statement-sites";
 import type { AgentDb } from "../types";
+import { handWritten } from "../../shared/sqlite";
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
-const MARK = rawSite<{ mark: number }>("recall.mark", () => sql`SELECT coalesce(max("id"), 0) AS "mark" FROM "messages_fts_docsize"`);
+const MARK = handWritten<{ mark: number }>((v) => sql`SELECT coalesce(max("id"), 0) AS "mark" FROM "messages_fts_docsize"`);
 // The mark is read first, not in a subquery of the insert: the insert writes the table the mark is read from
 // (through the virtual table, where SQLite's planner cannot see it), so the batch's bounds are fixed up front.
-const INDEX_ABOVE = rawSite("recall.indexAbove", () =>
-  sql`INSERT INTO "messages_fts"(rowid, "text") SELECT "seq", "text" FROM "messages" WHERE "seq" > ${sql.placeholder("mark")} AND "text" IS NOT NULL ORDER BY "seq" LIMIT ${sql.placeholder("limit")}`,
-);
-const UNINDEXED = rawSite("recall.unindexed", () => sql`SELECT 1 AS "one" FROM "messages" WHERE "seq" > ${sql.placeholder("mark")} AND "text" IS NOT NULL LIMIT 1`);
+const INDEX_ABOVE = handWritten((v) => sql`INSERT INTO "messages_fts"(rowid, "text") SELECT "seq", "text" FROM "messages" WHERE "seq" > ${v.mark} AND "text" IS NOT NULL ORDER BY "seq" LIMIT ${v.limit}`);
+const UNINDEXED = handWritten((v) => sql`SELECT 1 AS "one" FROM "messages" WHERE "seq" > ${v.mark} AND "text" IS NOT NULL LIMIT 1`);
 
 /**
  * Recall's FTS5 index, filled lazily (issue 12 §8, session 10; migration 0012): a message insert no longer indexes
@@ -27,9 +24,9 @@ export class RecallIndex {
   private readonly unindexedQuery;
 
   constructor(db: AgentDb) {
-    this.markQuery = MARK.bind(db);
-    this.indexAbove = INDEX_ABOVE.bind(db);
-    this.unindexedQuery = UNINDEXED.bind(db);
+    this.markQuery = MARK(db);
+    this.indexAbove = INDEX_ABOVE(db);
+    this.unindexedQuery = UNINDEXED(db);
   }
 
   /** The newest indexed seq (0: none); every message with text at or below it is indexed, none above it. */

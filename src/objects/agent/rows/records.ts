@@ -1,10 +1,9 @@
 import type { InferSelectModel } from "drizzle-orm";
 import type { Agent, AgentConfig, AgentState } from "../../../schema/agents/agents";
 import type { Message } from "../../../schema/agents/messages";
-import type { AgentEvent, Run } from "../../../schema/agents/runs";
-import type { agentMeta, agentState, events, messages, runs } from "../../../db/agent-schema";
+import type { Run } from "../../../schema/agents/runs";
+import type { agentMeta, agentState, messages, runs } from "../../../db/agent-schema";
 import { unpackRunTrace } from "./stored-trace";
-import { runTimeOf } from "./run-times";
 import { summaryMetadata } from "./summary-metadata";
 
 /** Row → public record mappings: the only place that knows both shapes. */
@@ -49,11 +48,5 @@ export function toMessage(agentId: string, row: MessageRow): Message {
 }
 
 export function toRun(row: InferSelectModel<typeof runs>): Run {
-  // started_at / ended_at may be stored relative to enqueued_at (run-times.ts); they read as timestamps in their places.
-  const timed = { ...row, startedAt: runTimeOf(row.startedAt, row.enqueuedAt), endedAt: runTimeOf(row.endedAt, row.enqueuedAt) };
-  return { ...timed, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, timed) };
-}
-
-export function toEvent(row: InferSelectModel<typeof events>): AgentEvent {
-  return { seq: row.seq, type: row.type, runKey: row.runKey, data: row.data, createdAt: row.createdAt };
+  return { ...row, reason: row.reason as Run["reason"], status: row.status as Run["status"], trace: unpackRunTrace(row.trace, row) };
 }

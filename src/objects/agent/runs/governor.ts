@@ -138,11 +138,6 @@ export class RunGovernor {
     return null;
   }
 
-  /** The storage was erased: the usage kept in memory goes with it. */
-  forgetUsage(): void {
-    this.deps.usage.forget();
-  }
-
   /** Books one model call's tokens and cost (every model call records a RunTrace usage row). */
   recordModelUsage(entry: UsageEntry): void {
     this.deps.usage.add(this.today(), { tokens: entry.inputTokens + entry.outputTokens, costMicroUsd: entry.costMicros });

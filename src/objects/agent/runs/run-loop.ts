@@ -38,6 +38,8 @@ export interface RunLoopDeps {
   model: ModelGateway;
   /** Test-only fault seam: throws at a named point when armed. */
   fault(point: string): void;
+  /** Runs `work` in one SQLite transaction of the agent's storage: all of its writes commit, or none. */
+  atomically<T>(work: () => T): T;
   /** The tenant's HTTP tools; offered to the model when the agent's profile allows them. */
   httpTools(): Promise<HttpToolGate[]>;
   /** Tells the tenant what a completed run changed (agent notifications for subscribers). */
@@ -121,7 +123,7 @@ export class RunLoop {
       return this.end(item, "failed_terminal", "interrupted_too_often", { attempts: started.attempt - 1 });
     }
 
-    const waiting = inbox.pendingBeside(config.run.maxCoalescedWakes + 1);
+    const waiting = inbox.pending(config.run.maxCoalescedWakes + 1);
     const merged = selectMergedTurns({ ...item, merge: false }, waiting.map((wake) => ({ ...wake, merge: wake.input.merge === true })), config.run.maxCoalescedWakes);
     const companions = merged.length > 0 ? merged : selectCompanions(item, waiting, config.run.maxCoalescedWakes);
     for (const companion of companions) inbox.markRunning(companion.runKey, { countAttempt: true });
@@ -270,7 +272,7 @@ export class RunLoop {
 
   /** The wake as read carries any mark written before; the inbox remembers those written since (no read per step). */
   private interruptedBy(item: InboxItem): string | null {
-    return this.deps.interrupts?.of(item.runKey, item) ?? null;
+    return this.deps.interrupts?.of(item.runKey) ?? null;
   }
 
   /** Ends a marked run (and the turns merged into it) as `interrupted`: what it did so far stays in the thread. */
@@ -283,9 +285,15 @@ export class RunLoop {
 
   /** `knownToolCalls`: the run's tool calls when the loop knows them (a fresh run that called none), else counted. */
   private end(item: InboxItem, status: RunStatus, code: string | null, trace: Record<string, unknown>, knownToolCalls?: number): void {
-    const { run, traceRows } = this.deps.inbox.finishWithTrace(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
     const type = status === "failed_terminal" ? "run.failed" : "run.completed";
-    this.deps.events.append(type, item.runKey, { runKey: item.runKey, status, errorCode: code, run });
+    // The terminal state and its terminal event commit together: a reader never sees one without the other, and a
+    // throw between them leaves the run where it was (its wake still in the inbox, resumed like any cut-off run).
+    const { run, traceRows } = this.deps.atomically(() => {
+      const ended = this.deps.inbox.finishWithTrace(item.runKey, status, { errorCode: code, trace: { reason: item.reason, ...trace } });
+      this.deps.fault("run.beforeTerminalEvent");
+      this.deps.events.append(type, item.runKey, { runKey: item.runKey, status, errorCode: code, run: ended.run });
+      return ended;
+    });
     if (this.deps.recordOutcome) {
       const usage = (trace.usage ?? {}) as { inputTokens?: number; outputTokens?: number };
       let toolCalls = knownToolCalls ?? 0;

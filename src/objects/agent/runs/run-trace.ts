@@ -1,37 +1,33 @@
 import { and, eq, sql } from "drizzle-orm";
 import * as schema from "../../../db/agent-schema";
-import { nowIso } from "../../shared/sqlite";
+import { nowIso, handWritten } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
-import { preparedSite, rawSite, writeSite } from "../../shared/statements/statement-sites";
-import { RUN_TRACE_ROWS, traceEntriesOf, type TraceEntry, unfoldEntries } from "../rows";
+import { runTraceRows, traceEntriesOf, type TraceEntry, unfoldEntries } from "../rows";
 import type { AgentDb } from "../types";
 
 import type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry } from "../../../core/runtime/run-trace-entries";
 
 export type { AttemptEntry, PolicyEntry, RunTraceKind, SagaEntry, UsageEntry };
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
 const r = schema.runs;
 const t = schema.runTrace;
-const RUN_ROW = preparedSite("runTrace.run", (db: AgentDb) => db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare());
+const RUN_ROW = (db: AgentDb) => db.select({ trace: r.trace, enqueuedAt: r.enqueuedAt }).from(r).where(eq(r.runKey, sql.placeholder("runKey"))).prepare();
 // seq numbers the run's rows (the key is (run_key, seq), so the run key is stored once per row).
-const INSERT_ROW = writeSite("runTrace.insert", (db: AgentDb) => {
+const INSERT_ROW = (db: AgentDb) => {
   const seq = sql<number>`(SELECT coalesce(max(${t.seq}), 0) + 1 FROM ${t} WHERE ${t.runKey} = ${sql.placeholder("runKey")})`;
   return db.insert(t).values({ runKey: sql.placeholder("runKey"), seq, kind: sql.placeholder("kind"), data: sql.placeholder("data"), createdAt: sql.placeholder("createdAt") }).prepare();
-});
+};
 
 /**
- * A successful model call's attempt row and usage row in one statement (issue 12 §8, session 12: every model call
- * wrote them one after the other): the run's next two seqs from one read of its highest, the attempt's first, so the
+ * A successful model call's attempt row and usage row in one statement: the run's next two seqs from one read of its highest, the attempt's first, so the
  * rows are those two `add`s would write. An INSERT whose SELECT reads the target table has the SELECT computed in full
  * before the first row goes in, so both rows number from the same highest seq.
  */
-const INSERT_SUCCEEDED = rawSite("runTrace.insertSucceeded", () => {
-  const ph = sql.placeholder;
+const INSERT_SUCCEEDED = handWritten((v) => {
   return sql`INSERT INTO ${t} (${sql.identifier(t.runKey.name)}, ${sql.identifier(t.seq.name)}, ${sql.identifier(t.kind.name)}, ${sql.identifier(t.data.name)}, ${sql.identifier(t.createdAt.name)})
-    SELECT ${ph("runKey")}, "last"."seq" + "row"."n", "row"."kind", "row"."data", ${ph("createdAt")}
-    FROM (SELECT coalesce(max(${t.seq}), 0) AS "seq" FROM ${t} WHERE ${t.runKey} = ${ph("runKey")}) AS "last"
-    CROSS JOIN (SELECT 1 AS "n", 'attempt' AS "kind", ${ph("attempt")} AS "data" UNION ALL SELECT 2, 'usage', ${ph("usage")}) AS "row"
+    SELECT ${v.runKey}, "last"."seq" + "row"."n", "row"."kind", "row"."data", ${v.createdAt}
+    FROM (SELECT coalesce(max(${t.seq}), 0) AS "seq" FROM ${t} WHERE ${t.runKey} = ${v.runKey}) AS "last"
+    CROSS JOIN (SELECT 1 AS "n", 'attempt' AS "kind", ${v.attempt} AS "data" UNION ALL SELECT 2, 'usage', ${v.usage}) AS "row"
     ORDER BY "row"."n"`;
 });
 
@@ -44,13 +40,13 @@ export class RunTrace {
   private readonly tableRows;
   /** A row added (attempts and usage on every model call): built once (session 11), the run's next seq read inside it. */
   private readonly insertRow;
-  /** Bound on the first successful model call. */
-  private insertSucceeded: ReturnType<typeof INSERT_SUCCEEDED.bind> | null = null;
+  private readonly insertSucceeded;
 
   constructor(private readonly db: AgentDb) {
-    this.runRow = RUN_ROW.bind(db);
-    this.tableRows = RUN_TRACE_ROWS.bind(db);
-    this.insertRow = INSERT_ROW.bind(db);
+    this.runRow = RUN_ROW(db);
+    this.tableRows = runTraceRows(db);
+    this.insertRow = INSERT_ROW(db);
+    this.insertSucceeded = INSERT_SUCCEEDED(db);
   }
 
   attempt(runKey: string, entry: AttemptEntry): void {
@@ -67,7 +63,7 @@ export class RunTrace {
 
   /** `attempt` then `usage`, in one statement (the same two rows: json as drizzle stores it, one time for both). */
   succeeded(runKey: string, attempt: AttemptEntry, usage: UsageEntry): void {
-    (this.insertSucceeded ??= INSERT_SUCCEEDED.bind(this.db)).all({ runKey, attempt: JSON.stringify({ ...attempt }), usage: JSON.stringify({ ...usage }), createdAt: nowIso() });
+    this.insertSucceeded.run({ runKey, attempt: JSON.stringify({ ...attempt }), usage: JSON.stringify({ ...usage }), createdAt: nowIso() });
   }
 
   saga(runKey: string, entry: SagaEntry): void {

@@ -23,8 +23,13 @@ export interface RunTelemetryDeps {
   agent(): Agent | null;
   tenantId(): string;
   mode: DeploymentMode;
-  /** The tenant's export target (TenantDO.telemetryTarget); asked at most once per `config.telemetry.targetTtlMs`. */
-  target(): Promise<Result<{ target: TelemetryTarget | null }>>;
+  /**
+   * The tenant's export target (TenantDO.telemetryTarget) and the version of the tenant snapshot it was read under;
+   * asked again once the snapshot in force has another version, and at most once per `config.telemetry.targetTtlMs`.
+   */
+  target(): Promise<Result<{ target: TelemetryTarget | null }> & { snapshotVersion?: number }>;
+  /** The version of the tenant snapshot this agent holds now (a push changes it). */
+  snapshotVersion(): number;
   waitUntil(work: Promise<unknown>): void;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -41,8 +46,9 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
  * lands on the run's trace as a `policy` row with gate `otlp`.
  */
 export class RunTelemetry {
-  private cached: { value: TelemetryTarget | null; until: number } | null = null;
-  private asking: Promise<Result<{ target: TelemetryTarget | null }>> | null = null;
+  /** The answer for one snapshot version: a policy change (a new version pushed) makes it stale at once. */
+  private cached: { value: TelemetryTarget | null; until: number; version: number } | null = null;
+  private asking: Promise<Result<{ target: TelemetryTarget | null }> & { snapshotVersion?: number }> | null = null;
 
   constructor(private readonly deps: RunTelemetryDeps) {}
 
@@ -81,7 +87,7 @@ export class RunTelemetry {
   }
 
   private async target(runKey: string): Promise<TelemetryTarget | null> {
-    if (this.cached && this.cached.until > Date.now()) return this.cached.value;
+    if (this.cached && this.cached.until > Date.now() && this.cached.version === this.deps.snapshotVersion()) return this.cached.value;
     // Runs that end together (a run and its coalesced companions) share one question to the tenant.
     this.asking ??= this.deps.target().finally(() => {
       this.asking = null;
@@ -92,7 +98,7 @@ export class RunTelemetry {
       this.deps.trace.policy(runKey, { gate: "otlp", outcome: "denied", code: answer.code });
       return null;
     }
-    this.cached = { value: answer.target, until: Date.now() + config.telemetry.targetTtlMs };
+    this.cached = { value: answer.target, until: Date.now() + config.telemetry.targetTtlMs, version: answer.snapshotVersion ?? this.deps.snapshotVersion() };
     return answer.target;
   }
 

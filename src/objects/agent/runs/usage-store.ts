@@ -2,20 +2,17 @@ import { eq, sql } from "drizzle-orm";
 import { BUDGET_DIMENSIONS, emptyUsage, type BudgetDimension, type BudgetUsage, type BudgetWindow } from "../../../core/governance/budget";
 import * as schema from "../../../db/agent-schema";
 import type { AgentDb } from "../types";
-import { leanSite, writeSite } from "../../shared/statements/statement-sites";
 
 const TOTAL = "";
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
 const u = schema.usageDaily;
-const DAY = leanSite("usage.day", (db: AgentDb) => db.select().from(u).where(eq(u.day, sql.placeholder("day"))).prepare());
-const INCREMENT = writeSite("usage.increment", (db: AgentDb) =>
+const DAY = (db: AgentDb) => db.select().from(u).where(eq(u.day, sql.placeholder("day"))).prepare();
+const INCREMENT = (db: AgentDb) =>
   db
     .insert(u)
     .values({ day: sql.placeholder("day"), dimension: sql.placeholder("dimension"), subject: sql.placeholder("subject"), value: sql.placeholder("amount") })
     .onConflictDoUpdate({ target: [u.day, u.dimension, u.subject], set: { value: sql`${u.value} + excluded.${sql.identifier(u.value.name)}` } })
-    .prepare(),
-);
+    .prepare();
 
 /**
  * One agent's daily usage counters (SPEC §5 budgets) in its own SQLite: a row per (tenant-local day,
@@ -27,8 +24,8 @@ export class UsageStore {
   private readonly incrementStatement;
 
   constructor(private readonly db: AgentDb) {
-    this.dayQuery = DAY.bind(db);
-    this.incrementStatement = INCREMENT.bind(db);
+    this.dayQuery = DAY(db);
+    this.incrementStatement = INCREMENT(db);
   }
 
   /** Adds consumed resources to `day`; a tool call also counts against the tool's own day counter. */
@@ -40,20 +37,8 @@ export class UsageStore {
     if (toolName !== undefined) this.increment(day, "toolCalls", toolName, Math.max(1, Math.round(delta.toolCalls ?? 1)));
   }
 
-  /**
-   * The last day read, kept (issue 12 §8: a run read it at admission and at every step boundary). Exact: `add` is the
-   * only writer of usage_daily and updates it as SQL does (value + amount); `forget` after an erasure.
-   */
-  private kept: BudgetWindow | null = null;
-
-  forget(): void {
-    this.kept = null;
-  }
-
   window(day: string): BudgetWindow {
-    if (this.kept?.dayKey !== day) this.kept = this.read(day);
-    const { usage, toolCallsByTool } = this.kept;
-    return { dayKey: day, usage: { ...usage }, toolCallsByTool: { ...toolCallsByTool } };
+    return this.read(day);
   }
 
   private read(day: string): BudgetWindow {
@@ -71,12 +56,5 @@ export class UsageStore {
 
   private increment(day: string, dimension: string, subject: string, amount: number): void {
     this.incrementStatement.run({ day, dimension, subject, amount });
-    const kept = this.kept;
-    if (kept?.dayKey !== day) return;
-    if (subject === TOTAL) {
-      if ((BUDGET_DIMENSIONS as readonly string[]).includes(dimension)) kept.usage[dimension as BudgetDimension] += amount;
-    } else if (dimension === "toolCalls") {
-      kept.toolCallsByTool[subject] = (kept.toolCallsByTool[subject] ?? 0) + amount;
-    }
   }
 }

@@ -15,18 +15,17 @@ import { decisionJson, toDecisionRecord, toTimer, type TimerRow } from "./record
 import type { AgentDb } from "../types";
 import type { EnqueueOutcome, WakeInbox } from "../wakes";
 import { pageByCreated } from "../../shared/keyset";
-import { leanSite } from "../../shared/statements/statement-sites";
 
 /** Active timers one agent may hold. */
 export const MAX_ACTIVE_TIMERS = 100;
 /** Decisions shown with each timer. */
 const RECENT_DECISIONS = 10;
-// Every activation's catch-up reads both (issue 12 §7): built once per isolate (../../shared/statements/statement-sites.ts, session 11).
-const DUE_CANDIDATES = leanSite("timers.active", (db: AgentDb) => {
+// Every activation's catch-up reads both.
+const DUE_CANDIDATES = (db: AgentDb) => {
   const t = schema.timers;
   return db.select().from(t).where(and(eq(t.status, "active"), isNotNull(t.nextRunAt))).orderBy(asc(t.nextRunAt)).prepare();
-});
-const EARLIEST = leanSite("timers.earliest", (db: AgentDb) => db.select({ at: min(schema.timers.nextRunAt) }).from(schema.timers).where(eq(schema.timers.status, "active")).prepare());
+};
+const EARLIEST = (db: AgentDb) => db.select({ at: min(schema.timers.nextRunAt) }).from(schema.timers).where(eq(schema.timers.status, "active")).prepare();
 
 export interface TimersDeps {
   db: AgentDb;
@@ -204,7 +203,7 @@ export class Timers {
     const agent = this.deps.profile.get();
     // A destroyed agent's timers are tombstones; none may wake it.
     if (!agent || agent.lifecycle === "destroyed") return { outcome, earliest: undefined };
-    const rows = DUE_CANDIDATES.bind(this.deps.db).all();
+    const rows = DUE_CANDIDATES(this.deps.db).all();
     for (const row of rows) {
       try {
         const decided = this.decide(agent.id, row, nowMs);
@@ -259,7 +258,7 @@ export class Timers {
   }
 
   private earliestNextRunAt(): number | null {
-    return EARLIEST.bind(this.deps.db).get()?.at ?? null;
+    return EARLIEST(this.deps.db).get()?.at ?? null;
   }
 
   private activeCount(): number {

@@ -5,13 +5,12 @@ import * as schema from "../../../db/agent-schema";
 import type { ToolDefinition } from "../../../tools/registry/types";
 import { nowIso } from "../../shared/sqlite";
 import type { AgentDb } from "../types";
-import { leanSite } from "../../shared/statements/statement-sites";
 
-/** A step's planned actions, built once per isolate (../../shared/statements/statement-sites.ts, session 11). */
-const STEP = leanSite("tools.actions.step", (db: AgentDb) => {
+/** A step's planned actions. */
+const STEP = (db: AgentDb) => {
   const a = schema.actions;
   return db.select().from(a).where(and(eq(a.runKey, sql.placeholder("runKey")), eq(a.step, sql.placeholder("step")))).orderBy(asc(a.callIndex)).prepare();
-});
+};
 
 export type ActionStatus = "planned" | "executing" | "awaiting_approval" | "completed" | "failed";
 
@@ -25,6 +24,8 @@ export interface PlannedAction {
   envelope: ActionEnvelope;
   status: ActionStatus;
   result: ToolResultEnvelope | null;
+  /** When the plan's status last changed (ISO): how long a call has been out. */
+  updatedAt: string;
 }
 
 export interface PlanRequest {
@@ -48,7 +49,7 @@ export class ActionStore {
   private readonly stepQuery;
 
   constructor(private readonly db: AgentDb) {
-    this.stepQuery = STEP.bind(db);
+    this.stepQuery = STEP(db);
   }
 
   forStep(runKey: string, step: number): PlannedAction[] {
@@ -147,5 +148,6 @@ function toPlanned(row: typeof schema.actions.$inferSelect): PlannedAction {
     envelope: row.envelope as unknown as ActionEnvelope,
     status: row.status as ActionStatus,
     result: (row.result as unknown as ToolResultEnvelope | null) ?? null,
+    updatedAt: row.updatedAt,
   };
 }

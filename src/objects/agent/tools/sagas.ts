@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { config } from "../../../config";
 import { approvalDecisionId } from "../../../core/governance/approval-facts";
 import { toolFailure, type ToolResultEnvelope } from "../../../core/tools/tool-envelopes";
 import * as schema from "../../../db/agent-schema";
@@ -8,7 +9,7 @@ import type { ToolInvocation } from "../../../tools/invocation";
 import type { ToolSagaParams } from "../../../workflows/tool-saga";
 import type { ApprovalState } from "../../../schema/contracts";
 import { nowIso } from "../../shared/sqlite";
-import type { ActionStore } from "./actions";
+import type { ActionStore, PlannedAction } from "./actions";
 import type { EventLog } from "../events";
 import type { RunTrace } from "../runs";
 import type { AgentDb } from "../types";
@@ -25,7 +26,7 @@ export interface SagaDeps {
   inbox: WakeInbox;
   tenantId(): string;
   agentId(): string;
-  /** Test-only crash points handed to the saga (empty unless VIGIL_FAULTS=enabled). */
+  /** Test-only crash points handed to the saga (empty unless the `faults` seam is on). */
   takeFaults(): string[];
   /** Test seam (VIGIL_FAULTS only): true drops the instance before it is created, as a crash right there would. */
   dropInstance(): boolean;
@@ -139,15 +140,17 @@ export class Sagas {
   }
 
   /**
-   * Sagas started but never reported back, brought to an end (seed 001's saga convergence): a
-   * finished instance's output is recorded; a lost one (never created, or gone) is created again;
-   * an errored or terminated one (a crash, or a step's retries exhausted) is settled here, inline:
-   * its approval is read from the tenant and phase 1 is asked again, which answers the recorded
-   * envelope if it applied and applies it once if not, and that result is recorded. A run left
-   * `waiting` with none of its calls out resumes. Runs on every activation and on the saga watch
-   * while any call is out; any number of runs still yield exactly one mutation per operation.
+   * Sagas started but never reported back, brought to an end (seed 001's saga convergence), without relying on the
+   * Workflows engine to resume its own instances after a crash: a finished instance's output is recorded; a lost one
+   * (never created, or gone) is created again (idempotent by operationId); an errored or terminated one, and one still
+   * "running" that may have died with its process (`stalled`), is settled here, inline: its approval is read from the
+   * tenant and phase 1 is asked again, which answers the recorded envelope if it applied and applies it once if not,
+   * and that result is recorded. A run left `waiting` with none of its calls out resumes. `trigger`: "activation" (the
+   * object restarted: an instance's progress is not trusted) or "watch" (the interval alarm: a call out for longer than
+   * one watch interval is). Any number of passes, concurrent with the instance or not, yield exactly one mutation per
+   * operation (phase 1 is idempotent by operationId; the first record wins).
    */
-  async recover(): Promise<number> {
+  async recover(trigger: "activation" | "watch" = "watch"): Promise<number> {
     let recovered = 0;
     for (const action of this.deps.actions.inFlight()) {
       const instance = await this.deps.env.TOOL_SAGA.get(action.operationId).catch(() => null);
@@ -162,12 +165,20 @@ export class Sagas {
         // Still waiting for a person: the instance goes back to waiting (it applies the decision's timeout policy).
         if (settled === "pending") await instance.restart().catch(() => undefined);
         if (settled !== "settled") continue;
+      } else if (this.stalled(action, trigger)) {
+        // A live instance that also gets there records nothing new (the first record wins).
+        if ((await this.settleInline(action.operationId)) !== "settled") continue;
       } else continue;
       recovered++;
     }
     recovered += this.resumeSettled();
     await this.syncWatch();
     return recovered;
+  }
+
+  /** Whether a call whose instance still reports itself under way is settled by the agent now (see `recover`). */
+  private stalled(action: PlannedAction, trigger: "activation" | "watch"): boolean {
+    return trigger === "activation" || Date.now() - Date.parse(action.updatedAt) >= config.run.sagaWatchSeconds * 1000;
   }
 
   /**

@@ -91,21 +91,8 @@ export class WakeAdmission {
     return { ok: true, runKey, outcome: outcome.status, stream };
   }
 
-  /**
-   * The per-agent turn limit's sliding log, as last stored, kept (issue 12 §8: every turn read it before its write).
-   * Exact: this method is the only writer of its counter row and keeps what it writes; `forget` after an erasure.
-   */
-  private turnLog: { key: string; state: unknown } | null = null;
-
-  forget(): void {
-    this.turnLog = null;
-  }
-
   private consumeTurn(key: string, perMinute: number): SlidingLogDecision {
-    const known = this.turnLog?.key === key ? { state: this.turnLog.state } : undefined;
-    const decision = consumeCounter(this.deps.db, key, perMinute, 60_000, known);
-    this.turnLog = { key, state: decision.stored };
-    return decision;
+    return consumeCounter(this.deps.db, key, perMinute, 60_000);
   }
 
   /** What the session's stream shows of the policy's outcome; an interrupt marks its runs (and cancels their open approvals). */

@@ -10,7 +10,7 @@ export interface WakeDeliveryDeps {
   admission: Pick<WakeAdmission, "admit">;
   drain: Pick<Drainer, "startUnwatched">;
   /** `settled`: true once the tenant acknowledged every report part and event sent so far. */
-  forwarder: Pick<EventForwarder, "settled" | "tenantRecorded">;
+  forwarder: Pick<EventForwarder, "settled">;
   inbox: Pick<WakeInbox, "isEmpty">;
   profile: Pick<AgentProfile, "get">;
   watchdog: Pick<Watchdog, "arm">;
@@ -53,7 +53,6 @@ export class WakeDelivery {
   async deliver(job: WakeJob): Promise<Result<EnqueueOutcome>> {
     const admitted = this.deps.admission.admit(job);
     if (!admitted.ok) return admitted;
-    if (job.recordedThrough !== undefined) this.deps.forwarder.tenantRecorded(job.recordedThrough);
     const drained = this.deps.drain.startUnwatched().then(() => true);
     if (!(await this.settledWithin(drained))) this.deps.watchdog.arm();
     return admitted;

@@ -1,6 +1,7 @@
 /** What a wake brings into a run: its input messages, what the model learns about the wake, and the ids they get. */
 import { H } from "../../../core/ids/hash";
 import { replyMessageIdOf } from "../rows";
+import { observationTitle } from "../../../core/wakes/observation-title";
 import { tokenKey, type TypedToken } from "../../../core/wakes/tokens";
 import { wakeProvenance, type Provenance } from "../../../core/wakes/provenance";
 import type { WakeContext } from "../../../gateway/resolve";
@@ -38,6 +39,8 @@ export function appendWakeInput(history: History, wake: InboxItem, threadId: str
   }
   const observation = readObservation(wake.input);
   if (observation) {
+    // The line people see (widget, console) names titles; the model reads the summary with its ids.
+    const title = observationTitle(observation.data);
     history.append({
       id: runMessageIds.observation(wake.runKey),
       threadId,
@@ -46,7 +49,7 @@ export function appendWakeInput(history: History, wake: InboxItem, threadId: str
       content: observation.data,
       runKey: wake.runKey,
       authority: wake.authority,
-      metadata: { reason: wake.reason, trust, origin },
+      metadata: { reason: wake.reason, trust, origin, ...(title ? { title } : {}) },
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { ActionStore } from "../tools";
-import type { InboxItem, WakeInbox } from "./inbox";
+import type { WakeInbox } from "./inbox";
 
 export interface InterruptDeps {
   inbox: WakeInbox;
@@ -24,9 +24,9 @@ export class Interrupts {
     return marked;
   }
 
-  /** The interrupting turn of `runKey`, or null; `item`: its wake as read from the inbox (then no read here). */
-  of(runKey: string, item?: Pick<InboxItem, "runKey" | "input">): string | null {
-    return this.deps.inbox.interruptOf(runKey, item);
+  /** The interrupting turn of `runKey`, or null. */
+  of(runKey: string): string | null {
+    return this.deps.inbox.interruptOf(runKey);
   }
 
   /** A marked run that just parked on new approvals (its step was under way when the mark came) releases them too. */

@@ -7,27 +7,23 @@ import type { AgentScheduler } from "../lifecycle";
 import { logFailure } from "../../shared/background";
 import type { EventLog } from "../events";
 import type { AgentDb } from "../types";
-import { leanSite, preparedSite } from "../../shared/statements/statement-sites";
 
-// Built once per isolate (objects/shared/statements/statement-sites.ts, session 11).
 const s = schema.sessions;
-const BY_ID = leanSite("sessions.byId", (db: AgentDb) => db.select().from(s).where(eq(s.sessionId, sql.placeholder("sessionId"))).prepare());
-const REOPEN = preparedSite("sessions.reopen", (db: AgentDb) =>
+const BY_ID = (db: AgentDb) => db.select().from(s).where(eq(s.sessionId, sql.placeholder("sessionId"))).prepare();
+const REOPEN = (db: AgentDb) =>
   db
     .update(s)
     .set({ status: "open", lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}`, closedAt: null, closeReason: null })
     .where(eq(s.sessionId, sql.placeholder("sessionId")))
-    .prepare(),
-);
-const TOUCH_OPEN = leanSite("sessions.touchOpen", (db: AgentDb) =>
+    .prepare();
+const TOUCH_OPEN = (db: AgentDb) =>
   db
     .update(s)
     .set({ lastActivityAt: sql`${sql.placeholder("now")}`, expiresAtMs: sql`${sql.placeholder("expiresAtMs")}` })
     .where(and(eq(s.sessionId, sql.placeholder("sessionId")), eq(s.status, "open")))
     .returning({ sessionId: s.sessionId })
-    .prepare(),
-);
-const EARLIEST_OPEN = leanSite("sessions.earliestOpen", (db: AgentDb) => db.select({ at: min(s.expiresAtMs) }).from(s).where(eq(s.status, "open")).prepare());
+    .prepare();
+const EARLIEST_OPEN = (db: AgentDb) => db.select({ at: min(s.expiresAtMs) }).from(s).where(eq(s.status, "open")).prepare();
 
 /** The AgentDO method the Agents SDK calls when the earliest open session's inactivity deadline comes due. */
 export const SESSION_EXPIRY_CALLBACK = "onSessionExpiry";
@@ -56,10 +52,10 @@ export class Sessions {
   private readonly earliestOpen;
 
   constructor(private readonly deps: SessionsDeps) {
-    this.byId = BY_ID.bind(deps.db);
-    this.update = REOPEN.bind(deps.db);
-    this.touchOpen = TOUCH_OPEN.bind(deps.db);
-    this.earliestOpen = EARLIEST_OPEN.bind(deps.db);
+    this.byId = BY_ID(deps.db);
+    this.update = REOPEN(deps.db);
+    this.touchOpen = TOUCH_OPEN(deps.db);
+    this.earliestOpen = EARLIEST_OPEN(deps.db);
   }
 
   /** The common touch (the session is open): one statement that says whether it was (issue 12 §8). */

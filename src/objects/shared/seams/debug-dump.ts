@@ -1,5 +1,5 @@
 /**
- * Test seam (VIGIL_FAULTS=enabled only): every row of every table of a Durable Object's SQLite,
+ * Test seam (the `dumps` seam only): every row of every table of a Durable Object's SQLite,
  * tables listed from sqlite_master with nothing left out, so a test can prove a secret is stored
  * nowhere in plaintext. Blobs are rendered as text (UTF-8, lossy) and hex so a search sees both.
  * workerd hides its key-value table (`_cf_KV`) from sqlite_master and from SQL, so its rows are

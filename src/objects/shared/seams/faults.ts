@@ -1,6 +1,6 @@
 /**
  * Test-only fault injection (ARCHITECTURE "Testing"): a named point throws while armed. Arming is
- * refused unless the deployment sets VIGIL_FAULTS=enabled, so production can never reach it.
+ * refused unless the deployment turns on the `faults` seam (VIGIL_FAULTS), so production can never reach it.
  */
 export class FaultSeam {
   private readonly armed = new Map<string, number>();

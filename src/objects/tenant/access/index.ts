@@ -5,3 +5,4 @@ export { type AuthOutcome, ClientAuth } from "./client-auth";
 export { type IdempotencyBegin, IdempotencyStore } from "./idempotency";
 export { ApiKeys, hashApiKey, tenantIdOfApiKey } from "./keys";
 export { readTenant } from "./tenant-record";
+export { joinRegistryOnce, REGISTERED_NOTE, type RegisteredTenant, TENANT_REGISTRY_OBJECT, TenantRegistry } from "./registry";

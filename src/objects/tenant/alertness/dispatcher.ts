@@ -23,8 +23,6 @@ export interface DispatcherDeps {
   retryLater(delayMs: number): void;
   /** The tenant snapshot version in force: each wake carries it, so the woken agent need not ask for it. */
   snapshotVersion?: () => number;
-  /** The agent's highest event seq recorded here, when known without a read: each wake carries it (WakeJob). */
-  recordedThrough?: (agentId: string) => number | undefined;
   now?: () => number;
 }
 
@@ -152,8 +150,7 @@ export class Dispatcher {
       const candidate = byId.get(match.subscriptionId)!;
       const job = this.wakeJob(tenantId, pending, { ...match, sessionId: candidate.sessionId }, candidate.agent, entities);
       if (!job) continue;
-      const recordedThrough = this.deps.recordedThrough?.(match.agentId);
-      jobs.push({ ...job, ...(snapshot && { snapshot }), ...(recordedThrough !== undefined && { recordedThrough }) });
+      jobs.push({ ...job, ...(snapshot && { snapshot }) });
     }
     for (const chunk of chunkJobs(jobs)) {
       await this.deps.queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { IndexProbe } from "../../../core/wakes/subscription-index";
-import { rawSite } from "../../shared/statements/statement-sites";
 import type { TenantDb } from "../types";
+import { handWritten } from "../../shared/sqlite";
 
 /** Index rows read at most to learn the tokens (a tenant with more asks SQLite on every probe, as before). */
 const READ_ROWS = 20_000;
@@ -10,11 +10,8 @@ const READ_ROWS = 20_000;
  * The distinct tokens of the subscription index, read in one statement from at most `READ_ROWS` of its rows, with
  * whether that was all of them (`rows` counts the rows read, so a full read is one that stopped short of the limit).
  */
-const READ = rawSite<{ tokenClass: string; tokenNamespace: string; tokenValue: string; rows: number }>(
-  "tenant.subscriptions.heldTokens",
-  () => sql`WITH held AS (SELECT "token_class", "token_namespace", "token_value" FROM "subscription_tokens" LIMIT ${sql.placeholder("limit")})
-    SELECT DISTINCT "token_class" AS "tokenClass", "token_namespace" AS "tokenNamespace", "token_value" AS "tokenValue", (SELECT count(*) FROM held) AS "rows" FROM held`,
-);
+const READ = handWritten<{ tokenClass: string; tokenNamespace: string; tokenValue: string; rows: number }>((v) => sql`WITH held AS (SELECT "token_class", "token_namespace", "token_value" FROM "subscription_tokens" LIMIT ${v.limit})
+    SELECT DISTINCT "token_class" AS "tokenClass", "token_namespace" AS "tokenNamespace", "token_value" AS "tokenValue", (SELECT count(*) FROM held) AS "rows" FROM held`);
 
 const keyOf = (tokenClass: string, tokenNamespace: string, tokenValue: string) => `${tokenClass}\u0000${tokenNamespace}\u0000${tokenValue}`;
 
@@ -46,7 +43,7 @@ export class HeldTokens {
   }
 
   private load(): Set<string> | null {
-    const rows = READ.bind(this.db).all({ limit: READ_ROWS });
+    const rows = READ(this.db).all({ limit: READ_ROWS });
     if ((rows[0]?.rows ?? 0) >= READ_ROWS) return null;
     return new Set(rows.map((row) => keyOf(row.tokenClass, row.tokenNamespace, row.tokenValue)));
   }

@@ -11,7 +11,7 @@ import type { Subscription, SubscriptionSpec } from "../../../schema/agents/subs
 import { nowIso } from "../../shared/sqlite";
 import type { TenantDb } from "../types";
 import { pageByCreated } from "../../shared/keyset";
-import { lean, rawStatement } from "../../shared/statements/lean-query";
+import { handWritten } from "../../shared/sqlite";
 import { HeldTokens } from "./held-tokens";
 
 /** Active subscriptions one agent may hold; each materializes at most 32 index rows. */
@@ -41,21 +41,21 @@ export class SubscriptionStore {
     const t = schema.subscriptionTokens;
     const s = schema.subscriptions;
     const a = schema.agentDirectory;
-    this.candidatesQuery = lean(db
+    this.candidatesQuery = db
       .select({ id: s.id, agentId: s.agentId, tokens: s.tokens, predicate: s.predicate, eligibility: s.eligibility, sessionId: s.sessionId, lifecycle: a.lifecycle, record: a.record })
       .from(t)
       .innerJoin(s, and(eq(s.id, t.subscriptionId), isNull(s.deletedAt)))
       .innerJoin(a, eq(a.id, s.agentId))
       .where(and(eq(t.tokenClass, sql.placeholder("tokenClass")), eq(t.tokenNamespace, sql.placeholder("tokenNamespace")), eq(t.tokenValue, sql.placeholder("tokenValue"))))
-      .prepare());
+      .prepare();
     // The probes travel as ONE JSON parameter of [class, namespace, value] triples: `json_each` is the outer loop and each
     // triple is a primary-key prefix lookup of subscription_tokens (test/integration/subscription-probe.test.ts asks
     // EXPLAIN QUERY PLAN). An OR over the probes had a different text per probe count and was built by drizzle per call.
-    this.otherSubscriberQuery = rawStatement<{ one: number }>(db, sql`SELECT 1 AS one FROM json_each(${sql.placeholder("probes")}) AS probe
+    this.otherSubscriberQuery = handWritten<{ one: number }>((v) => sql`SELECT 1 AS one FROM json_each(${v.probes}) AS probe
       JOIN subscription_tokens AS t ON t.token_class = probe.value ->> 0 AND t.token_namespace = probe.value ->> 1 AND t.token_value = probe.value ->> 2
       JOIN subscriptions AS s ON s.id = t.subscription_id AND s.deleted_at IS NULL
       JOIN agent_directory AS a ON a.id = s.agent_id
-      WHERE s.agent_id <> ${sql.placeholder("agentId")} LIMIT 1`);
+      WHERE s.agent_id <> ${v.agentId} LIMIT 1`)(db);
   }
 
   /** The agent's lifecycle from the tenant directory, or null when the agent is not in this tenant. */

@@ -29,11 +29,6 @@ export class EventFeed {
     });
   }
 
-  /** The report's events with the data of the new ones sent by reference read back from the agent (TenantEventLog). */
-  withReferencedData(agentId: string, events: readonly ForwardedAgentEvent[], recordedThrough: number): Promise<ForwardedAgentEvent[]> {
-    return this.log.withReferencedData(agentId, events, recordedThrough);
-  }
-
   /** A tenant-level event (decision resolved, brake engaged/released). */
   async recordTenantEvent(type: string, agentId: string | null, runKey: string | null, data: Record<string, unknown>): Promise<TenantEvent> {
     const event = this.db.transaction((tx) => {

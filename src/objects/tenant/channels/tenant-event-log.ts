@@ -3,10 +3,11 @@ import type { ForwardedAgentEvent } from "../../../schema/contracts";
 import { config } from "../../../config";
 import { SSE_HEARTBEAT, sseFrame } from "../../../core/runtime/sse";
 import * as schema from "../../../db/tenant-schema";
+import type { TenantStreamItem } from "../../../db/tenant/channels";
 import type { TenantEvent } from "../../../schema/admin/outbound-webhooks";
 import { nowIso } from "../../shared/sqlite";
 import { inList } from "../../shared/statements/sql-in";
-import { rawStatement, type RawStatement } from "../../shared/statements/lean-query";
+import { commitGate } from "../../shared/commit-gate";
 import type { TenantDb } from "../types";
 
 type Row = typeof schema.tenantEvents.$inferSelect;
@@ -24,108 +25,69 @@ interface Subscriber {
 /** An agent's stored events after `after` (`AgentDO.listEvents`): what a reference row is hydrated from. */
 export type AgentEventSource = (agentId: string, after: number, limit: number) => Promise<Array<{ seq: number; data: Record<string, unknown> }>>;
 
-/** Agent events per insert statement: a run's report holds a handful; a longer batch goes in chunks. */
-const INSERT_CHUNK = 8;
-
 /** Agent events read per hydration call. */
 const HYDRATE_BATCH = 500;
 
 const encoder = new TextEncoder();
 
 /**
- * The tenant-wide event log behind `GET /v1/events/stream` (SPEC §8): agents' events, forwarded in
- * batches and deduplicated by `(agentId, agentSeq)` so a re-sent batch adds nothing, and tenant-level
- * events. Appends happen inside the caller's transaction (with the webhook deliveries they cause);
- * the caller fans the returned events out once it has committed.
+ * The tenant-wide event log behind `GET /v1/events/stream`: agents' events, one row per run report, and tenant-level
+ * events. Appends happen inside the caller's transaction (with the webhook deliveries they cause); live subscribers
+ * get them once it has committed.
  *
- * Issue 12 §5: an agent event is stored as a reference (agent, agent seq, type, run key, time) without a
- * second copy of its data, which the agent already holds. Live subscribers and outbound webhooks get the
+ * An agent event is stored as a reference (agent, agent seq, type, run key, time) without a second copy of its data,
+ * which the agent already holds. Live subscribers and outbound webhooks get the
  * data as forwarded; a replay hydrates it from the agent (one `listEvents` call per agent and batch). An
  * agent event the agent has already pruned replays with `data: {}`.
  */
 export class TenantEventLog {
   private readonly subscribers = new Set<Subscriber>();
 
-  /** Every run report inserts its events (issue 12 §8): one statement per row count up to INSERT_CHUNK, rendered once each. */
-  private readonly insertAgentEvents: Array<RawStatement<{ seq: number; agentSeq: number }>> = [];
-
   constructor(
     private readonly db: TenantDb,
     private readonly agentEvents?: AgentEventSource,
   ) {}
 
-  /** The insert of `n` rows (1 ≤ n ≤ INSERT_CHUNK); a row already present (same agent and agent seq) is skipped. */
-  private insertOf(n: number): RawStatement<{ seq: number; agentSeq: number }> {
-    const built = this.insertAgentEvents[n];
-    if (built) return built;
-    const p = sql.placeholder;
-    const values = Array.from({ length: n }, (_, i) => sql`(${p(`type${i}`)}, ${p("agentId")}, ${p(`seq${i}`)}, ${p(`runKey${i}`)}, ${p(`data${i}`)}, ${p(`createdAt${i}`)})`);
-    return (this.insertAgentEvents[n] = rawStatement(
-      this.db,
-      sql`INSERT INTO tenant_events (type, agent_id, agent_seq, run_key, data, created_at) VALUES ${sql.join(values, sql`, `)} ON CONFLICT DO NOTHING RETURNING seq, agent_seq AS agentSeq`,
-    ));
-  }
-
   /**
-   * Records the events not seen before, in agent order; returns only the new ones. A statement per INSERT_CHUNK rows
-   * (issue 12 §8: it was one insert per event; session 15: rows as values, not one JSON parameter unpacked in SQL,
-   * which cost more than the insert), in agent-seq order so the tenant seqs follow it; a row already present (same
-   * agent and agent seq: a re-sent batch) is skipped by the unique index.
+   * Records a report's events as one row, in agent order, each under its own tenant seq. The caller passes only
+   * events new here (the agent's report numbering says which: RunReports).
    */
   appendAgentEvents(agentId: string, events: readonly ForwardedAgentEvent[]): TenantEvent[] {
     if (events.length === 0) return [];
     const sorted = [...events].sort((a, b) => a.seq - b.seq);
-    const inserted: Array<{ seq: number; agentSeq: number }> = [];
-    // Runs inside the caller's transaction: a Durable Object has one SQLite connection.
-    for (let from = 0; from < sorted.length; from += INSERT_CHUNK) {
-      const chunk = sorted.slice(from, from + INSERT_CHUNK);
-      const values: Record<string, unknown> = { agentId };
-      chunk.forEach((event, i) => {
-        values[`type${i}`] = event.type;
-        values[`seq${i}`] = event.seq;
-        values[`runKey${i}`] = event.runKey;
-        values[`data${i}`] = JSON.stringify(this.agentEvents ? {} : event.data);
-        values[`createdAt${i}`] = event.createdAt;
-      });
-      inserted.push(...this.insertOf(chunk.length).all(values));
-    }
-    const bySeq = new Map<number, ForwardedAgentEvent>();
-    for (const event of sorted) if (!bySeq.has(event.seq)) bySeq.set(event.seq, event);
-    // RETURNING order is unspecified in SQLite: the tenant seqs give the insertion order back.
-    return inserted
-      .sort((a, b) => a.seq - b.seq)
-      .map(({ seq, agentSeq }) => {
-        const event = bySeq.get(agentSeq)!;
-        return { seq, type: event.type, agentId, agentSeq, runKey: event.runKey, data: event.data, createdAt: event.createdAt };
-      });
+    // The agent holds the data; a replay reads it back from the agent (`hydrate`).
+    const items = sorted.map((event): TenantStreamItem => [event.type, event.seq, event.runKey, event.createdAt, this.agentEvents ? {} : event.data]);
+    const last = this.insertRow(this.db, agentId, items);
+    return sorted.map((event, i) => ({ seq: last - sorted.length + 1 + i, type: event.type, agentId, agentSeq: event.seq, runKey: event.runKey, data: event.data, createdAt: event.createdAt }));
   }
 
   /**
-   * The events with the data of each one sent by reference (`byReference`: an earlier instance of the agent appended
-   * it) that is new here — after `recordedThrough`, the agent's highest seq recorded — read back from the agent (one
-   * `listEvents` call per batch, only after a report was lost before it was recorded). The others are left as they
-   * are: the report skips them. An event the agent pruned since keeps `data: {}`, as a replay shows it.
+   * One row of `items`, its seq the last of theirs: the next seqs after the highest this log ever gave (AUTOINCREMENT's
+   * own high-water mark, so a pruned or erased seq is never given again). Returns that seq.
    */
-  async withReferencedData(agentId: string, events: readonly ForwardedAgentEvent[], recordedThrough: number): Promise<ForwardedAgentEvent[]> {
-    const wanted = events.filter((event) => event.byReference && event.seq > recordedThrough).map((event) => event.seq);
-    if (wanted.length === 0 || !this.agentEvents) return [...events];
-    const found = await this.storedData(this.agentEvents, agentId, wanted);
-    return events.map((event) => (event.byReference && found.has(event.seq) ? { seq: event.seq, type: event.type, runKey: event.runKey, data: found.get(event.seq)!, createdAt: event.createdAt } : event));
+  private insertRow(tx: TenantDb, agentId: string | null, items: TenantStreamItem[]): number {
+    const next = sql`coalesce((SELECT "seq" FROM sqlite_sequence WHERE "name" = 'tenant_events'), 0) + ${items.length}`;
+    return tx.get<{ seq: number }>(sql`INSERT INTO tenant_events (seq, agent_id, items, created_at) VALUES (${next}, ${agentId}, ${JSON.stringify(items)}, ${nowIso()}) RETURNING seq`).seq;
   }
 
   /** A tenant-level event (a decision resolved, a brake): no agent seq, so never deduplicated. */
   appendTenantEvent(tx: TenantDb, type: string, agentId: string | null, runKey: string | null, data: Record<string, unknown>): TenantEvent {
-    const row = tx.insert(schema.tenantEvents).values({ type, agentId, agentSeq: null, runKey, data, createdAt: nowIso() }).returning().get();
-    return toTenantEvent(row);
+    const createdAt = nowIso();
+    const seq = this.insertRow(tx, agentId, [[type, null, runKey, createdAt, data]]);
+    return { seq, type, agentId, agentSeq: null, runKey, data, createdAt };
   }
 
   /**
-   * Pushes committed events to live subscribers. Each event's frame is rendered once for all subscribers, and each
+   * Pushes committed events to live subscribers (once the caller's open transaction, if any, has committed). Each event's frame is rendered once for all subscribers, and each
    * subscriber gets its visible events as one write (issue 12 §7: every run report publishes its batch, a frame
    * and a stream write per event and subscriber before); the bytes and their order on every stream are the same.
    */
   publish(events: readonly TenantEvent[]): void {
-    if (this.subscribers.size === 0 || events.length === 0) return;
+    if (events.length > 0) commitGate(this.db).afterCommit(() => this.deliver(events));
+  }
+
+  private deliver(events: readonly TenantEvent[]): void {
+    if (this.subscribers.size === 0) return;
     const frames = events.map(frameOf);
     for (const subscriber of this.subscribers) {
       const all = subscriber.agentIds === null || events.every((event) => visible(subscriber.agentIds, event));
@@ -137,11 +99,13 @@ export class TenantEventLog {
     }
   }
 
-  listAfter(after: number, limit: number, agentIds: readonly string[] | null = null): TenantEvent[] {
-    if (agentIds !== null && agentIds.length === 0) return [];
+  /** The events after `after` in the next `limit` rows; `full`: that many rows were read (more may follow). */
+  listAfter(after: number, limit: number, agentIds: readonly string[] | null = null): { events: TenantEvent[]; full: boolean } {
+    if (agentIds !== null && agentIds.length === 0) return { events: [], full: false };
     const e = schema.tenantEvents;
     const where = agentIds ? and(gt(e.seq, after), inList(e.agentId, agentIds)) : gt(e.seq, after);
-    return this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all().map(toTenantEvent);
+    const rows = this.db.select().from(e).where(where).orderBy(asc(e.seq)).limit(limit).all();
+    return { events: rows.flatMap(eventsOf).filter((event) => event.seq > after), full: rows.length === limit };
   }
 
   /**
@@ -225,8 +189,7 @@ export class TenantEventLog {
     heartbeat = setInterval(() => subscriber.push(SSE_HEARTBEAT), config.sse.heartbeatMs);
     const replay = async () => {
       for (;;) {
-        const batch = this.listAfter(replayedThrough, config.sse.replayBatch, agentIds);
-        const full = batch.length === config.sse.replayBatch;
+        const { events: batch, full } = this.listAfter(replayedThrough, config.sse.replayBatch, agentIds);
         for (const event of await this.hydrate(batch)) subscriber.push(frameOf(event));
         if (batch.length > 0) replayedThrough = batch[batch.length - 1]!.seq;
         if (!full || closed) break;
@@ -250,6 +213,8 @@ function visible(agentIds: ReadonlySet<string> | null, event: TenantEvent): bool
   return agentIds === null || (event.agentId !== null && agentIds.has(event.agentId));
 }
 
-function toTenantEvent(row: Row): TenantEvent {
-  return { seq: row.seq, type: row.type, agentId: row.agentId, agentSeq: row.agentSeq, runKey: row.runKey, data: row.data, createdAt: row.createdAt };
+/** A row's events: its items under the consecutive seqs that end at the row's seq. */
+function eventsOf(row: Row): TenantEvent[] {
+  const first = row.seq - row.items.length + 1;
+  return row.items.map(([type, agentSeq, runKey, createdAt, data], i) => ({ seq: first + i, type, agentId: row.agentId, agentSeq, runKey, data, createdAt }));
 }

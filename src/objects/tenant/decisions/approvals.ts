@@ -67,7 +67,7 @@ export class Approvals {
     return typeof row?.value === "number" && row.value > 0 ? row.value : config.decisions.tickMs;
   }
 
-  /** Test seam (the TenantDO allows it only with VIGIL_FAULTS=enabled): this tenant's tick length; null restores the default. */
+  /** Test seam (the TenantDO allows it only with the `clocks` seam): this tenant's tick length; null restores the default. */
   setTickMs(ms: number | null): void {
     if (ms === null) this.deps.db.delete(schema.approvalSettings).where(eq(schema.approvalSettings.key, TICK_KEY)).run();
     else this.deps.db.insert(schema.approvalSettings).values({ key: TICK_KEY, value: ms }).onConflictDoUpdate({ target: schema.approvalSettings.key, set: { value: ms } }).run();

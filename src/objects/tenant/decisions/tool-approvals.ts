@@ -4,6 +4,7 @@ import { config } from "../../../config";
 import { onDecisionTick, openDecision, resolveDecision, type DecisionTimeoutPolicy, type ToolApprovalDecision } from "../../../core/governance/decision";
 import type { ControlMode } from "../../../core/governance/escalation";
 import { targetRefsFromArgs } from "../../../core/ids/target-refs";
+import { argumentFields } from "../../../core/tools/argument-fields";
 import * as schema from "../../../db/tenant-schema";
 import { nowIso } from "../../shared/sqlite";
 import type { ApprovalAnswer, ApprovalRequest, ApprovalState } from "../../../schema/contracts";
@@ -63,11 +64,14 @@ export class ToolApprovals {
       tick,
     );
     const waitMs = decisionWaitMs(policy, tickMs);
+    const argsPreview = preview(request.args);
     const payload: Record<string, unknown> = {
       kind: "tool_approval",
       toolName: request.toolName,
       riskLevel: request.riskLevel,
-      argsPreview: preview(request.args),
+      argsPreview,
+      // Labelled for a person: a widget token cannot read the tool registry to name the fields itself.
+      argsFields: argumentFields(argsPreview),
       severity: decision.severity,
       confidence: Number.isFinite(facts.confidence) ? facts.confidence : null,
       blastRadius: facts.blastRadius,

@@ -1,6 +1,6 @@
-import { eq, isNull, sql } from "drizzle-orm";
+import { eq, isNull, sql, type SQL } from "drizzle-orm";
 import * as schema from "../../../db/tenant-schema";
-import type { Agent } from "../../../schema/agents/agents";
+import type { Agent, AgentFilters } from "../../../schema/agents/agents";
 import { nowIso } from "../../shared/sqlite";
 import { pageByCreated } from "../../shared/keyset";
 import type { TenantDb } from "../types";
@@ -36,10 +36,23 @@ export class AgentDirectory {
     return this.db.select({ lifecycle: d.lifecycle }).from(d).where(eq(d.id, agentId)).get()?.lifecycle ?? null;
   }
 
-  /** Oldest first, keyset-paginated on (createdAt, id); children only when asked. */
-  list(limit: number, after: { c: string; i: string } | undefined, includeChildren: boolean): { data: Agent[]; last: { c: string; i: string } | null } {
-    const children = includeChildren ? undefined : isNull(schema.agentDirectory.parentId);
-    return pageByCreated(this.db, schema.agentDirectory, limit, after, (row) => row.record as unknown as Agent, [children]);
+  /** Oldest first, keyset-paginated on (createdAt, id); children only when asked; narrowed by the filters given. */
+  list(
+    limit: number,
+    after: { c: string; i: string } | undefined,
+    includeChildren: boolean,
+    filters: AgentFilters = {},
+  ): { data: Agent[]; last: { c: string; i: string } | null } {
+    const d = schema.agentDirectory;
+    const children = includeChildren ? undefined : isNull(d.parentId);
+    const where = [
+      children,
+      filters.lifecycle ? eq(d.lifecycle, filters.lifecycle) : undefined,
+      filters.kind ? eq(d.kind, filters.kind) : undefined,
+      filters.mode ? sql`json_extract(${d.record}, '$.mode') = ${filters.mode}` : undefined,
+      filters.q ? nameOrIdContains(filters.q) : undefined,
+    ];
+    return pageByCreated(this.db, d, limit, after, (row) => row.record as unknown as Agent, where);
   }
 
   has(agentId: string): boolean {
@@ -51,4 +64,11 @@ export class AgentDirectory {
     const d = schema.agentDirectory;
     return this.db.select({ agentId: d.id, kind: d.kind }).from(d).where(sql`${d.lifecycle} <> 'destroyed'`).all();
   }
+}
+
+/** The display name or the id contains `text`, case-insensitively (LIKE's own characters in it escaped). */
+function nameOrIdContains(text: string): SQL {
+  const d = schema.agentDirectory;
+  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+  return sql`(lower(${d.displayName}) LIKE ${pattern} ESCAPE '\\' OR lower(${d.id}) LIKE ${pattern} ESCAPE '\\')`;
 }

@@ -15,8 +15,6 @@ export interface TenantErasuresDeps {
   audit: Audit;
   /** Every row is gone (or going): what the parts keep in memory of their rows is dropped (the live webhook endpoints, the snapshot version). */
   forgetRows(): void;
-  /** One agent's rows are gone: what the parts keep of them is dropped (its run-report numbering). */
-  forgetAgentRows(agentId: string): void;
 }
 
 /** SPEC §7: forgetting one erased agent, and erasing the whole tenant (the record survives in the operator audit object). */
@@ -26,7 +24,6 @@ export class TenantErasures {
   /** An agent was erased: the tenant forgets its directory entry and agent-keyed rows, and audits it. */
   agentErased(receipt: { agentId: string; reason: string; rows: Record<string, number> }): void {
     const tenantRows = forgetAgent(this.deps.db, this.deps.storage, receipt.agentId);
-    this.deps.forgetAgentRows(receipt.agentId);
     this.deps.audit("system", "agent.erased", receipt.agentId, { reason: receipt.reason, agentRows: receipt.rows, tenantRows });
   }
 
