@@ -1,3 +1,4 @@
+import type { KeySource } from "../../../core/egress/keyring";
 /**
  * The tenant's governance surface (SPEC §5–§6) behind the TenantDO's RPC methods: policy versions,
  * provider secrets, privacy receipts, the inference grant and the egress allowlist. Every change
@@ -28,7 +29,7 @@ export class Governance {
   private readonly audit: Audit;
   private readonly toolHosts: () => string[];
 
-  constructor(db: TenantDb, options: { masterKey: string; mode: DeploymentMode; audit: Audit; toolHosts: () => string[] }) {
+  constructor(db: TenantDb, options: { masterKey: KeySource; mode: DeploymentMode; audit: Audit; toolHosts: () => string[] }) {
     this.audit = options.audit;
     this.toolHosts = options.toolHosts;
     this.policies = new PolicyStore(db, options.mode);
@@ -92,6 +93,10 @@ export class Governance {
   }
 
   /** A live stored secret for `provider`, opened (an MCP server's bearer token, issue 15). */
+  /** The keyring's re-seal pass over this tenant's provider secrets: at most `limit` re-sealed per call. */
+  resealSecrets(limit: number): ReturnType<ProviderSecrets["resealStale"]> {
+    return this.secrets.resealStale(limit);
+  }
   openSecret(id: string, provider: string): ReturnType<ProviderSecrets["open"]> {
     return this.secrets.open(id, provider);
   }
