@@ -14,6 +14,8 @@ export interface Env {
   TOOL_SAGA: Workflow<ToolSagaParams>;
   VIGIL_ADMIN_TOKEN: string;
   VIGIL_MASTER_KEY: string;
+  /** Earlier master keys still accepted for opening and verifying (comma-separated; docs/operations.md "Rotating the master key"). */
+  VIGIL_MASTER_KEY_PREVIOUS?: string;
   /** "local" under `npm start` (and the tests' servers): egress may use http to loopback/private hosts. Anything else: deployed. */
   VIGIL_MODE?: string;
   /** Tests only: `enabled` (every test seam) or a comma-separated list of seam names (src/core/runtime/seams.ts). */

@@ -6,6 +6,7 @@ export { agentStub, tenantStub } from "../objects/shared/stubs";
 import { agentStub, tenantStub } from "../objects/shared/stubs";
 import { hashApiKey, tenantIdOfApiKey } from "../objects/tenant/access";
 import { config } from "../config";
+import { keyringFromEnv } from "../core/egress/keyring";
 import { inWidgetSession, widgetSessionBase } from "../core/runtime/widget-session";
 import { ApiError } from "./api-error";
 import type { AppEnv, Principal } from "./context";
@@ -122,7 +123,7 @@ async function fromApiKey(env: Env, key: string, headers: Headers): Promise<Prin
 async function fromJwt(env: Env, token: string, headers: Headers): Promise<Principal> {
   const refused = () => refuse(env, headers, new ApiError("unauthorized", "the token is invalid, expired, or not for this service"));
   // RS256/ES256: the tenant's own IdP (JWKS, after the registry knows the tenant); else a Vigil-minted HS256 widget token.
-  const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(env.VIGIL_MASTER_KEY, token);
+  const claims = isIdpToken(token) ? await verifyIdpToken(env, token) : await verifyWidgetToken(keyringFromEnv(env), token);
   if (!claims || !(await tenantExists(env, claims.tid))) return refused();
   await chargeClient(env, `jwt:${claims.tid}:${claims.sub}`);
   return { kind: "jwt", tenantId: claims.tid, subject: claims.sub, scopes: claims.scope, agents: claims.agents, ...(claims.exp ? { expiresAtMs: claims.exp * 1000 } : {}) };

@@ -1,3 +1,4 @@
+import { keyringFromEnv, type Keyring } from "../core/egress/keyring";
 import type { Context, MiddlewareHandler } from "hono";
 import { canonicalJson, H } from "../core/ids/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../core/egress/secret-box";
@@ -28,8 +29,8 @@ export function requestKeyedId(c: Context<AppEnv>, tenantId: string, prefix: str
   return `${prefix}${H("idempotent-create", tenantId, scope, key, canonicalJson(body ?? null)).slice(0, length)}`;
 }
 
-let boxes: { masterKey: string; box: SecretBox } | undefined;
-function answerBox(masterKey: string): SecretBox {
+let boxes: { masterKey: Keyring; box: SecretBox } | undefined;
+function answerBox(masterKey: Keyring): SecretBox {
   // One derived key per isolate (HKDF once), re-derived only if the master key changes.
   if (boxes?.masterKey !== masterKey) boxes = { masterKey, box: createSecretBox(masterKey, SECRET_PURPOSES.idempotentSecretAnswer) };
   return boxes.box;
@@ -59,7 +60,7 @@ export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler
     if (begun.state === "replay") {
       let body = begun.body;
       if (options.sealed) {
-        const opened = await answerBox(c.env.VIGIL_MASTER_KEY).open(body, context);
+        const opened = await answerBox(keyringFromEnv(c.env)).open(body, context);
         // Only a changed master key gets here: the secret cannot be shown again, and the claim stays (no second effect).
         if (!opened.ok) throw new ApiError("idempotency_conflict", "the first answer to this Idempotency-Key held a secret that can no longer be shown; list or revoke what it created, then retry with a new Idempotency-Key");
         body = opened.secret;
@@ -75,7 +76,7 @@ export function idempotent(options: { storeIn?: (c: Parameters<MiddlewareHandler
     const contentType = c.res.headers.get("content-type") ?? "";
     if (c.res.status < 500 && contentType.includes("json") && !c.error) {
       const text = await c.res.clone().text();
-      await stub.idempotencyComplete(scope, key, c.res.status, options.sealed ? await answerBox(c.env.VIGIL_MASTER_KEY).seal(text, context) : text);
+      await stub.idempotencyComplete(scope, key, c.res.status, options.sealed ? await answerBox(keyringFromEnv(c.env)).seal(text, context) : text);
     } else {
       await stub.idempotencyAbort(scope, key);
     }

@@ -1,6 +1,7 @@
-import { decodeJwt, jwtVerify, SignJWT } from "jose";
+import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
 import { config, type Scope } from "../config";
 import { requireMasterKey } from "../core/egress/master-key";
+import { allKeys, keyByVersion, keyringOf, type Keyring } from "../core/egress/keyring";
 
 const encoder = new TextEncoder();
 
@@ -22,31 +23,48 @@ export interface WidgetClaims {
   exp?: number;
 }
 
-export async function mintWidgetToken(masterKey: string, claims: WidgetClaims, ttlSeconds: number): Promise<{ token: string; expiresAt: string }> {
+/** Signed under the keyring's current key; the protected header's `kid` names its version. */
+export async function mintWidgetToken(keys: string | Keyring, claims: WidgetClaims, ttlSeconds: number): Promise<{ token: string; expiresAt: string }> {
+  const { current } = keyringOf(keys);
   const ttl = Math.min(ttlSeconds, config.jwt.maxTtlSeconds);
   const issuedAt = Math.floor(Date.now() / 1000);
   const token = await new SignJWT({ tid: claims.tid, agents: claims.agents, scope: claims.scope.join(" ") })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT", kid: current.kid })
     .setSubject(claims.sub)
     .setIssuer(config.jwt.issuer)
     .setAudience(config.jwt.audience)
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + ttl)
-    .sign(await tenantJwtKey(masterKey, claims.tid));
+    .sign(await tenantJwtKey(current.secret, claims.tid));
   return { token, expiresAt: new Date((issuedAt + ttl) * 1000).toISOString() };
 }
 
-/** Verifies signature, algorithm, issuer, audience, expiry and claim shapes; null on any failure. */
-export async function verifyWidgetToken(masterKey: string, token: string): Promise<WidgetClaims | null> {
+/**
+ * Verifies signature, algorithm, issuer, audience, expiry and claim shapes; null on any failure. The key is the one
+ * of the ring its `kid` names (a token without one, minted before the keyring, is tried under every key).
+ */
+export async function verifyWidgetToken(keys: string | Keyring, token: string): Promise<WidgetClaims | null> {
+  const ring = keyringOf(keys);
   let tid: unknown;
+  let kid: unknown;
   try {
     tid = decodeJwt(token).tid;
+    kid = decodeProtectedHeader(token).kid;
   } catch {
     return null;
   }
   if (typeof tid !== "string" || !/^t[0-9a-z]{16}$/.test(tid)) return null;
+  const candidates = kid === undefined ? allKeys(ring) : typeof kid === "string" ? [keyByVersion(ring, kid)].filter((key) => key !== null) : [];
+  for (const key of candidates) {
+    const claims = await verifyUnder(key.secret, tid, token);
+    if (claims) return claims;
+  }
+  return null;
+}
+
+async function verifyUnder(secret: string, tid: string, token: string): Promise<WidgetClaims | null> {
   try {
-    const { payload } = await jwtVerify(token, await tenantJwtKey(masterKey, tid), {
+    const { payload } = await jwtVerify(token, await tenantJwtKey(secret, tid), {
       algorithms: ["HS256"],
       issuer: config.jwt.issuer,
       audience: config.jwt.audience,

@@ -108,7 +108,7 @@ export class DevServer extends ServerClients implements VigilServer {
   private readonly scratchDir: string;
   /** The code this server runs: a snapshot taken when it was created (see snapshotCheckout). */
   private readonly checkout: string;
-  private readonly vars: Record<string, string>;
+  private vars: Record<string, string>;
   private readonly logLevel: NonNullable<ServerOptions["logLevel"]>;
   private readonly logFile: string | undefined;
   private child: ChildProcess | null = null;
@@ -186,6 +186,16 @@ export class DevServer extends ServerClients implements VigilServer {
     if (!this.child) return;
     this.signalGroup("SIGKILL");
     await this.reap();
+  }
+
+  /** Changes worker vars for the next launch (a master key rotation: a new keyring on the same state); `null` removes one. */
+  setVars(changes: Record<string, string | null>): void {
+    const next = { ...this.vars };
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === null) delete next[key];
+      else next[key] = value;
+    }
+    this.vars = next;
   }
 
   /** Starts again on the same port and the same persisted state. */

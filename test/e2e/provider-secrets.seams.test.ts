@@ -60,7 +60,7 @@ describe("provider secrets never leak", () => {
 
     // While the key is live it is stored sealed only.
     const liveDump = await call("GET", `/__debug/tenants/${tenantId}/dump`, undefined, server.adminToken);
-    expect(liveDump.body.tables.provider_secrets).toEqual([expect.objectContaining({ id: stored.body.id, ciphertext: expect.stringMatching(/^v1\./) })]);
+    expect(liveDump.body.tables.provider_secrets).toEqual([expect.objectContaining({ id: stored.body.id, ciphertext: expect.stringMatching(/^v2\.[0-9a-f]{8}\./) })]);
     keep("tenant tables while the key is live", liveDump.text);
 
     const deniedRun = await client.waitForRun(denied.id, (await client.sendMessage(denied.id, { text: "hi" })).runKey, { timeoutMs: 60_000 });

@@ -30,7 +30,7 @@ describe("TenantDO.inferenceGrant", () => {
     await api("POST", "/v1/providers/secrets", { key, body: { provider: "openai", apiKey }, headers: { "idempotency-key": "k1" } });
     const dump = await api("GET", `/__debug/tenants/${tenantId}/dump`, { key: ADMIN });
     expect(dump.status).toBe(200);
-    expect(dump.body.tables.provider_secrets).toEqual([expect.objectContaining({ provider: "openai", ciphertext: expect.stringMatching(/^v1\./) })]);
+    expect(dump.body.tables.provider_secrets).toEqual([expect.objectContaining({ provider: "openai", ciphertext: expect.stringMatching(/^v2\.[0-9a-f]{8}\./) })]);
     expect(JSON.stringify(dump.body)).not.toContain(apiKey);
     expect(JSON.stringify(dump.body)).not.toContain([...new TextEncoder().encode(apiKey)].map((byte) => byte.toString(16).padStart(2, "0")).join(""));
   });

@@ -422,7 +422,7 @@ describe("webhook sources", () => {
       for (const secret of secrets) expect(text).not.toContain(secret);
       expect(text).not.toContain('"secret"');
     }
-    expect(stored.some((row: any) => String(row.secret_ciphertext).startsWith("v1."))).toBe(true);
+    expect(stored.some((row: any) => String(row.secret_ciphertext).startsWith("v2."))).toBe(true);
 
     // A deleted source stops verifying at once.
     const body = eventBody("evt_4001");

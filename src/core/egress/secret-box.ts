@@ -3,13 +3,16 @@
  * string with HKDF-SHA-256, one key per purpose label, so a ciphertext sealed for one purpose
  * (a webhook source's signing secret) never opens under another (a provider key).
  *
- * Sealed form: `v1.<iv b64url>.<ciphertext+tag b64url>`, random 12-byte IV per seal. An optional
- * `context` (the owning row's id) is bound as additional authenticated data, so a ciphertext copied
- * onto another row fails to open. WebCrypto only; no Workers or Node imports.
+ * Sealed form: `v2.<key version>.<iv b64url>.<ciphertext+tag b64url>` under the keyring's current key
+ * (./keyring.ts), random 12-byte IV per seal; the legacy `v1.<iv>.<ciphertext>` (no key version) still opens under
+ * any key of the ring. An optional `context` (the owning row's id) is bound as additional authenticated data, so a
+ * ciphertext copied onto another row fails to open. WebCrypto only; no Workers or Node imports.
  */
+import { allKeys, keyByVersion, keyringOf, type Keyring, type KeySource } from "./keyring";
 import { requireMasterKey } from "./master-key";
 
-export const SECRET_BOX_VERSION = "v1";
+export const SECRET_BOX_VERSION = "v2";
+const LEGACY_VERSION = "v1";
 
 /** HKDF `info` labels. A label is part of the key: changing one makes its old ciphertexts unreadable. */
 export const SECRET_PURPOSES = {
@@ -33,13 +36,16 @@ const HKDF_SALT = bytes("vigil/secret-box/hkdf-salt/v1");
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
 export type SecretBoxFailureCode = "secret_malformed" | "secret_version_unsupported" | "secret_undecryptable";
-export type OpenResult = { ok: true; secret: string } | { ok: false; code: SecretBoxFailureCode; message: string };
+/** `current`: sealed under the keyring's current key (else the caller may re-seal it). */
+export type OpenResult = { ok: true; secret: string; current: boolean } | { ok: false; code: SecretBoxFailureCode; message: string };
 
 export interface SecretBox {
   /** Encrypts `plaintext`; every call uses a fresh IV, so equal secrets seal differently. */
   seal(plaintext: string, context?: string): Promise<string>;
-  /** Decrypts a sealed string; tampering, a wrong context or a wrong master key is a failure value. */
+  /** Decrypts a sealed string; tampering, a wrong context or a key no longer in the ring is a failure value. */
   open(sealed: string, context?: string): Promise<OpenResult>;
+  /** Whether `sealed` is already under the current key (a re-seal pass skips it). */
+  isCurrent(sealed: string): boolean;
 }
 
 // A fresh ArrayBuffer-backed copy: WebCrypto's typings reject views over SharedArrayBuffer.
@@ -77,34 +83,57 @@ export async function derivePurposeKey(masterKey: string, purpose: string, algor
     : crypto.subtle.deriveKey(params, base, { name: "HMAC", hash: "SHA-256", length: 256 }, false, ["sign", "verify"]);
 }
 
-const aad = (context: string | undefined) => bytes(`${SECRET_BOX_VERSION}|${context ?? ""}`);
+const aad = (version: string, context: string | undefined) => bytes(`${version}|${context ?? ""}`);
 
-/** A box for one purpose; the key is derived once, on first use. */
-export function createSecretBox(masterKey: string, purpose: string): SecretBox {
-  let key: Promise<CryptoKey> | null = null;
-  const getKey = () => (key ??= derivePurposeKey(masterKey, purpose, "AES-GCM"));
+/**
+ * A box for one purpose over a keyring (or one master key string: a ring of one). Keys are derived once each, on
+ * first use; seals use the current key only.
+ */
+export function createSecretBox(keys: KeySource, purpose: string): SecretBox {
+  let resolved: Keyring | null = null;
+  // Resolved on first use: a deployment without a usable master key fails where a key is needed, not at start.
+  const keyring = () => (resolved ??= keyringOf(keys));
+  const derived = new Map<string, Promise<CryptoKey>>();
+  const keyFor = (kid: string, secret: string) => {
+    let key = derived.get(kid);
+    if (!key) derived.set(kid, (key = derivePurposeKey(secret, purpose, "AES-GCM")));
+    return key;
+  };
+  const decrypt = async (iv: Uint8Array<ArrayBuffer>, ciphertext: Uint8Array<ArrayBuffer>, additionalData: Uint8Array<ArrayBuffer>, kid: string, secret: string) =>
+    decoder.decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData }, await keyFor(kid, secret), ciphertext));
+  const undecryptable = { ok: false, code: "secret_undecryptable", message: "the secret does not authenticate (tampered, wrong context, or sealed under a key no longer in the keyring)" } as const;
   return {
     async seal(plaintext, context) {
       const data = bytes(plaintext);
       if (data.length > MAX_SECRET_BYTES) throw new RangeError(`secret-box: a secret may be at most ${MAX_SECRET_BYTES} bytes`);
       const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-      const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: aad(context) }, await getKey(), data);
-      return `${SECRET_BOX_VERSION}.${toBase64Url(iv)}.${toBase64Url(new Uint8Array(sealed))}`;
+      const { kid, secret } = keyring().current;
+      const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: aad(SECRET_BOX_VERSION, context) }, await keyFor(kid, secret), data);
+      return `${SECRET_BOX_VERSION}.${kid}.${toBase64Url(iv)}.${toBase64Url(new Uint8Array(sealed))}`;
     },
     async open(sealed, context) {
       const parts = sealed.split(".");
-      if (parts.length !== 3) return { ok: false, code: "secret_malformed", message: "a sealed secret is v1.<iv>.<ciphertext>" };
-      if (parts[0] !== SECRET_BOX_VERSION) return { ok: false, code: "secret_version_unsupported", message: `sealed secret version '${parts[0]}' is not supported` };
-      const iv = fromBase64Url(parts[1]!);
-      const ciphertext = fromBase64Url(parts[2]!);
+      const version = parts[0];
+      if (parts.length < 3) return { ok: false, code: "secret_malformed", message: "a sealed secret is v2.<key version>.<iv>.<ciphertext>" };
+      if (version !== SECRET_BOX_VERSION && version !== LEGACY_VERSION) return { ok: false, code: "secret_version_unsupported", message: `sealed secret version '${version}' is not supported` };
+      const expected = version === SECRET_BOX_VERSION ? 4 : 3;
+      if (parts.length !== expected) return { ok: false, code: "secret_malformed", message: "a sealed secret is v2.<key version>.<iv>.<ciphertext> (or v1.<iv>.<ciphertext>)" };
+      const iv = fromBase64Url(parts[expected - 2]!);
+      const ciphertext = fromBase64Url(parts[expected - 1]!);
       if (!iv || iv.length !== IV_BYTES) return { ok: false, code: "secret_malformed", message: "the IV must be 12 bytes of base64url" };
       if (!ciphertext || ciphertext.length < TAG_BYTES) return { ok: false, code: "secret_malformed", message: "the ciphertext must be base64url and include the 16-byte tag" };
-      try {
-        const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: aad(context) }, await getKey(), ciphertext);
-        return { ok: true, secret: decoder.decode(plain) };
-      } catch {
-        return { ok: false, code: "secret_undecryptable", message: "the secret does not authenticate (tampered, wrong context or wrong master key)" };
+      const ring = keyring();
+      const candidates = version === SECRET_BOX_VERSION ? [keyByVersion(ring, parts[1]!)].filter((key) => key !== null) : allKeys(ring);
+      for (const key of candidates) {
+        try {
+          const secret = await decrypt(iv, ciphertext, aad(version, context), key.kid, key.secret);
+          return { ok: true, secret, current: version === SECRET_BOX_VERSION && key.kid === ring.current.kid };
+        } catch {
+          // the next key of the ring, if any
+        }
       }
+      return undecryptable;
     },
+    isCurrent: (sealed) => sealed.startsWith(`${SECRET_BOX_VERSION}.${keyring().current.kid}.`),
   };
 }

@@ -234,6 +234,10 @@ export class TenantDO extends DurableObject<Env> {
   listProviderSecrets(query: PageQuery): Result<Page<ProviderSecret>> {
     return this.parts.governance.listSecrets(query);
   }
+  /** Master key rotation: re-seals at most `limit` provider secrets under the current key; how many remain. */
+  resealSecrets(limit: number): Promise<{ resealed: number; remaining: number }> {
+    return this.parts.governance.resealSecrets(limit);
+  }
   revokeProviderSecret(actor: string, id: string): Result<{ secret: ProviderSecret }> {
     return this.parts.governance.revokeSecret(actor, id);
   }

@@ -116,7 +116,7 @@ export class TenantWiring {
     /** The journal domain: the tenant's source-of-truth records; every write dispatches after it commits (back-edge: the dispatcher). */
     this.journal = new Journal(this.db, this.notifications, dispatch);
     /** Tool execution (saga phase 1 and reads) and the tenant's HTTP tools. */
-    this.tenantTools = new TenantTools(this.db, env.VIGIL_MASTER_KEY, mode, this.audit);
+    this.tenantTools = new TenantTools(this.db, env, mode, this.audit);
     this.mcpServers = new McpServers({
       db: this.db,
       mode,
@@ -153,15 +153,15 @@ export class TenantWiring {
     this.metrics = new TenantMetrics(this.db);
     /** Policy versions, provider secrets, privacy receipts, inference grants. */
     this.governance = new Governance(this.db, {
-      masterKey: env.VIGIL_MASTER_KEY,
+      masterKey: env,
       mode,
       audit: this.audit,
       toolHosts: () => [...this.tenantTools.list().map((tool) => new URL(tool.url).host), ...this.mcpServers.hosts()],
     });
     this.inboundEvents = new InboundEvents(this.db, this.notifications);
     /** Agents' external triggers (holon) and the tenant's signed webhook sources. */
-    this.triggers = new ExternalTriggers(this.db, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
-    this.webhookSources = new WebhookSources(this.db, this.notifications, env.VIGIL_MASTER_KEY, () => this.tenant()!.id);
+    this.triggers = new ExternalTriggers(this.db, env, () => this.tenant()!.id);
+    this.webhookSources = new WebhookSources(this.db, this.notifications, env, () => this.tenant()!.id);
     /** Matches recorded, undispatched notification batches against the subscription index and queues one wake per match. */
     this.dispatcher = new Dispatcher({ db: this.db, notifications: this.notifications, subscriptions: this.subscriptions, queue: env.WAKE_QUEUE, tenantId: () => this.tenant()?.id ?? "", audit: this.audit, retryLater, snapshotVersion: () => this.snapshots.version() });
     this.alertness = new Alertness({ subscriptions: this.subscriptions, inboundEvents: this.inboundEvents, triggers: this.triggers, webhookSources: this.webhookSources, audit: this.audit, dispatch });
@@ -193,7 +193,7 @@ export class TenantWiring {
     /** The tenant-wide event log (GET /v1/events/stream) and the outbound webhooks hanging off it. */
     // Agent events are stored as references and hydrated from their agent on replay.
     this.tenantEvents = new TenantEventLog(this.db, (agentId, after, limit) => agentStub(env, this.tenant()?.id ?? "", agentId).listEvents(after, limit));
-    this.webhookEndpoints = new WebhookEndpoints(this.db, env.VIGIL_MASTER_KEY, mode);
+    this.webhookEndpoints = new WebhookEndpoints(this.db, env, mode);
     this.outbound = new OutboundDeliveries({
       db: this.db,
       endpoints: this.webhookEndpoints,

@@ -1,3 +1,4 @@
+import { keyringFromEnv } from "../../core/egress/keyring";
 import { createRoute, z } from "@hono/zod-openapi";
 import { fail } from "../../http/api-error";
 import { forgetRevokedKey, requireApiKey, requireScope, tenantStub, requireAdminKey } from "../../http/auth";
@@ -81,7 +82,7 @@ keyRoutes.openapi(
     for (const agentId of body.agents) {
       if (!(await tenant.hasAgent(agentId))) fail({ code: "not_found", message: `agent ${agentId} not found` });
     }
-    const minted = await mintWidgetToken(c.env.VIGIL_MASTER_KEY, { sub: body.sub, tid: principal.tenantId, agents: body.agents, scope: body.scope }, body.ttlSeconds);
+    const minted = await mintWidgetToken(keyringFromEnv(c.env), { sub: body.sub, tid: principal.tenantId, agents: body.agents, scope: body.scope }, body.ttlSeconds);
     return c.json(minted, 201);
   },
 );

@@ -1,3 +1,4 @@
+import { allKeys, keyringOf, type KeySource, type MasterKey } from "../../../core/egress/keyring";
 import { and, desc, eq } from "drizzle-orm";
 import { changeUnitKey, changeUnits, logicalChangeKey } from "../../../core/wakes/change-units";
 import { deriveTriggerToken, formatTriggerId, hashTriggerToken, triggerTokenHashMatches, triggerTokenKey, type TriggerStatus } from "../../../core/wakes/external-trigger";
@@ -28,11 +29,11 @@ const UNAUTHORIZED = "the trigger URL is not valid or was revoked";
  * before or after the synchronous read-decide-write step, never inside it.
  */
 export class ExternalTriggers {
-  private key: Promise<CryptoKey> | null = null;
+  private readonly keys = new Map<string, Promise<CryptoKey>>();
 
   constructor(
     private readonly db: TenantDb,
-    private readonly masterKey: string,
+    private readonly masterKey: KeySource,
     private readonly tenantId: () => string,
   ) {}
 
@@ -43,9 +44,9 @@ export class ExternalTriggers {
     if (action === "provision") {
       const active = this.active(agentId);
       if (active) {
-        const token = await this.token(active.triggerId);
-        if (triggerTokenHashMatches(hashTriggerToken(token), active.secretHash)) return { ok: true, trigger: this.view(active, token), changed: false };
-        // The master key changed since this trigger was issued: its URL cannot be re-derived, so replace it.
+        const token = await this.issuedToken(active.triggerId, active.secretHash);
+        if (token !== null) return { ok: true, trigger: this.view(active, token), changed: false };
+        // Issued under a master key no longer in the keyring: its URL cannot be re-derived, so replace it.
         return this.rotate(agentId, undefined, "master_key_changed", active.triggerId);
       }
     }
@@ -133,8 +134,23 @@ export class ExternalTriggers {
     return { triggerId: row.triggerId, agentId: row.agentId, status, token: status === "active" ? token : null };
   }
 
+  /** A new trigger's token, under the keyring's current key. */
   private async token(triggerId: string): Promise<string> {
-    this.key ??= triggerTokenKey(this.masterKey);
-    return deriveTriggerToken(await this.key, triggerId);
+    return deriveTriggerToken(await this.keyFor(keyringOf(this.masterKey).current), triggerId);
+  }
+
+  /** An issued trigger's token, re-derived under whichever key of the ring issued it (null: none did). */
+  private async issuedToken(triggerId: string, secretHash: string): Promise<string | null> {
+    for (const key of allKeys(keyringOf(this.masterKey))) {
+      const token = await deriveTriggerToken(await this.keyFor(key), triggerId);
+      if (triggerTokenHashMatches(hashTriggerToken(token), secretHash)) return token;
+    }
+    return null;
+  }
+
+  private keyFor(key: MasterKey): Promise<CryptoKey> {
+    let derived = this.keys.get(key.kid);
+    if (!derived) this.keys.set(key.kid, (derived = triggerTokenKey(key.secret)));
+    return derived;
   }
 }

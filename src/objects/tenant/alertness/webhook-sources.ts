@@ -1,3 +1,4 @@
+import type { KeySource } from "../../../core/egress/keyring";
 import { and, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
 import { changeUnits } from "../../../core/wakes/change-units";
@@ -40,7 +41,7 @@ export class WebhookSources {
   constructor(
     private readonly db: TenantDb,
     private readonly notifications: NotificationLog,
-    masterKey: string,
+    masterKey: KeySource,
     private readonly tenantId: () => string,
   ) {
     this.box = createSecretBox(masterKey, SECRET_PURPOSES.webhookSourceSecret);

@@ -1,3 +1,4 @@
+import type { KeySource } from "../../../core/egress/keyring";
 import { count, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
 import type { DeploymentMode } from "../../../core/egress/deployment-mode";
@@ -40,7 +41,7 @@ export class WebhookEndpoints {
 
   constructor(
     private readonly db: TenantDb,
-    masterKey: string,
+    masterKey: KeySource,
     private readonly mode: DeploymentMode,
   ) {
     this.box = createSecretBox(masterKey, SECRET_PURPOSES.outboundWebhookSecret);

@@ -1,3 +1,4 @@
+import type { KeySource } from "../../../core/egress/keyring";
 /**
  * The tenant's governance surface behind the TenantDO's RPC methods: policy versions,
  * provider secrets, privacy receipts, the inference grant and the egress allowlist. Every change
@@ -28,7 +29,7 @@ export class Governance {
   private readonly audit: Audit;
   private readonly toolHosts: () => string[];
 
-  constructor(db: TenantDb, options: { masterKey: string; mode: DeploymentMode; audit: Audit; toolHosts: () => string[] }) {
+  constructor(db: TenantDb, options: { masterKey: KeySource; mode: DeploymentMode; audit: Audit; toolHosts: () => string[] }) {
     this.audit = options.audit;
     this.toolHosts = options.toolHosts;
     this.policies = new PolicyStore(db, options.mode);
@@ -91,6 +92,10 @@ export class Governance {
     return resolveInferenceGrant({ policy: () => this.policy(), consents: this.consents, secrets: this.secrets, audit: this.audit }, request);
   }
 
+  /** The keyring's re-seal pass over this tenant's provider secrets: at most `limit` re-sealed per call. */
+  resealSecrets(limit: number): ReturnType<ProviderSecrets["resealStale"]> {
+    return this.secrets.resealStale(limit);
+  }
   /** A live stored secret for `provider`, opened (an MCP server's bearer token). */
   openSecret(id: string, provider: string): ReturnType<ProviderSecrets["open"]> {
     return this.secrets.open(id, provider);

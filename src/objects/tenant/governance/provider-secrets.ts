@@ -1,3 +1,4 @@
+import type { KeySource } from "../../../core/egress/keyring";
 /**
  * Provider API keys: sealed with secret-box under the `providerSecret` purpose
  * and bound to their row id, referenced from policy endpoints by `secretRefId`. The plaintext
@@ -5,7 +6,7 @@
  * nothing here returns, logs or hashes it. Revoking wipes the ciphertext, so a revoked key cannot
  * come back.
  */
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { config } from "../../../config";
 import { H } from "../../../core/ids/hash";
 import { createSecretBox, SECRET_PURPOSES, type SecretBox } from "../../../core/egress/secret-box";
@@ -27,7 +28,7 @@ export class ProviderSecrets {
 
   constructor(
     private readonly db: TenantDb,
-    masterKey: string,
+    masterKey: KeySource,
   ) {
     this.box = createSecretBox(masterKey, SECRET_PURPOSES.providerSecret);
   }
@@ -70,8 +71,30 @@ export class ProviderSecrets {
     if (row.revokedAt) return unavailable(`provider secret ${id} was revoked; store a new one and update the policy`);
     if (row.provider !== provider) return unavailable(`provider secret ${id} belongs to provider '${row.provider}', not '${provider}'`);
     const opened = await this.box.open(row.ciphertext, row.id);
-    if (!opened.ok) return unavailable(`provider secret ${id} cannot be decrypted (was VIGIL_MASTER_KEY changed?); store it again`);
+    if (!opened.ok) return unavailable(`provider secret ${id} cannot be decrypted (sealed under a master key no longer in VIGIL_MASTER_KEY or VIGIL_MASTER_KEY_PREVIOUS); store it again`);
+    if (!opened.current) await this.reseal(row, opened.secret);
     return { ok: true, apiKey: opened.secret };
+  }
+
+  /**
+   * Up to `limit` live secrets still sealed under a previous key are sealed again under the current one (the
+   * keyring's background pass); returns how many were re-sealed and how many remain.
+   */
+  async resealStale(limit: number): Promise<{ resealed: number; remaining: number }> {
+    const stale = this.db.select().from(schema.providerSecrets).where(isNull(schema.providerSecrets.revokedAt)).all().filter((row) => !this.box.isCurrent(row.ciphertext));
+    let resealed = 0;
+    for (const row of stale.slice(0, limit)) {
+      const opened = await this.box.open(row.ciphertext, row.id);
+      if (opened.ok && (await this.reseal(row, opened.secret))) resealed++;
+    }
+    return { resealed, remaining: stale.length - resealed };
+  }
+
+  /** Writes the value sealed under the current key, unless the row changed meanwhile (compare-and-set). */
+  private async reseal(row: Row, secret: string): Promise<boolean> {
+    const ciphertext = await this.box.seal(secret, row.id);
+    const t = schema.providerSecrets;
+    return this.db.update(t).set({ ciphertext }).where(and(eq(t.id, row.id), eq(t.ciphertext, row.ciphertext))).returning({ id: t.id }).all().length === 1;
   }
 
   private async replay(row: Row, body: CreateProviderSecretBody): Promise<SecretCreation> {

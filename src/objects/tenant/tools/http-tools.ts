@@ -1,3 +1,4 @@
+import type { KeySource } from "../../../core/egress/keyring";
 /**
  * The tenant's HTTP tools. Registration checks the input
  * schema and the URL, and seals a fresh signing secret with secret-box (bound to the tool id); the
@@ -42,7 +43,7 @@ export class TenantTools {
 
   constructor(
     private readonly db: TenantDb,
-    masterKey: string,
+    masterKey: KeySource,
     /** local: tools may be plain-http loopback/private receivers; deployed: https to public hosts only. */
     private readonly mode: DeploymentMode,
     /** Every request a call sends (or is refused) is audited with its run (`egress.http_tool`). */
