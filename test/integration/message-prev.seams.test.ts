@@ -1,7 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../src/objects/agent/agent-do";
-import { hydrateEvents } from "../../src/objects/agent/events";
 import type { Message } from "../../src/schema/agents/messages";
 import { api, createAgent, createTenant } from "./helpers";
 import { prng } from "../support/prng";
@@ -24,7 +23,7 @@ describe("a message's prevMessageId is the previous message of its thread", () =
     const threads = [`${agent.id}:session:a`, `${agent.id}:session:b`, `${agent.id}:session:c`];
 
     const readAll = (instance: AgentDO, state: DurableObjectState): Record<string, Read> => {
-      const { history, db } = instance.parts;
+      const { history } = instance.parts;
       const get: Read = {};
       const window: Read = {};
       const hot: Read = {};
@@ -52,13 +51,9 @@ describe("a message's prevMessageId is the previous message of its thread", () =
         if (page.lastSeq === null) break;
         before = page.lastSeq;
       }
-      const rows = state.storage.sql.exec<{ seq: number; type: string; run_key: string | null; data: string; created_at: string }>("SELECT seq, type, run_key, data, created_at FROM events WHERE type = 'message.appended' ORDER BY seq").toArray();
+      // The event log's own read path: its stored rows hydrated from the messages they refer to.
+      const hydrated = instance.parts.events.listAfter(0, 10_000).filter((event) => event.type === "message.appended");
       const events: Read = {};
-      const hydrated = hydrateEvents(
-        db,
-        agent.id,
-        rows.map((r) => ({ seq: r.seq, type: r.type, runKey: r.run_key, data: JSON.parse(r.data), createdAt: r.created_at })),
-      );
       for (const event of hydrated) {
         const m = (event.data as { message: Message }).message;
         events[m.id] = m;
