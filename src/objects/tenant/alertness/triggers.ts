@@ -29,6 +29,7 @@ const UNAUTHORIZED = "the trigger URL is not valid or was revoked";
  * before or after the synchronous read-decide-write step, never inside it.
  */
 export class ExternalTriggers {
+  /** HMAC keys derived from the master keyring, one per ring key: bounded by the ring, no persisted state. */
   private readonly keys = new Map<string, Promise<CryptoKey>>();
 
   constructor(
